@@ -1,0 +1,80 @@
+# Helper functions so that a new module, test, benchmark or fuzz target is a
+# few lines. Every target gets the project's warnings and sanitizer flags.
+
+function(sluice_set_compile_options target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
+  if(SLUICE_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(SLUICE_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${SLUICE_SANITIZE} -fno-omit-frame-pointer
+                                             -fno-sanitize-recover=all)
+    target_link_options(${target} PRIVATE -fsanitize=${SLUICE_SANITIZE})
+  endif()
+  if(SLUICE_FUZZ)
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link,address,undefined
+                                             -fno-omit-frame-pointer)
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
+endfunction()
+
+# sluice_module(NAME <name> SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
+# Creates library sluice_<name>, exported and aliased as sluice::<name>.
+function(sluice_module)
+  cmake_parse_arguments(M "" "NAME" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  set(target sluice_${M_NAME})
+  add_library(${target} ${M_SOURCES})
+  add_library(sluice::${M_NAME} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${M_NAME} OUTPUT_NAME sluice_${M_NAME})
+  target_include_directories(${target} PUBLIC
+    $<BUILD_INTERFACE:${CMAKE_BINARY_DIR}/include>
+    $<BUILD_INTERFACE:${SLUICE_GEN_DIR}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  target_link_libraries(${target} PUBLIC ${M_DEPS} PRIVATE ${M_PRIVATE_DEPS})
+  sluice_set_compile_options(${target})
+  set_property(GLOBAL APPEND PROPERTY SLUICE_MODULES ${target})
+  # Public headers: everything under the module folder except internal/.
+  file(GLOB_RECURSE headers RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} CONFIGURE_DEPENDS
+       ${CMAKE_CURRENT_SOURCE_DIR}/*.h)
+  foreach(h ${headers})
+    if(NOT h MATCHES "^internal/")
+      get_filename_component(dir ${h} DIRECTORY)
+      install(FILES ${h} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sluice/${M_NAME}/${dir})
+    endif()
+  endforeach()
+endfunction()
+
+# sluice_test(NAME <name> SOURCES ... [DEPS ...])
+# A GoogleTest executable whose cases are registered with CTest.
+function(sluice_test)
+  cmake_parse_arguments(T "" "NAME" "SOURCES;DEPS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_DEPS} sluice_test_util GTest::gtest GTest::gmock
+                                          GTest::gtest_main)
+  sluice_set_compile_options(${T_NAME})
+  gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST
+                       PROPERTIES ENVIRONMENT "SLUICE_TEST_DATA=${CMAKE_SOURCE_DIR}/tests/data")
+endfunction()
+
+# sluice_benchmark(NAME <name> SOURCES ... [DEPS ...])
+function(sluice_benchmark)
+  cmake_parse_arguments(B "" "NAME" "SOURCES;DEPS" ${ARGN})
+  add_executable(${B_NAME} ${B_SOURCES})
+  target_link_libraries(${B_NAME} PRIVATE ${B_DEPS} benchmark::benchmark)
+  sluice_set_compile_options(${B_NAME})
+endfunction()
+
+# sluice_fuzzer(NAME <name> SOURCES ... [DEPS ...]): a libFuzzer target,
+# built only with -DSLUICE_FUZZ=ON and clang.
+function(sluice_fuzzer)
+  cmake_parse_arguments(F "" "NAME" "SOURCES;DEPS" ${ARGN})
+  if(NOT SLUICE_FUZZ)
+    return()
+  endif()
+  add_executable(${F_NAME} ${F_SOURCES})
+  target_link_libraries(${F_NAME} PRIVATE ${F_DEPS})
+  sluice_set_compile_options(${F_NAME})
+  target_link_options(${F_NAME} PRIVATE -fsanitize=fuzzer)
+  set_property(GLOBAL APPEND PROPERTY SLUICE_FUZZERS ${F_NAME})
+endfunction()

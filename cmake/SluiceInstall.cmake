@@ -1,0 +1,28 @@
+# Install rules, the exported CMake package (find_package(sluice)) and the
+# pkg-config file.
+include(CMakePackageConfigHelpers)
+
+get_property(sluice_modules GLOBAL PROPERTY SLUICE_MODULES)
+install(TARGETS ${sluice_modules} EXPORT sluiceTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT sluiceTargets NAMESPACE sluice::
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
+
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/sluiceConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/sluiceConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/sluiceConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/sluiceConfig.cmake ${CMAKE_BINARY_DIR}/sluiceConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
+
+# pkg-config: libraries listed dependents first.
+set(SLUICE_PC_LIBS "")
+foreach(m IN LISTS sluice_modules)
+  string(PREPEND SLUICE_PC_LIBS "-l${m} ")
+endforeach()
+configure_file(${CMAKE_CURRENT_LIST_DIR}/sluice.pc.in ${CMAKE_BINARY_DIR}/sluice.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/sluice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

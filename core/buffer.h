@@ -1,0 +1,68 @@
+// Buffer: a reference-counted block of bytes.
+//
+// Copies of a Buffer share the same bytes; the bytes are freed when the last
+// copy goes away. Buffers made by Allocate() are 64-byte aligned (a cache
+// line, and enough for any SIMD load). Wrap() adopts memory owned elsewhere
+// (a read buffer, an mmap) and calls a release function when the last
+// reference drops.
+//
+// Thread-safety: the reference count is atomic, so copies may be made and
+// destroyed on different threads. The bytes themselves are not synchronized:
+// write them before sharing the buffer, or synchronize yourself.
+#ifndef SLUICE_CORE_BUFFER_H_
+#define SLUICE_CORE_BUFFER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "sluice/core/result.h"
+
+namespace sluice {
+
+class Buffer {
+ public:
+  static constexpr size_t kAlignment = 64;
+  // Largest single allocation Allocate() attempts; bigger requests are
+  // ResourceExhausted without touching the allocator.
+  static constexpr size_t kMaxAllocation = size_t{1} << 40;
+
+  // A null buffer: data() == nullptr, size() == 0.
+  Buffer() = default;
+
+  // `size` uninitialized bytes, 64-byte aligned. ResourceExhausted (naming
+  // the size) if the allocation fails or exceeds kMaxAllocation.
+  static Result<Buffer> Allocate(size_t size);
+  // As Allocate(), zero-filled.
+  static Result<Buffer> AllocateZeroed(size_t size);
+  // Adopts [data, data + size); `release` runs once, when the last reference
+  // is dropped (it may be empty for memory that outlives every Buffer).
+  static Buffer Wrap(void* data, size_t size, std::function<void()> release);
+
+  Buffer(const Buffer& other) noexcept;
+  Buffer& operator=(const Buffer& other) noexcept;
+  Buffer(Buffer&& other) noexcept : ctl_(other.ctl_) { other.ctl_ = nullptr; }
+  Buffer& operator=(Buffer&& other) noexcept;
+  ~Buffer() { Unref(); }
+
+  uint8_t* data() const;
+  size_t size() const;
+  explicit operator bool() const { return ctl_ != nullptr; }
+
+  // Number of Buffer objects sharing these bytes (0 for a null buffer). A
+  // snapshot: other threads may change it at any time.
+  long use_count() const;
+  // use_count() == 1: nobody else can observe a write to the bytes.
+  bool unique() const { return use_count() == 1; }
+
+ private:
+  struct Control;
+  explicit Buffer(Control* ctl) : ctl_(ctl) {}
+  void Unref();
+
+  Control* ctl_ = nullptr;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_CORE_BUFFER_H_

@@ -1,0 +1,57 @@
+// Element: one item flowing through a pipeline, an ordered tuple of Tensors
+// whose components may also carry names (as tf.data's dict elements do).
+//
+// Components are reachable by index or by name. Copying an Element copies
+// the Tensor handles, not their bytes. Value type; const methods may be
+// called concurrently.
+#ifndef SLUICE_CORE_ELEMENT_H_
+#define SLUICE_CORE_ELEMENT_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/result.h"
+#include "sluice/core/tensor.h"
+
+namespace sluice {
+
+class Element {
+ public:
+  Element() = default;
+  // Unnamed components.
+  explicit Element(std::vector<Tensor> components);
+  // Named components. REQUIRES: names.size() == components.size().
+  Element(std::vector<Tensor> components, std::vector<std::string> names);
+
+  size_t size() const { return components_.size(); }
+  bool empty() const { return components_.empty(); }
+  // REQUIRES: i < size().
+  const Tensor& operator[](size_t i) const { return components_[i]; }
+  Tensor& operator[](size_t i) { return components_[i]; }
+  const std::vector<Tensor>& components() const { return components_; }
+  std::vector<Tensor>& components() { return components_; }
+  // One name per component; "" for an unnamed one.
+  const std::vector<std::string>& names() const { return names_; }
+
+  // The first component called `name`, or nullptr.
+  const Tensor* find(std::string_view name) const;
+  Tensor* find(std::string_view name);
+  // As find(), but NotFound listing the names that do exist.
+  Result<Tensor> get(std::string_view name) const;
+  // Index of the component called `name`, or -1.
+  int index_of(std::string_view name) const;
+
+  void push_back(Tensor t, std::string name = "");
+
+  // "(label: int64[] {3}, image: uint8[2,2,3] {...})"
+  std::string DebugString(int max_entries = 6) const;
+
+ private:
+  std::vector<Tensor> components_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_CORE_ELEMENT_H_

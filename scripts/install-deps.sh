@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sluice needs to build, test and fuzz.
+#
+# Used by `make demo`, `make test` and .ci/run. It asks dpkg first and only
+# calls apt-get for what is missing, so on a warm machine it costs a few
+# milliseconds. Run as root or with sudo available.
+#
+#   scripts/install-deps.sh          # build + test dependencies
+#   scripts/install-deps.sh --check  # list what is missing, install nothing
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  g++ cmake ninja-build ccache pkg-config make
+  # libraries (ARCHITECTURE.md: Debian packages only, found with CMake)
+  zlib1g-dev libprotobuf-dev protobuf-compiler
+  libcli11-dev libfmt-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # fuzzing and sanitizers (clang's libFuzzer + runtimes)
+  clang libclang-rt-14-dev llvm
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+if [[ "${1:-}" == "--check" ]]; then
+  printf 'missing: %s\n' "${missing[*]}"
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done" >&2
