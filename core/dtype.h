@@ -41,15 +41,42 @@ Result<DType> DTypeFromName(std::string_view name);
 // The C++ type stored for each DType, and back.
 template <typename T>
 struct DTypeOf;
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUInt8; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
-template <> struct DTypeOf<float16> { static constexpr DType value = DType::kFloat16; };
-template <> struct DTypeOf<bfloat16> { static constexpr DType value = DType::kBFloat16; };
-template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
-template <> struct DTypeOf<std::string_view> { static constexpr DType value = DType::kString; };
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::kBool;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::kUInt8;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kInt32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kInt64;
+};
+template <>
+struct DTypeOf<float16> {
+  static constexpr DType value = DType::kFloat16;
+};
+template <>
+struct DTypeOf<bfloat16> {
+  static constexpr DType value = DType::kBFloat16;
+};
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kFloat32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::kFloat64;
+};
+template <>
+struct DTypeOf<std::string_view> {
+  static constexpr DType value = DType::kString;
+};
 
 template <typename T>
 inline constexpr DType kDTypeOf = DTypeOf<T>::value;

@@ -67,12 +67,15 @@ struct bfloat16 {
     v.bits = b;
     return v;
   }
-  explicit operator float() const { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+  explicit operator float() const {
+    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+  }
   friend bool operator==(bfloat16 a, bfloat16 b) { return a.bits == b.bits; }
 
   static uint16_t FromFloat(float f) {
     const uint32_t x = std::bit_cast<uint32_t>(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+      return static_cast<uint16_t>((x >> 16) | 0x40u);     // quiet NaN
     const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);  // ties to even
     return static_cast<uint16_t>((x + rounding) >> 16);
   }

@@ -35,19 +35,28 @@ class [[nodiscard]] Result {
   Result(const T& value) : value_(value) {}        // NOLINT
   Result(T&& value) : value_(std::move(value)) {}  // NOLINT
   template <typename U>
-    requires(std::is_constructible_v<T, U &&> && !std::is_same_v<std::decay_t<U>, T> &&
-             !std::is_same_v<std::decay_t<U>, Status> &&
-             !std::is_same_v<std::decay_t<U>, Result<T>>)
-  Result(U&& value) : value_(std::forward<U>(value)) {}  // NOLINT
+  requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, T> &&
+           !std::is_same_v<std::decay_t<U>, Status> && !std::is_same_v<std::decay_t<U>, Result<T>>)
+      Result(U&& value)
+      : value_(std::forward<U>(value)) {}  // NOLINT
 
   bool ok() const { return value_.has_value(); }
   // OK when a value is held.
   const Status& status() const { return status_; }
 
   // REQUIRES: ok().
-  T& value() & { Check(); return *value_; }
-  const T& value() const& { Check(); return *value_; }
-  T&& value() && { Check(); return std::move(*value_); }
+  T& value() & {
+    Check();
+    return *value_;
+  }
+  const T& value() const& {
+    Check();
+    return *value_;
+  }
+  T&& value() && {
+    Check();
+    return std::move(*value_);
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T&& operator*() && { return std::move(*this).value(); }

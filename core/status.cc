@@ -31,8 +31,8 @@ Status::Status(StatusCode code, std::string_view message) {
   if (code == StatusCode::kOk) {
     // A programming error; keep it visible rather than silently OK.
     rep_ = std::make_shared<Rep>(
-        Rep{StatusCode::kInternal, "Status constructed with code OK and message: " +
-                                       std::string(message)});
+        Rep{StatusCode::kInternal,
+            "Status constructed with code OK and message: " + std::string(message)});
     return;
   }
   rep_ = std::make_shared<Rep>(Rep{code, std::string(message)});
@@ -64,9 +64,7 @@ bool operator==(const Status& a, const Status& b) {
   return a.code() == b.code() && a.message() == b.message();
 }
 
-std::ostream& operator<<(std::ostream& os, const Status& status) {
-  return os << status.ToString();
-}
+std::ostream& operator<<(std::ostream& os, const Status& status) { return os << status.ToString(); }
 
 }  // namespace sluice
 

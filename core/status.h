@@ -96,10 +96,10 @@ inline const Status& AsStatus(const Status& s) { return s; }
 
 // Returns from the enclosing function if `expr` (a Status or Result<T>) is
 // not OK.
-#define SLUICE_RETURN_IF_ERROR(expr)                                     \
-  do {                                                                   \
-    ::sluice::Status sluice_status_ = ::sluice::internal::AsStatus((expr));\
-    if (!sluice_status_.ok()) return sluice_status_;                     \
+#define SLUICE_RETURN_IF_ERROR(expr)                                        \
+  do {                                                                      \
+    ::sluice::Status sluice_status_ = ::sluice::internal::AsStatus((expr)); \
+    if (!sluice_status_.ok()) return sluice_status_;                        \
   } while (0)
 
 #endif  // SLUICE_CORE_STATUS_H_

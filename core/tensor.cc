@@ -54,8 +54,9 @@ Result<Tensor> Tensor::Zeros(DType dtype, const Shape& shape) {
 
 Result<Tensor> Tensor::FromBuffer(DType dtype, const Shape& shape, Buffer buffer, size_t offset) {
   if (dtype == DType::kString) {
-    return Status::InvalidArgument("Tensor::FromBuffer cannot view a string tensor; use "
-                                   "FromStringViews");
+    return Status::InvalidArgument(
+        "Tensor::FromBuffer cannot view a string tensor; use "
+        "FromStringViews");
   }
   const std::optional<int64_t> n = shape.CheckedNumElements();
   size_t bytes = 0;
@@ -111,8 +112,10 @@ Result<Tensor> Tensor::FromStringViews(const Shape& shape, Buffer views, std::ve
   }
   if (views_offset > views.size() || bytes > views.size() - views_offset ||
       views_offset % alignof(std::string_view) != 0) {
-    return Status::InvalidArgument("Tensor::FromStringViews: views buffer too small or misaligned "
-                                   "for shape " + shape.ToString());
+    return Status::InvalidArgument(
+        "Tensor::FromStringViews: views buffer too small or misaligned "
+        "for shape " +
+        shape.ToString());
   }
   Tensor t(DType::kString, shape, std::move(views), views_offset);
   t.string_owners_ = std::make_shared<std::vector<Buffer>>(std::move(owners));
@@ -145,8 +148,8 @@ Result<Tensor> Tensor::Row(int64_t i) const {
 Result<Tensor> Tensor::Reshape(const Shape& shape) const {
   const std::optional<int64_t> n = shape.CheckedNumElements();
   if (!n || *n != num_elements_) {
-    return Status::InvalidArgument("Tensor::Reshape: cannot reshape " + shape_.ToString() +
-                                   " (" + std::to_string(num_elements_) + " elements) to " +
+    return Status::InvalidArgument("Tensor::Reshape: cannot reshape " + shape_.ToString() + " (" +
+                                   std::to_string(num_elements_) + " elements) to " +
                                    shape.ToString());
   }
   Tensor t = *this;

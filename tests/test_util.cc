@@ -20,7 +20,8 @@ ScratchDir::ScratchDir() {
   for (char& c : name) {
     if (c == '/') c = '_';
   }
-  std::string tmpl = (std::filesystem::temp_directory_path() / ("sluice-" + name + "-XXXXXX")).string();
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / ("sluice-" + name + "-XXXXXX")).string();
   char* made = mkdtemp(tmpl.data());
   if (made == nullptr) {
     ADD_FAILURE() << "mkdtemp failed for " << tmpl;

@@ -42,14 +42,18 @@ const Status& ToStatus(const Result<T>& r) {
 
 }  // namespace sluice::testing
 
-#define SLUICE_EXPECT_OK(expr) EXPECT_TRUE(::sluice::testing::ToStatus(expr).ok()) \
-    << ::sluice::testing::ToStatus(expr)
-#define SLUICE_ASSERT_OK(expr)                                             \
-  do {                                                                     \
-    const auto& sluice_test_st_ = ::sluice::testing::ToStatus(expr);       \
-    ASSERT_TRUE(sluice_test_st_.ok()) << sluice_test_st_;                  \
+// The status is copied out: `expr` may be a temporary Result.
+#define SLUICE_EXPECT_OK(expr)                                                  \
+  do {                                                                          \
+    const ::sluice::Status sluice_test_st_ = ::sluice::testing::ToStatus(expr); \
+    EXPECT_TRUE(sluice_test_st_.ok()) << sluice_test_st_;                       \
   } while (0)
-#define SLUICE_ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                     \
+#define SLUICE_ASSERT_OK(expr)                                                  \
+  do {                                                                          \
+    const ::sluice::Status sluice_test_st_ = ::sluice::testing::ToStatus(expr); \
+    ASSERT_TRUE(sluice_test_st_.ok()) << sluice_test_st_;                       \
+  } while (0)
+#define SLUICE_ASSERT_OK_AND_ASSIGN(lhs, rexpr) \
   SLUICE_ASSERT_OK_AND_ASSIGN_IMPL_(SLUICE_CONCAT_(sluice_test_r_, __LINE__), lhs, rexpr)
 #define SLUICE_ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, rexpr) \
   auto tmp = (rexpr);                                      \
@@ -57,11 +61,11 @@ const Status& ToStatus(const Result<T>& r) {
   lhs = std::move(tmp).value()
 
 // Expects `expr` to fail with `code` and a message containing `substr`.
-#define SLUICE_EXPECT_ERROR(expr, code_, substr)                                  \
-  do {                                                                            \
-    const ::sluice::Status sluice_test_e_ = ::sluice::testing::ToStatus(expr);    \
-    EXPECT_EQ(sluice_test_e_.code(), (code_)) << sluice_test_e_;                  \
-    EXPECT_NE(std::string(sluice_test_e_.message()).find(substr), std::string::npos) \
+#define SLUICE_EXPECT_ERROR(expr, code_, substr)                                             \
+  do {                                                                                       \
+    const ::sluice::Status sluice_test_e_ = ::sluice::testing::ToStatus(expr);               \
+    EXPECT_EQ(sluice_test_e_.code(), (code_)) << sluice_test_e_;                             \
+    EXPECT_NE(std::string(sluice_test_e_.message()).find(substr), std::string::npos)         \
         << "message: " << sluice_test_e_.message() << "\nexpected to contain: " << (substr); \
   } while (0)
 

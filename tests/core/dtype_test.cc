@@ -33,9 +33,9 @@ TEST(DTypeTest, SizesAndNames) {
 
 TEST(Float16Test, ExactValuesRoundTrip) {
   const std::pair<float, uint16_t> cases[] = {
-      {0.0f, 0x0000},      {-0.0f, 0x8000},     {1.0f, 0x3c00},    {-2.0f, 0xc000},
-      {65504.0f, 0x7bff},  {0x1p-14f, 0x0400},  {0x1p-24f, 0x0001}, {0.5f, 0x3800},
-      {std::numeric_limits<float>::infinity(), 0x7c00},
+      {0.0f, 0x0000},     {-0.0f, 0x8000},    {1.0f, 0x3c00},
+      {-2.0f, 0xc000},    {65504.0f, 0x7bff}, {0x1p-14f, 0x0400},
+      {0x1p-24f, 0x0001}, {0.5f, 0x3800},     {std::numeric_limits<float>::infinity(), 0x7c00},
   };
   for (const auto& [f, bits] : cases) {
     EXPECT_EQ(float16(f).bits, bits) << f;
@@ -50,7 +50,7 @@ TEST(Float16Test, RoundsToNearestEven) {
   EXPECT_EQ(float16(1.0f + 3 * 0x1p-11f).bits, 0x3c02);
   EXPECT_EQ(float16(65520.0f).bits, 0x7c00);  // overflow rounds to inf
   EXPECT_EQ(float16(65519.0f).bits, 0x7bff);
-  EXPECT_EQ(float16(0x1p-25f).bits, 0x0000);  // tie to even (zero)
+  EXPECT_EQ(float16(0x1p-25f).bits, 0x0000);    // tie to even (zero)
   EXPECT_EQ(float16(0x1.8p-24f).bits, 0x0002);  // 1.5 ulp -> 2 ulp
   EXPECT_TRUE(std::isnan(static_cast<float>(float16(std::nanf("")))));
 }

@@ -28,8 +28,8 @@ TEST(TensorTest, AllocateAndWrite) {
 }
 
 TEST(TensorTest, AllocateRejectsBadShapes) {
-  SLUICE_EXPECT_ERROR(Tensor::Allocate(DType::kFloat32, Shape{-1, 2}),
-                      StatusCode::kInvalidArgument, "[?,2]");
+  SLUICE_EXPECT_ERROR(Tensor::Allocate(DType::kFloat32, Shape{-1, 2}), StatusCode::kInvalidArgument,
+                      "[?,2]");
   SLUICE_EXPECT_ERROR(Tensor::Allocate(DType::kFloat64, Shape{int64_t{1} << 40, int64_t{1} << 30}),
                       StatusCode::kInvalidArgument, "fully defined");
   SLUICE_EXPECT_ERROR(Tensor::Allocate(DType::kFloat64, Shape{int64_t{1} << 40, 1 << 10}),

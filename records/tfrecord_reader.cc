@@ -1,0 +1,262 @@
+#include "sluice/records/tfrecord_reader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sluice/records/internal/byte_source.h"
+#include "sluice/records/record_index.h"
+#include "sluice/records/tfrecord_format.h"
+
+namespace sluice {
+
+using records_internal::ByteSource;
+
+struct TFRecordReader::Impl {
+  std::unique_ptr<ReadableFile> file;
+  std::unique_ptr<ByteSource> source;
+  TFRecordReaderOptions opts;
+  Compression compression = Compression::kNone;
+
+  // The read buffer: bytes [pos, end) of `buf` are stream bytes not yet
+  // consumed; buf.data()[0] is at stream offset `base_offset`.
+  Buffer buf;
+  size_t pos = 0;
+  size_t end = 0;
+  uint64_t base_offset = 0;
+  // Earlier buffers still referenced by Records; reused once they are not.
+  std::vector<Buffer> spares;
+  uint64_t number = 0;          // number of the next record
+  uint64_t known_file_size = 0;  // for uncompressed length checks
+  // After Seek(): the payload length the index promises for the next record.
+  std::optional<uint64_t> expected_length;
+
+  Result<std::optional<Record>> Next();
+  Result<size_t> Ensure(uint64_t need, bool trusted);
+  Status Reserve(size_t capacity);
+  Result<std::optional<Record>> Truncated(uint64_t offset, uint64_t have, uint64_t need);
+  std::string Where(uint64_t offset) const {
+    return fmt::format("{}: record {} at offset {}{}", file->name(), number, offset,
+                       source->Where());
+  }
+  void ResetBuffer(uint64_t offset) {
+    pos = end = 0;
+    base_offset = offset;
+  }
+};
+
+namespace {
+constexpr size_t kMaxSpares = 3;
+}  // namespace
+
+// Makes the buffer hold at least `capacity` bytes from `pos`, moving the
+// unconsumed tail to its start. Switches to another buffer when readers still
+// hold records in the current one.
+Status TFRecordReader::Impl::Reserve(size_t capacity) {
+  const size_t tail = end - pos;
+  if (buf && buf.unique() && buf.size() >= capacity) {
+    if (pos > 0) {
+      std::memmove(buf.data(), buf.data() + pos, tail);
+      base_offset += pos;
+      end = tail;
+      pos = 0;
+    }
+    return Status::OK();
+  }
+  Buffer next;
+  for (auto it = spares.begin(); it != spares.end(); ++it) {
+    if (it->unique() && it->size() >= capacity) {
+      next = std::move(*it);
+      spares.erase(it);
+      break;
+    }
+  }
+  if (!next) {
+    Result<Buffer> fresh = Buffer::Allocate(capacity);
+    if (!fresh.ok()) return fresh.status().WithContext("reading " + file->name());
+    next = std::move(fresh).value();
+  }
+  if (tail > 0) std::memcpy(next.data(), buf.data() + pos, tail);
+  base_offset += pos;
+  end = tail;
+  pos = 0;
+  if (buf && !buf.unique()) {
+    if (spares.size() >= kMaxSpares) spares.erase(spares.begin());
+    spares.push_back(std::move(buf));
+  }
+  buf = std::move(next);
+  return Status::OK();
+}
+
+// Reads until `need` bytes are available from `pos` or the stream ends, and
+// returns how many are available. An untrusted `need` (a length read from a
+// compressed stream) grows the buffer only as real bytes arrive.
+Result<size_t> TFRecordReader::Impl::Ensure(uint64_t need, bool trusted) {
+  if (end - pos >= need) return end - pos;
+  const size_t floor = std::max<size_t>(opts.buffer_size, 4096);
+  size_t capacity = std::max<uint64_t>(floor, trusted ? need : std::min<uint64_t>(need, floor));
+  SLUICE_RETURN_IF_ERROR(Reserve(capacity));
+  while (end - pos < need) {
+    if (end == buf.size()) {
+      // Full of real bytes and still short: double, up to what is needed.
+      capacity = std::min<uint64_t>(need, std::max<uint64_t>(2 * buf.size(), floor));
+      SLUICE_RETURN_IF_ERROR(Reserve(capacity));
+    }
+    SLUICE_ASSIGN_OR_RETURN(size_t got, source->Read(buf.data() + end, buf.size() - end));
+    if (got == 0) break;
+    end += got;
+  }
+  return end - pos;
+}
+
+Result<std::optional<Record>> TFRecordReader::Impl::Truncated(uint64_t offset, uint64_t have,
+                                                              uint64_t need) {
+  if (opts.allow_truncated_tail) return std::optional<Record>();  // retry later
+  std::string msg = fmt::format("{}: truncated: the record needs {} bytes but the file ends {} "
+                                "bytes in",
+                                Where(offset), need, have);
+  Status stream = source->CheckCleanEnd();
+  if (!stream.ok()) msg += fmt::format(" ({})", stream.message());
+  return Status::DataLoss(msg);
+}
+
+Result<std::optional<Record>> TFRecordReader::Impl::Next() {
+  const uint64_t offset = base_offset + pos;
+  SLUICE_ASSIGN_OR_RETURN(size_t have, Ensure(tfrecord::kHeaderSize, true));
+  if (have == 0) {
+    Status clean = source->CheckCleanEnd();
+    if (!clean.ok() && !opts.allow_truncated_tail) return clean;
+    if (expected_length) {
+      return Status::DataLoss(fmt::format("{}: the index lists a record here but the file ends",
+                                          Where(offset)));
+    }
+    return std::optional<Record>();
+  }
+  if (have < tfrecord::kHeaderSize) return Truncated(offset, have, tfrecord::kHeaderSize);
+
+  const uint8_t* header = buf.data() + pos;
+  if (!tfrecord::HeaderChecksumOk(header)) {
+    return Status::DataLoss(fmt::format(
+        "{}: corrupt record header: the length checksum does not match (stored 0x{:08x}, "
+        "computed 0x{:08x}); the file is damaged or is not a TFRecord file",
+        Where(offset), tfrecord::DecodeFixed32(header + tfrecord::kLengthSize),
+        crc32c::Mask(crc32c::Value(header, tfrecord::kLengthSize))));
+  }
+  const uint64_t length = tfrecord::DecodeFixed64(header);
+  if (expected_length && *expected_length != length) {
+    return Status::DataLoss(fmt::format("{}: the index says {} bytes but the record holds {}; "
+                                        "rebuild the index",
+                                        Where(offset), *expected_length, length));
+  }
+  if (length > opts.max_record_size) {
+    return Status::DataLoss(fmt::format("{}: record length {} exceeds max_record_size {}",
+                                        Where(offset), length, opts.max_record_size));
+  }
+  const uint64_t total = tfrecord::kFramingSize + length;
+  bool trusted = false;
+  if (compression == Compression::kNone) {
+    // Never allocate more than the file holds: a corrupt length whose CRC
+    // happens to match must not become a huge allocation.
+    if (offset + total > known_file_size) {
+      SLUICE_ASSIGN_OR_RETURN(known_file_size, file->Size());
+    }
+    if (offset + total > known_file_size) {
+      return Truncated(offset, known_file_size - std::min(offset, known_file_size), total);
+    }
+    trusted = true;
+  }
+  SLUICE_ASSIGN_OR_RETURN(have, Ensure(total, trusted));
+  if (have < total) return Truncated(offset, have, total);
+
+  const uint8_t* data = buf.data() + pos + tfrecord::kHeaderSize;
+  if (opts.verify_checksums) {
+    const uint32_t stored = tfrecord::DecodeFixed32(data + length);
+    const uint32_t computed = crc32c::Mask(crc32c::Value(data, length));
+    if (stored != computed) {
+      Status err = Status::DataLoss(fmt::format(
+          "{}: corrupt record data: the data checksum does not match (stored 0x{:08x}, computed "
+          "0x{:08x}); {} bytes",
+          Where(offset), stored, computed, length));
+      pos += total;  // framing is intact: the caller may skip this record
+      ++number;
+      expected_length.reset();
+      return err;
+    }
+  }
+  Record record{std::string_view(reinterpret_cast<const char*>(data), length), buf, offset,
+                number};
+  pos += total;
+  ++number;
+  expected_length.reset();
+  return std::optional<Record>(std::move(record));
+}
+
+Result<TFRecordReader> TFRecordReader::Open(const std::string& path,
+                                            const TFRecordReaderOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> file, OpenReadableFile(path));
+  return Open(std::move(file), options);
+}
+
+Result<TFRecordReader> TFRecordReader::Open(std::unique_ptr<ReadableFile> file,
+                                            const TFRecordReaderOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->opts = options;
+  impl->compression = options.compression;
+  if (impl->compression == Compression::kAuto) {
+    uint8_t head[tfrecord::kHeaderSize];
+    SLUICE_ASSIGN_OR_RETURN(size_t got, file->ReadAt(0, head, sizeof(head)));
+    impl->compression =
+        DetectCompression(std::string_view(reinterpret_cast<const char*>(head), got));
+  }
+  file->AdviseSequential();
+  SLUICE_ASSIGN_OR_RETURN(impl->known_file_size, file->Size());
+  if (impl->compression == Compression::kNone) {
+    impl->source = records_internal::NewPlainSource(file.get());
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(impl->source, records_internal::NewInflateSource(
+                                              file.get(), impl->compression, options.buffer_size));
+  }
+  impl->file = std::move(file);
+  return TFRecordReader(std::move(impl));
+}
+
+Status TFRecordReader::Seek(const RecordIndex& index, uint64_t number) {
+  Impl& m = *impl_;
+  if (number > index.size()) {
+    return Status::OutOfRange(fmt::format("{}: cannot seek to record {}: the index lists {}",
+                                          m.file->name(), number, index.size()));
+  }
+  const uint64_t offset = number == index.size() ? index.stream_size() : index[number].offset;
+  if (m.compression == Compression::kNone) {
+    SLUICE_ASSIGN_OR_RETURN(m.known_file_size, m.file->Size());
+    if (index.stream_size() != m.known_file_size) {
+      return Status::FailedPrecondition(fmt::format(
+          "{}: the index describes {} bytes but the file has {}; rebuild the index",
+          m.file->name(), index.stream_size(), m.known_file_size));
+    }
+  }
+  if (offset >= m.base_offset && offset <= m.base_offset + m.end) {
+    m.pos = offset - m.base_offset;  // already buffered
+  } else {
+    SLUICE_RETURN_IF_ERROR(m.source->SeekTo(offset));
+    m.ResetBuffer(offset);
+  }
+  m.number = number;
+  m.expected_length.reset();
+  if (number < index.size()) m.expected_length = index[number].length - tfrecord::kFramingSize;
+  return Status::OK();
+}
+
+Result<std::optional<Record>> TFRecordReader::Next() { return impl_->Next(); }
+const std::string& TFRecordReader::filename() const { return impl_->file->name(); }
+Compression TFRecordReader::compression() const { return impl_->compression; }
+uint64_t TFRecordReader::next_record_number() const { return impl_->number; }
+
+TFRecordReader::TFRecordReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TFRecordReader::TFRecordReader(TFRecordReader&&) noexcept = default;
+TFRecordReader& TFRecordReader::operator=(TFRecordReader&&) noexcept = default;
+TFRecordReader::~TFRecordReader() = default;
+
+}  // namespace sluice

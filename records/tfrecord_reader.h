@@ -1,0 +1,101 @@
+// TFRecordReader: reads the records of one TFRecord file in order.
+//
+// Uncompressed, ZLIB and GZIP files are read exactly as TensorFlow writes
+// them (see tfrecord_format.h). Reads are large and sequential (1 MiB by
+// default) and records are handed out as views into the read buffer: a
+// Record's `owner` keeps its bytes alive, so keeping a Record (or a string
+// tensor made from it) never copies and never dangles.
+//
+// Errors name the file, the byte offset and the record number:
+//  - a corrupt header (its length checksum fails) or a truncated record is
+//    DataLoss, and the reader stays there: calling Next() again repeats it;
+//  - a data checksum mismatch is DataLoss, after which Next() continues with
+//    the following record, so a caller may skip the bad one;
+//  - a length larger than what remains in the file is reported without
+//    allocating it.
+// With allow_truncated_tail, a last record cut short is the end of the data
+// instead, and a later Next() picks up where it stopped once the file has
+// grown: how to follow a file that is still being written.
+//
+// Not thread-safe: use one reader per thread. Records it returned may be
+// used on any thread.
+#ifndef SLUICE_RECORDS_TFRECORD_READER_H_
+#define SLUICE_RECORDS_TFRECORD_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sluice/core/buffer.h"
+#include "sluice/core/result.h"
+#include "sluice/records/compression.h"
+#include "sluice/records/file.h"
+
+namespace sluice {
+
+class RecordIndex;
+
+struct TFRecordReaderOptions {
+  // kAuto detects the compression from the first bytes.
+  Compression compression = Compression::kAuto;
+  // Bytes per read from the file (and of decompressed stream). Records larger
+  // than this get a buffer of their own size.
+  size_t buffer_size = size_t{1} << 20;
+  // Check each record's data CRC. The header CRC is always checked: it guards
+  // the framing, and a corrupt length must never be trusted.
+  bool verify_checksums = true;
+  // Treat a truncated last record as the end of the data (see above).
+  bool allow_truncated_tail = false;
+  // Records longer than this are DataLoss. Guards against decompression
+  // bombs; uncompressed lengths are also checked against the file size.
+  uint64_t max_record_size = uint64_t{1} << 32;
+};
+
+struct Record {
+  // The record's bytes; valid while `owner` (or a copy of it) lives.
+  std::string_view data;
+  Buffer owner;
+  // Byte offset of the record's header in the uncompressed stream (the file
+  // offset for uncompressed files).
+  uint64_t offset = 0;
+  // 0-based position of the record in the file.
+  uint64_t number = 0;
+};
+
+class TFRecordReader {
+ public:
+  static Result<TFRecordReader> Open(const std::string& path,
+                                     const TFRecordReaderOptions& options = {});
+  static Result<TFRecordReader> Open(std::unique_ptr<ReadableFile> file,
+                                     const TFRecordReaderOptions& options = {});
+
+  TFRecordReader(TFRecordReader&&) noexcept;
+  TFRecordReader& operator=(TFRecordReader&&) noexcept;
+  ~TFRecordReader();
+
+  // The next record, or nullopt at the end of the file.
+  Result<std::optional<Record>> Next();
+
+  // Positions the reader so that Next() returns record `number`, using
+  // `index` (which must describe this file). Uncompressed files seek
+  // directly; compressed ones decompress forward to the record (from the
+  // start if it lies behind). OutOfRange past the last record.
+  Status Seek(const RecordIndex& index, uint64_t number);
+
+  const std::string& filename() const;
+  // The compression in use (never kAuto).
+  Compression compression() const;
+  // Records returned so far (or the position after Seek).
+  uint64_t next_record_number() const;
+
+ private:
+  struct Impl;
+  explicit TFRecordReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RECORDS_TFRECORD_READER_H_
