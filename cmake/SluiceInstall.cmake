@@ -24,5 +24,8 @@ set(SLUICE_PC_LIBS "")
 foreach(m IN LISTS sluice_modules)
   string(PREPEND SLUICE_PC_LIBS "-l${m} ")
 endforeach()
+# Relocatable: the prefix is found relative to the .pc file itself.
+file(RELATIVE_PATH SLUICE_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" SLUICE_PC_TO_PREFIX "${SLUICE_PC_TO_PREFIX}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/sluice.pc.in ${CMAKE_BINARY_DIR}/sluice.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/sluice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

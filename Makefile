@@ -1,0 +1,64 @@
+# sluice: the two commands of the quick start, and the rest of the workflow.
+#
+#   make demo    install missing Debian packages, build, run the demo
+#   make test    install missing Debian packages, build, run every test
+#
+#   make bench   run the Google Benchmark programs (results: docs/perf.md)
+#   make asan    build and test under AddressSanitizer + UBSan (build-asan/)
+#   make fuzz    build the libFuzzer targets with clang and run each briefly
+#   make format  clang-format every C++ file
+#   make install PREFIX=/usr/local
+
+BUILD ?= build
+JOBS ?= $(shell nproc)
+PREFIX ?= /usr/local
+FUZZ_SECONDS ?= 30
+CMAKE_FLAGS ?=
+
+CONFIGURE = cmake -S . -G Ninja -Wno-dev -DSLUICE_WERROR=ON
+
+.PHONY: all deps build test demo bench asan fuzz format install clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/build.ninja: | deps
+	@$(CONFIGURE) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 \
+	  || { cat $(BUILD).configure.log; exit 1; }
+
+build: deps $(BUILD)/build.ninja
+	@cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+demo: build
+	@$(BUILD)/samples/tfrecord_demo
+
+bench: build
+	@scripts/run-benchmarks.sh $(BUILD)
+
+asan: deps
+	@$(CONFIGURE) -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=address,undefined \
+	  -DSLUICE_BUILD_BENCH=OFF > build-asan.configure.log 2>&1 || { cat build-asan.configure.log; exit 1; }
+	@cmake --build build-asan -j $(JOBS)
+	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -LE no-sanitizer
+
+fuzz: deps
+	@CC=clang CXX=clang++ $(CONFIGURE) -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_FUZZ=ON \
+	  -DSLUICE_BUILD_TESTS=ON -DSLUICE_BUILD_BENCH=OFF -DSLUICE_BUILD_TOOLS=OFF -DSLUICE_BUILD_SAMPLES=OFF \
+	  > build-fuzz.configure.log 2>&1 || { cat build-fuzz.configure.log; exit 1; }
+	@cmake --build build-fuzz -j $(JOBS) --target fuzzers
+	@scripts/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
+
+format:
+	@git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	@rm -rf $(BUILD) build-asan build-fuzz *.configure.log

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target in BUILD_DIR for SECONDS each, starting from its
+# committed seed corpus (tests/fuzz/corpus/<name>/, read-only) plus a scratch
+# corpus. Fails if any target finds a crash.
+#   scripts/run-fuzzers.sh build-fuzz 30
+set -euo pipefail
+build=${1:?build dir}
+seconds=${2:-30}
+root=$(cd "$(dirname "$0")/.." && pwd)
+fuzzers=$(find "$build/tests/fuzz" -maxdepth 1 -type f -name '*_fuzz' -perm -u+x | sort)
+[[ -n "$fuzzers" ]] || { echo "no fuzz targets under $build/tests/fuzz" >&2; exit 1; }
+for f in $fuzzers; do
+  name=$(basename "$f")
+  seeds="$root/tests/fuzz/corpus/${name%_fuzz}"
+  scratch="$build/fuzz-corpus/$name"
+  mkdir -p "$scratch"
+  echo "fuzzing $name for ${seconds}s"
+  args=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
+        -artifact_prefix="$build/$name-")
+  [[ -d "$seeds" ]] && corpora=("$scratch" "$seeds") || corpora=("$scratch")
+  log="$build/$name.log"
+  if ! "$f" "${args[@]}" "${corpora[@]}" > "$log" 2>&1; then
+    tail -n 60 "$log" >&2
+    echo "$name FAILED: see $log and the artifact under $build/" >&2
+    exit 1
+  fi
+  grep -E "^stat::(number_of_executed_units|peak_rss_mb)" "$log" | sed 's/^/  /' || true
+done
