@@ -35,7 +35,7 @@ test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 demo: build
-	@$(BUILD)/samples/tfrecord_demo
+	@$(BUILD)/samples/tfrecord_demo $(BUILD)/demo
 
 bench: build
 	@scripts/run-benchmarks.sh $(BUILD)

@@ -10,10 +10,7 @@ namespace sluice {
 
 // Allocated buffers keep this block in the first cache line of their own
 // allocation, so one malloc serves both; wrapped buffers allocate it alone.
-struct Buffer::Control {
-  std::atomic<long> refs{1};
-  uint8_t* data = nullptr;
-  size_t size = 0;
+struct Buffer::Control : internal::BufferControl {
   bool inline_alloc = false;
   std::function<void()> release;
 };
@@ -51,12 +48,8 @@ Buffer Buffer::Wrap(void* data, size_t size, std::function<void()> release) {
   return Buffer(ctl);
 }
 
-Buffer::Buffer(const Buffer& other) noexcept : ctl_(other.ctl_) {
-  if (ctl_) ctl_->refs.fetch_add(1, std::memory_order_relaxed);
-}
-
 Buffer& Buffer::operator=(const Buffer& other) noexcept {
-  Control* incoming = other.ctl_;  // read first: `other` may alias *this
+  internal::BufferControl* incoming = other.ctl_;  // read first: `other` may alias *this
   if (incoming) incoming->refs.fetch_add(1, std::memory_order_relaxed);
   Unref();
   ctl_ = incoming;
@@ -72,22 +65,15 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
   return *this;
 }
 
-uint8_t* Buffer::data() const { return ctl_ ? ctl_->data : nullptr; }
-size_t Buffer::size() const { return ctl_ ? ctl_->size : 0; }
-long Buffer::use_count() const { return ctl_ ? ctl_->refs.load(std::memory_order_acquire) : 0; }
-
-void Buffer::Unref() {
-  if (ctl_ == nullptr) return;
-  if (ctl_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    if (ctl_->inline_alloc) {
-      ctl_->~Control();
-      std::free(ctl_);
-    } else {
-      if (ctl_->release) ctl_->release();
-      delete ctl_;
-    }
+void Buffer::Free(internal::BufferControl* base) {
+  auto* ctl = static_cast<Control*>(base);
+  if (ctl->inline_alloc) {
+    ctl->~Control();
+    std::free(ctl);
+  } else {
+    if (ctl->release) ctl->release();
+    delete ctl;
   }
-  ctl_ = nullptr;
 }
 
 }  // namespace sluice

@@ -12,6 +12,7 @@
 #ifndef SLUICE_CORE_BUFFER_H_
 #define SLUICE_CORE_BUFFER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,6 +20,16 @@
 #include "sluice/core/result.h"
 
 namespace sluice {
+
+namespace internal {
+// The start of every Buffer's control block, visible so that the accessors
+// below inline. The rest (how to free the bytes) is private to buffer.cc.
+struct BufferControl {
+  std::atomic<long> refs{1};
+  uint8_t* data = nullptr;
+  size_t size = 0;
+};
+}  // namespace internal
 
 class Buffer {
  public:
@@ -39,28 +50,34 @@ class Buffer {
   // is dropped (it may be empty for memory that outlives every Buffer).
   static Buffer Wrap(void* data, size_t size, std::function<void()> release);
 
-  Buffer(const Buffer& other) noexcept;
+  Buffer(const Buffer& other) noexcept : ctl_(other.ctl_) {
+    if (ctl_) ctl_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
   Buffer& operator=(const Buffer& other) noexcept;
   Buffer(Buffer&& other) noexcept : ctl_(other.ctl_) { other.ctl_ = nullptr; }
   Buffer& operator=(Buffer&& other) noexcept;
   ~Buffer() { Unref(); }
 
-  uint8_t* data() const;
-  size_t size() const;
+  uint8_t* data() const { return ctl_ ? ctl_->data : nullptr; }
+  size_t size() const { return ctl_ ? ctl_->size : 0; }
   explicit operator bool() const { return ctl_ != nullptr; }
 
   // Number of Buffer objects sharing these bytes (0 for a null buffer). A
   // snapshot: other threads may change it at any time.
-  long use_count() const;
+  long use_count() const { return ctl_ ? ctl_->refs.load(std::memory_order_acquire) : 0; }
   // use_count() == 1: nobody else can observe a write to the bytes.
   bool unique() const { return use_count() == 1; }
 
  private:
-  struct Control;
-  explicit Buffer(Control* ctl) : ctl_(ctl) {}
-  void Unref();
+  struct Control;  // derives from internal::BufferControl
+  explicit Buffer(internal::BufferControl* ctl) : ctl_(ctl) {}
+  void Unref() {
+    if (ctl_ && ctl_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) Free(ctl_);
+    ctl_ = nullptr;
+  }
+  static void Free(internal::BufferControl* ctl);
 
-  Control* ctl_ = nullptr;
+  internal::BufferControl* ctl_ = nullptr;
 };
 
 }  // namespace sluice

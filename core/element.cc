@@ -3,16 +3,28 @@
 namespace sluice {
 
 Element::Element(std::vector<Tensor> components)
-    : components_(std::move(components)), names_(components_.size()) {}
+    : components_(std::move(components)),
+      names_(std::make_shared<const std::vector<std::string>>(components_.size())) {}
 
 Element::Element(std::vector<Tensor> components, std::vector<std::string> names)
-    : components_(std::move(components)), names_(std::move(names)) {
-  names_.resize(components_.size());
+    : components_(std::move(components)) {
+  names.resize(components_.size());
+  names_ = std::make_shared<const std::vector<std::string>>(std::move(names));
+}
+
+Element::Element(std::vector<Tensor> components,
+                 std::shared_ptr<const std::vector<std::string>> names)
+    : components_(std::move(components)), names_(std::move(names)) {}
+
+const std::vector<std::string>& Element::names() const {
+  static const std::vector<std::string> kNone;
+  return names_ ? *names_ : kNone;
 }
 
 int Element::index_of(std::string_view name) const {
-  for (size_t i = 0; i < names_.size(); ++i) {
-    if (names_[i] == name) return static_cast<int>(i);
+  const std::vector<std::string>& n = names();
+  for (size_t i = 0; i < n.size(); ++i) {
+    if (n[i] == name) return static_cast<int>(i);
   }
   return -1;
 }
@@ -30,7 +42,7 @@ Tensor* Element::find(std::string_view name) {
 Result<Tensor> Element::get(std::string_view name) const {
   if (const Tensor* t = find(name)) return *t;
   std::string have;
-  for (const std::string& n : names_) {
+  for (const std::string& n : names()) {
     if (n.empty()) continue;
     if (!have.empty()) have += ", ";
     have += n;
@@ -40,15 +52,17 @@ Result<Tensor> Element::get(std::string_view name) const {
 }
 
 void Element::push_back(Tensor t, std::string name) {
+  auto names = std::make_shared<std::vector<std::string>>(this->names());
+  names->push_back(std::move(name));
+  names_ = std::move(names);
   components_.push_back(std::move(t));
-  names_.push_back(std::move(name));
 }
 
 std::string Element::DebugString(int max_entries) const {
   std::string out = "(";
   for (size_t i = 0; i < components_.size(); ++i) {
     if (i) out += ", ";
-    if (!names_[i].empty()) out += names_[i] + ": ";
+    if (!names()[i].empty()) out += names()[i] + ": ";
     out += components_[i].DebugString(max_entries);
   }
   return out + ")";

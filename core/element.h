@@ -2,11 +2,15 @@
 // whose components may also carry names (as tf.data's dict elements do).
 //
 // Components are reachable by index or by name. Copying an Element copies
-// the Tensor handles, not their bytes. Value type; const methods may be
-// called concurrently.
+// the Tensor handles, not their bytes, and shares the list of names (which
+// is copied only if one copy adds a component). A stage that makes many
+// elements with the same names builds the list once and passes it to the
+// shared-names constructor. Value type; const methods may be called
+// concurrently.
 #ifndef SLUICE_CORE_ELEMENT_H_
 #define SLUICE_CORE_ELEMENT_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,8 +25,12 @@ class Element {
   Element() = default;
   // Unnamed components.
   explicit Element(std::vector<Tensor> components);
-  // Named components. REQUIRES: names.size() == components.size().
+  // Named components. REQUIRES: names.size() == components.size() (a
+  // shorter list is padded with "").
   Element(std::vector<Tensor> components, std::vector<std::string> names);
+  // Named components sharing an immutable list of names.
+  // REQUIRES: names != nullptr and names->size() == components.size().
+  Element(std::vector<Tensor> components, std::shared_ptr<const std::vector<std::string>> names);
 
   size_t size() const { return components_.size(); }
   bool empty() const { return components_.empty(); }
@@ -32,7 +40,7 @@ class Element {
   const std::vector<Tensor>& components() const { return components_; }
   std::vector<Tensor>& components() { return components_; }
   // One name per component; "" for an unnamed one.
-  const std::vector<std::string>& names() const { return names_; }
+  const std::vector<std::string>& names() const;
 
   // The first component called `name`, or nullptr.
   const Tensor* find(std::string_view name) const;
@@ -49,7 +57,7 @@ class Element {
 
  private:
   std::vector<Tensor> components_;
-  std::vector<std::string> names_;
+  std::shared_ptr<const std::vector<std::string>> names_;  // null: no components yet
 };
 
 }  // namespace sluice

@@ -31,6 +31,22 @@ Shape& Shape::operator=(const Shape& other) {
   return *this;
 }
 
+Shape::Shape(Shape&& other) noexcept
+    : rank_(other.rank_), unknown_rank_(other.unknown_rank_), heap_(std::move(other.heap_)) {
+  if (heap_.empty()) std::copy(other.inline_, other.inline_ + rank_, inline_);
+  other.heap_.clear();
+}
+
+Shape& Shape::operator=(Shape&& other) noexcept {
+  if (this == &other) return *this;
+  rank_ = other.rank_;
+  unknown_rank_ = other.unknown_rank_;
+  heap_ = std::move(other.heap_);
+  other.heap_.clear();
+  if (heap_.empty()) std::copy(other.inline_, other.inline_ + rank_, inline_);
+  return *this;
+}
+
 bool Shape::IsFullyDefined() const {
   if (unknown_rank_) return false;
   for (int64_t d : dims()) {

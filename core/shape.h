@@ -31,8 +31,8 @@ class Shape {
 
   Shape(const Shape& other) : Shape(other.dims()) { unknown_rank_ = other.unknown_rank_; }
   Shape& operator=(const Shape& other);
-  Shape(Shape&& other) noexcept : Shape(other) {}
-  Shape& operator=(Shape&& other) noexcept { return *this = other; }
+  Shape(Shape&& other) noexcept;
+  Shape& operator=(Shape&& other) noexcept;
   ~Shape() = default;
 
   bool unknown_rank() const { return unknown_rank_; }

@@ -15,7 +15,9 @@ uint64_t RecordIndex::stream_size() const {
   return entries_.empty() ? 0 : entries_.back().offset + entries_.back().length;
 }
 
-std::string RecordIndex::PathFor(const std::string& tfrecord_path) { return tfrecord_path + ".idx"; }
+std::string RecordIndex::PathFor(const std::string& tfrecord_path) {
+  return tfrecord_path + ".idx";
+}
 
 Result<RecordIndex> RecordIndex::Build(const std::string& tfrecord_path,
                                        const TFRecordReaderOptions& options) {
@@ -38,8 +40,10 @@ bool ParseU64(std::string_view s, uint64_t* out) {
 }
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -63,14 +67,15 @@ Result<RecordIndex> RecordIndex::Parse(std::string_view text, const std::string&
                                           name, line_no, line.substr(0, 80)));
     }
     if (e.offset != expected_offset) {
-      return Status::DataLoss(fmt::format("{}:{}: record starts at offset {} but the previous one "
-                                          "ends at {}",
-                                          name, line_no, e.offset, expected_offset));
+      return Status::DataLoss(
+          fmt::format("{}:{}: record starts at offset {} but the previous one "
+                      "ends at {}",
+                      name, line_no, e.offset, expected_offset));
     }
     if (e.length < tfrecord::kFramingSize ||
         __builtin_add_overflow(e.offset, e.length, &expected_offset)) {
-      return Status::DataLoss(fmt::format("{}:{}: impossible record length {}", name, line_no,
-                                          e.length));
+      return Status::DataLoss(
+          fmt::format("{}:{}: impossible record length {}", name, line_no, e.length));
     }
     entries.push_back(e);
   }

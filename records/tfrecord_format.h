@@ -11,9 +11,9 @@
 #ifndef SLUICE_RECORDS_TFRECORD_FORMAT_H_
 #define SLUICE_RECORDS_TFRECORD_FORMAT_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <bit>
 #include <cstring>
 
 #include "sluice/records/crc32c.h"
@@ -60,8 +60,7 @@ inline void EncodeHeader(uint64_t length, uint8_t out[kHeaderSize]) {
 
 // True if the 12 bytes at `header` hold a length whose checksum matches.
 inline bool HeaderChecksumOk(const uint8_t* header) {
-  return crc32c::Mask(crc32c::Value(header, kLengthSize)) ==
-         DecodeFixed32(header + kLengthSize);
+  return crc32c::Mask(crc32c::Value(header, kLengthSize)) == DecodeFixed32(header + kLengthSize);
 }
 
 }  // namespace sluice::tfrecord

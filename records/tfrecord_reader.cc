@@ -28,7 +28,7 @@ struct TFRecordReader::Impl {
   uint64_t base_offset = 0;
   // Earlier buffers still referenced by Records; reused once they are not.
   std::vector<Buffer> spares;
-  uint64_t number = 0;          // number of the next record
+  uint64_t number = 0;           // number of the next record
   uint64_t known_file_size = 0;  // for uncompressed length checks
   // After Seek(): the payload length the index promises for the next record.
   std::optional<uint64_t> expected_length;
@@ -114,9 +114,10 @@ Result<size_t> TFRecordReader::Impl::Ensure(uint64_t need, bool trusted) {
 Result<std::optional<Record>> TFRecordReader::Impl::Truncated(uint64_t offset, uint64_t have,
                                                               uint64_t need) {
   if (opts.allow_truncated_tail) return std::optional<Record>();  // retry later
-  std::string msg = fmt::format("{}: truncated: the record needs {} bytes but the file ends {} "
-                                "bytes in",
-                                Where(offset), need, have);
+  std::string msg = fmt::format(
+      "{}: truncated: the record needs {} bytes but the file ends {} "
+      "bytes in",
+      Where(offset), need, have);
   Status stream = source->CheckCleanEnd();
   if (!stream.ok()) msg += fmt::format(" ({})", stream.message());
   return Status::DataLoss(msg);
@@ -129,8 +130,8 @@ Result<std::optional<Record>> TFRecordReader::Impl::Next() {
     Status clean = source->CheckCleanEnd();
     if (!clean.ok() && !opts.allow_truncated_tail) return clean;
     if (expected_length) {
-      return Status::DataLoss(fmt::format("{}: the index lists a record here but the file ends",
-                                          Where(offset)));
+      return Status::DataLoss(
+          fmt::format("{}: the index lists a record here but the file ends", Where(offset)));
     }
     return std::optional<Record>();
   }
@@ -146,9 +147,10 @@ Result<std::optional<Record>> TFRecordReader::Impl::Next() {
   }
   const uint64_t length = tfrecord::DecodeFixed64(header);
   if (expected_length && *expected_length != length) {
-    return Status::DataLoss(fmt::format("{}: the index says {} bytes but the record holds {}; "
-                                        "rebuild the index",
-                                        Where(offset), *expected_length, length));
+    return Status::DataLoss(
+        fmt::format("{}: the index says {} bytes but the record holds {}; "
+                    "rebuild the index",
+                    Where(offset), *expected_length, length));
   }
   if (length > opts.max_record_size) {
     return Status::DataLoss(fmt::format("{}: record length {} exceeds max_record_size {}",
@@ -185,8 +187,7 @@ Result<std::optional<Record>> TFRecordReader::Impl::Next() {
       return err;
     }
   }
-  Record record{std::string_view(reinterpret_cast<const char*>(data), length), buf, offset,
-                number};
+  Record record{std::string_view(reinterpret_cast<const char*>(data), length), buf, offset, number};
   pos += total;
   ++number;
   expected_length.reset();
@@ -232,9 +233,9 @@ Status TFRecordReader::Seek(const RecordIndex& index, uint64_t number) {
   if (m.compression == Compression::kNone) {
     SLUICE_ASSIGN_OR_RETURN(m.known_file_size, m.file->Size());
     if (index.stream_size() != m.known_file_size) {
-      return Status::FailedPrecondition(fmt::format(
-          "{}: the index describes {} bytes but the file has {}; rebuild the index",
-          m.file->name(), index.stream_size(), m.known_file_size));
+      return Status::FailedPrecondition(
+          fmt::format("{}: the index describes {} bytes but the file has {}; rebuild the index",
+                      m.file->name(), index.stream_size(), m.known_file_size));
     }
   }
   if (offset >= m.base_offset && offset <= m.base_offset + m.end) {

@@ -27,8 +27,8 @@ constexpr size_t kCompressedTotal = size_t{16} << 20;
 
 // Text-like payloads (compress about 3:1), deterministic.
 std::string Payload(Rng& rng, size_t n) {
-  static const char kWords[][8] = {"image", "label", "the ", "cat ", "dog ", "train", "0.25 ",
-                                   "jpeg ", "float", "bytes"};
+  static const char kWords[][8] = {"image", "label", "the ",  "cat ",  "dog ",
+                                   "train", "0.25 ", "jpeg ", "float", "bytes"};
   std::string s;
   s.reserve(n + 8);
   while (s.size() < n) s += kWords[rng.UniformInt(10)];
@@ -119,13 +119,21 @@ void BM_MemcpyReference(benchmark::State& state) {
 BENCHMARK(BM_MemcpyReference)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PreadReference)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ReadTFRecord, none_crc, Compression::kNone, true)
-    ->Arg(1024)->Arg(100 << 10)->Unit(benchmark::kMillisecond);
+    ->Arg(1024)
+    ->Arg(100 << 10)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ReadTFRecord, none_nocrc, Compression::kNone, false)
-    ->Arg(1024)->Arg(100 << 10)->Unit(benchmark::kMillisecond);
+    ->Arg(1024)
+    ->Arg(100 << 10)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ReadTFRecord, gzip_crc, Compression::kGzip, true)
-    ->Arg(1024)->Arg(100 << 10)->Unit(benchmark::kMillisecond);
+    ->Arg(1024)
+    ->Arg(100 << 10)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ReadTFRecord, zlib_crc, Compression::kZlib, true)
-    ->Arg(1024)->Arg(100 << 10)->Unit(benchmark::kMillisecond);
+    ->Arg(1024)
+    ->Arg(100 << 10)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sluice

@@ -30,5 +30,34 @@ TEST(ElementTest, UnnamedAndPushBack) {
   EXPECT_EQ(e[0].scalar<float>(), 9.0f);
 }
 
+TEST(ElementTest, SharedNamesAreCopiedOnlyOnWrite) {
+  auto names = std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"a", "b"});
+  Element e({Tensor::Scalar<int32_t>(1), Tensor::Scalar<int32_t>(2)}, names);
+  Element f = e;
+  EXPECT_EQ(&e.names(), &f.names());
+  EXPECT_EQ(&e.names(), names.get());
+  f.push_back(Tensor::Scalar<int32_t>(3), "c");
+  EXPECT_EQ(e.names(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(f.names(), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(f.get("c")->scalar<int32_t>(), 3);
+  Element empty;
+  EXPECT_TRUE(empty.names().empty());
+  empty.push_back(Tensor::Scalar<int32_t>(0));
+  EXPECT_EQ(empty.names(), std::vector<std::string>{""});
+}
+
+TEST(ShapeMoveTest, MovesKeepDims) {
+  Shape big{1, 2, 3, 4, 5, 6, 7, 8};
+  Shape moved = std::move(big);
+  EXPECT_EQ(moved.num_elements(), 40320);
+  Shape small{2, 3};
+  Shape m2 = std::move(small);
+  EXPECT_EQ(m2, (Shape{2, 3}));
+  m2 = std::move(moved);
+  EXPECT_EQ(m2.rank(), 8);
+  moved = Shape{4};  // a moved-from shape is reusable
+  EXPECT_EQ(moved, Shape{4});
+}
+
 }  // namespace
 }  // namespace sluice

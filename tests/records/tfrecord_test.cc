@@ -31,14 +31,16 @@ std::vector<std::string> ReadAll(TFRecordReader& reader) {
 }
 
 std::vector<std::string> ReadAllFromBytes(std::string bytes, TFRecordReaderOptions opts = {}) {
-  Result<TFRecordReader> reader = TFRecordReader::Open(NewMemoryFile("mem", std::move(bytes)), opts);
+  Result<TFRecordReader> reader =
+      TFRecordReader::Open(NewMemoryFile("mem", std::move(bytes)), opts);
   EXPECT_TRUE(reader.ok()) << reader.status();
   return reader.ok() ? ReadAll(*reader) : std::vector<std::string>{};
 }
 
 std::vector<std::string> GoldenRecords() {
   std::vector<std::string> v;
-  for (size_t i = 0; i < GoldenLengths().size(); ++i) v.push_back(GoldenPayload(i, GoldenLengths()[i]));
+  for (size_t i = 0; i < GoldenLengths().size(); ++i)
+    v.push_back(GoldenPayload(i, GoldenLengths()[i]));
   return v;
 }
 
@@ -147,10 +149,15 @@ TEST(TFRecordTest, ConcatenatedGzipMembersAreOneStream) {
 // The two-record event file from tensorboard/data/server/tf_record.rs
 // (tf.summary.scalar("accuracy", 0.99, step=77)).
 TEST(TFRecordTest, TensorBoardEventFileGoldenBytes) {
-  const std::string r1("\x09\x00\x00\x80\x38\x99\xd6\xd7\x41\x1a\x0d" "brain.Event:2", 24);
+  const std::string r1(
+      "\x09\x00\x00\x80\x38\x99\xd6\xd7\x41\x1a\x0d"
+      "brain.Event:2",
+      24);
   const std::string r2(
-      "\x09\xc4\x05\xb7\x3d\x99\xd6\xd7\x41\x10\x4d\x2a\x25\x0a\x23\x0a\x08" "accuracy"
-      "\x42\x0a\x08\x01\x12\x00\x22\x04\xa4\x70\x7d\x3f\x4a\x0b\x0a\x09\x0a\x07" "scalars",
+      "\x09\xc4\x05\xb7\x3d\x99\xd6\xd7\x41\x10\x4d\x2a\x25\x0a\x23\x0a\x08"
+      "accuracy"
+      "\x42\x0a\x08\x01\x12\x00\x22\x04\xa4\x70\x7d\x3f\x4a\x0b\x0a\x09\x0a\x07"
+      "scalars",
       50);
   std::string file;
   file += std::string("\x18\x00\x00\x00\x00\x00\x00\x00\xa3\x7f\x4b\x22", 12) + r1 +

@@ -1,0 +1,318 @@
+#include "sluice/records/sequence_example_parser.h"
+
+#include "sluice/records/internal/feature_walk.h"
+#include "sluice/records/internal/parse_spec.h"
+
+namespace sluice {
+
+using records_internal::ByteSpan;
+using records_internal::CompiledFeature;
+using records_internal::Fail;
+using records_internal::FeatureValue;
+using records_internal::MakeTag;
+using records_internal::ValueKind;
+using records_internal::Where;
+using records_internal::WireError;
+using records_internal::WireErrorCode;
+
+struct SequenceExampleParser::Impl {
+  std::vector<CompiledFeature> context;
+  std::vector<CompiledFeature> sequence;
+  records_internal::KeyTable context_table;
+  records_internal::KeyTable sequence_table;
+  // Shared by every Element this parser makes.
+  std::shared_ptr<std::vector<std::string>> context_names =
+      std::make_shared<std::vector<std::string>>();
+  // Shared by every Element this parser makes.
+  std::shared_ptr<std::vector<std::string>> sequence_names =
+      std::make_shared<std::vector<std::string>>();
+};
+
+namespace {
+
+constexpr uint32_t kTag1 = MakeTag(1, records_internal::kWireLengthDelimited);
+constexpr uint32_t kTag2 = MakeTag(2, records_internal::kWireLengthDelimited);
+
+// The FeatureList bodies of one feature list: repeated `value` fields of one
+// map entry merge, so a list may span several bodies.
+struct ListValue {
+  const uint8_t* body = nullptr;
+  uint32_t size = 0;
+  uint32_t num_more = 0;
+  uint32_t more_begin = 0;
+  bool present = false;
+};
+
+struct SequenceWalk {
+  const records_internal::KeyTable* table;
+  ListValue* lists;
+  std::vector<ByteSpan>* more;
+  WireError* err;
+};
+
+inline bool Enter(int depth, const uint8_t* at, WireError* err) {
+  if (depth - 1 < 0) {
+    return Fail(err, WireErrorCode::kTooDeep, at, records_internal::kRecursionLimit);
+  }
+  return true;
+}
+
+// Calls fn(step_begin, step_end) for each Feature (step) of a FeatureList
+// body. Skips other fields. Validates when `depth` >= 0.
+template <typename Fn>
+bool ForEachStep(const uint8_t* p, const uint8_t* end, int depth, WireError* err, Fn&& fn) {
+  while (p < end) {
+    const uint8_t* at = p;
+    uint32_t tag;
+    if (!records_internal::ReadTag(p, end, &tag, err)) return false;
+    if (tag == kTag1) {
+      uint32_t len;
+      if (!records_internal::ReadLength(p, end, &len, err)) return false;
+      if (!Enter(depth, at, err)) return false;
+      if (!fn(p, p + len, depth - 1)) return false;
+      p += len;
+    } else if (!records_internal::SkipField(tag, at, p, end, depth, err)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool WalkListEntry(const uint8_t* p, const uint8_t* end, int depth, const SequenceWalk& w) {
+  const uint8_t* key = nullptr;
+  uint32_t key_len = 0;
+  ListValue pending;
+  pending.present = true;
+  while (p < end) {
+    const uint8_t* at = p;
+    uint32_t tag;
+    if (!records_internal::ReadTag(p, end, &tag, w.err)) return false;
+    if (tag == kTag1) {
+      uint32_t len;
+      if (!records_internal::ReadLength(p, end, &len, w.err)) return false;
+      if (!records_internal::IsValidUtf8(p, len)) {
+        return Fail(w.err, WireErrorCode::kBadUtf8Key, p);
+      }
+      key = p;
+      key_len = len;
+      p += len;
+    } else if (tag == kTag2) {
+      uint32_t len;
+      if (!records_internal::ReadLength(p, end, &len, w.err)) return false;
+      if (!Enter(depth, at, w.err)) return false;
+      // Validate every step now; resolve them later, for matched keys only.
+      const bool ok =
+          ForEachStep(p, p + len, depth - 1, w.err, [&](const uint8_t* s, const uint8_t* e, int d) {
+            FeatureValue ignored{};
+            return records_internal::WalkFeature(s, e, d, &ignored, nullptr, w.err);
+          });
+      if (!ok) return false;
+      if (pending.body == nullptr && pending.num_more == 0 && pending.size == 0) {
+        pending.body = p;
+        pending.size = len;
+      } else {
+        if (pending.num_more == 0) pending.more_begin = static_cast<uint32_t>(w.more->size());
+        w.more->push_back(ByteSpan{p, len});
+        ++pending.num_more;
+      }
+      p += len;
+    } else if (!records_internal::SkipField(tag, at, p, end, depth, w.err)) {
+      return false;
+    }
+  }
+  const int index = w.table->Find(key, key_len);
+  if (index >= 0) w.lists[index] = pending;
+  return true;
+}
+
+bool WalkSequenceExample(const uint8_t* p, const uint8_t* end,
+                         const records_internal::WalkOutput& context, const SequenceWalk& w) {
+  for (size_t i = 0; i < context.table->size(); ++i) context.values[i] = FeatureValue{};
+  for (size_t i = 0; i < w.table->size(); ++i) w.lists[i] = ListValue{};
+  const int depth = records_internal::kRecursionLimit;
+  while (p < end) {
+    const uint8_t* at = p;
+    uint32_t tag;
+    if (!records_internal::ReadTag(p, end, &tag, w.err)) return false;
+    if (tag == kTag1 || tag == kTag2) {
+      uint32_t len;
+      if (!records_internal::ReadLength(p, end, &len, w.err)) return false;
+      if (!Enter(depth, at, w.err)) return false;
+      const uint8_t* body_end = p + len;
+      if (tag == kTag1) {  // context: Features
+        if (!records_internal::WalkFeatures(p, body_end, depth - 1, context)) return false;
+      } else {  // feature_lists: FeatureLists, map<string, FeatureList>
+        const int d = depth - 1;
+        while (p < body_end) {
+          const uint8_t* entry_at = p;
+          uint32_t entry_tag;
+          if (!records_internal::ReadTag(p, body_end, &entry_tag, w.err)) return false;
+          if (entry_tag == kTag1) {
+            uint32_t entry_len;
+            if (!records_internal::ReadLength(p, body_end, &entry_len, w.err)) return false;
+            if (!Enter(d, entry_at, w.err)) return false;
+            if (!WalkListEntry(p, p + entry_len, d - 1, w)) return false;
+            p += entry_len;
+          } else if (!records_internal::SkipField(entry_tag, entry_at, p, body_end, d, w.err)) {
+            return false;
+          }
+        }
+      }
+      p = body_end;
+    } else if (!records_internal::SkipField(tag, at, p, end, depth, w.err)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Calls fn(body, end) for each FeatureList body of lv.
+template <typename Fn>
+void ForEachListBody(const ListValue& lv, const std::vector<ByteSpan>& more, Fn&& fn) {
+  fn(lv.body, lv.body + lv.size);
+  for (uint32_t i = 0; i < lv.num_more; ++i) {
+    const ByteSpan& s = more[lv.more_begin + i];
+    fn(s.data, s.data + s.size);
+  }
+}
+
+// Resolves and checks the steps of one sequence feature; appends one
+// FeatureValue per step to *steps (extra list bodies in *step_more).
+Status ResolveSteps(const CompiledFeature& f, const ListValue& lv,
+                    const std::vector<ByteSpan>& more, std::vector<FeatureValue>* steps,
+                    std::vector<ByteSpan>* step_more, uint64_t* total_values) {
+  steps->clear();
+  step_more->clear();
+  *total_values = 0;
+  if (!lv.present) {
+    if (f.kind == FeatureKind::kFixedLenSequence && !f.allow_missing) {
+      return records_internal::MissingFeatureError(Where{"feature list", f.key}, f);
+    }
+    return Status::OK();
+  }
+  WireError err;
+  bool ok = true;
+  ForEachListBody(lv, more, [&](const uint8_t* p, const uint8_t* end) {
+    ok = ok && ForEachStep(p, end, records_internal::kRecursionLimit, &err,
+                           [&](const uint8_t* s, const uint8_t* e, int d) {
+                             FeatureValue v{};
+                             if (!records_internal::WalkFeature(s, e, d, &v, step_more, &err)) {
+                               return false;
+                             }
+                             steps->push_back(v);
+                             return true;
+                           });
+  });
+  if (!ok) return Status::Internal("re-walking a validated feature list failed");
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const FeatureValue& v = (*steps)[i];
+    const Where where{"feature list", f.key, -1, static_cast<int64_t>(i)};
+    if (v.kind != ValueKind::kNone && v.kind != f.value_kind) {
+      return records_internal::DTypeMismatchError(where, f, v.kind);
+    }
+    if (f.kind == FeatureKind::kFixedLenSequence && v.count != static_cast<uint64_t>(f.elements)) {
+      return records_internal::ValueCountError(where, f, v.count);
+    }
+    *total_values += v.count;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<SequenceExampleParser> SequenceExampleParser::Create(const ParseSpec& context_spec,
+                                                            const ParseSpec& sequence_spec) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<CompiledFeature> context,
+                          CompileSpec(context_spec, records_internal::SpecRole::kContext));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<CompiledFeature> sequence,
+                          CompileSpec(sequence_spec, records_internal::SpecRole::kSequence));
+  auto impl = std::make_shared<Impl>();
+  impl->context_table = records_internal::KeyTable(records_internal::KeysOf(context));
+  impl->sequence_table = records_internal::KeyTable(records_internal::KeysOf(sequence));
+  for (const CompiledFeature& f : context) impl->context_names->push_back(f.key);
+  for (const CompiledFeature& f : sequence) {
+    impl->sequence_names->push_back(f.key);
+    if (f.kind == FeatureKind::kVarLen) impl->sequence_names->push_back(f.key + ".row_lengths");
+  }
+  impl->context = std::move(context);
+  impl->sequence = std::move(sequence);
+  return SequenceExampleParser(std::move(impl));
+}
+
+Result<ParsedSequenceExample> SequenceExampleParser::Parse(std::string_view serialized,
+                                                           const Buffer& owner) const {
+  const Impl& im = *impl_;
+  SLUICE_RETURN_IF_ERROR(records_internal::CheckOwner(serialized, owner, "SequenceExample"));
+  std::vector<FeatureValue> context_values(im.context.size());
+  std::vector<ListValue> lists(im.sequence.size());
+  std::vector<ByteSpan> more;
+  WireError err;
+  uint32_t hint = 0;
+  const auto* begin = reinterpret_cast<const uint8_t*>(serialized.data());
+  const records_internal::WalkOutput context_out{&im.context_table, context_values.data(), &more,
+                                                 &err, &hint};
+  const SequenceWalk seq_walk{&im.sequence_table, lists.data(), &more, &err};
+  if (!WalkSequenceExample(begin, begin + serialized.size(), context_out, seq_walk)) {
+    return records_internal::MalformedError("SequenceExample", begin, err);
+  }
+
+  // Context: as ExampleParser::ParseSingle.
+  std::vector<Tensor> context;
+  context.reserve(im.context.size());
+  for (size_t i = 0; i < im.context.size(); ++i) {
+    const CompiledFeature& f = im.context[i];
+    const FeatureValue& v = context_values[i];
+    uint64_t items = 0;
+    SLUICE_RETURN_IF_ERROR(
+        records_internal::CheckFeatureValue(f, v, Where{"context feature", f.key}, &items));
+    const Shape shape =
+        f.kind == FeatureKind::kFixedLen ? f.shape : Shape{static_cast<int64_t>(items)};
+    SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(f.dtype, shape));
+    records_internal::WriteFeatureValues(f, v, more.data(), t.raw_data());
+    if (f.dtype == DType::kString && owner) {
+      if (v.kind == ValueKind::kNone) records_internal::AddDefaultOwners(f, &t);
+      t.AddStringOwner(owner);
+    }
+    context.push_back(std::move(t));
+  }
+
+  // Feature lists.
+  std::vector<Tensor> sequence;
+  sequence.reserve(im.sequence_names->size());
+  std::vector<FeatureValue> steps;
+  std::vector<ByteSpan> step_more;
+  for (size_t i = 0; i < im.sequence.size(); ++i) {
+    const CompiledFeature& f = im.sequence[i];
+    uint64_t total = 0;
+    SLUICE_RETURN_IF_ERROR(ResolveSteps(f, lists[i], more, &steps, &step_more, &total));
+    const auto num_steps = static_cast<int64_t>(steps.size());
+    const Shape shape = f.kind == FeatureKind::kFixedLenSequence
+                            ? f.shape.Prepend(num_steps)
+                            : Shape{static_cast<int64_t>(total)};
+    SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(f.dtype, shape));
+    auto* out = static_cast<char*>(t.raw_data());
+    Tensor lengths;
+    int64_t* len = nullptr;
+    if (f.kind == FeatureKind::kVarLen) {
+      SLUICE_ASSIGN_OR_RETURN(lengths, Tensor::Allocate(DType::kInt64, Shape{num_steps}));
+      len = lengths.flat<int64_t>().data();
+    }
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const uint64_t n = records_internal::WriteFeatureValues(f, steps[s], step_more.data(), out);
+      out += n * DTypeSize(f.dtype);
+      if (len != nullptr) len[s] = static_cast<int64_t>(n);
+    }
+    if (f.dtype == DType::kString && owner) t.AddStringOwner(owner);
+    sequence.push_back(std::move(t));
+    if (len != nullptr) sequence.push_back(std::move(lengths));
+  }
+
+  if (!owner) {
+    SLUICE_RETURN_IF_ERROR(records_internal::CopyStringsToOwnedBuffer(context));
+    SLUICE_RETURN_IF_ERROR(records_internal::CopyStringsToOwnedBuffer(sequence));
+  }
+  return ParsedSequenceExample{Element(std::move(context), im.context_names),
+                               Element(std::move(sequence), im.sequence_names)};
+}
+
+}  // namespace sluice

@@ -1,0 +1,63 @@
+// SequenceExampleParser: turns a serialized tf.train.SequenceExample into
+// tensors, as tf.io.parse_single_sequence_example does, by walking the wire
+// format directly.
+//
+// Two specs (feature_spec.h): the context spec (FixedLenFeature and
+// VarLenFeature) reads SequenceExample.context exactly as ExampleParser's
+// ParseSingle reads an Example's features; the sequence spec
+// (FixedLenSequenceFeature and VarLenFeature) reads
+// SequenceExample.feature_lists, one Feature per step:
+//
+//   sequence spec entry            output components
+//   FixedLenSequence(item shape)   "<key>": [steps, item...]; every step must
+//                                  hold exactly one item
+//   VarLen                         "<key>": [total] values of all steps, and
+//                                  "<key>.row_lengths": int64 [steps]
+//
+// A missing feature list is an error unless allow_missing is set (then it
+// has 0 steps; VarLen lists may always be missing). Sequence features take
+// no default value, as in TensorFlow. Malformed input is DataLoss, data that
+// does not fit the spec InvalidArgument naming the feature list and step;
+// see docs/example.md. Strings are zero-copy views kept alive by `owner`,
+// or copied into tensor-owned memory when no owner is given.
+//
+// Thread-safety: immutable and cheap to copy; Parse may run concurrently.
+#ifndef SLUICE_RECORDS_SEQUENCE_EXAMPLE_PARSER_H_
+#define SLUICE_RECORDS_SEQUENCE_EXAMPLE_PARSER_H_
+
+#include <memory>
+#include <string_view>
+
+#include "sluice/core/buffer.h"
+#include "sluice/core/element.h"
+#include "sluice/core/result.h"
+#include "sluice/records/feature_spec.h"
+
+namespace sluice {
+
+// tf.io.parse_single_sequence_example's (context, feature_lists) pair.
+struct ParsedSequenceExample {
+  Element context;        // one component per context spec entry
+  Element feature_lists;  // per sequence spec entry, as in the table above
+};
+
+class SequenceExampleParser {
+ public:
+  // InvalidArgument (naming the key) for an invalid spec: a kind the role
+  // does not take, a sequence feature with a default value, ... A key may
+  // appear in both specs (the outputs are separate Elements).
+  static Result<SequenceExampleParser> Create(const ParseSpec& context_spec,
+                                              const ParseSpec& sequence_spec);
+
+  Result<ParsedSequenceExample> Parse(std::string_view serialized, const Buffer& owner = {}) const;
+
+  struct Impl;
+
+ private:
+  explicit SequenceExampleParser(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const Impl> impl_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RECORDS_SEQUENCE_EXAMPLE_PARSER_H_

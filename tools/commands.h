@@ -1,0 +1,32 @@
+// The subcommands of the `sluice` command line. Each Add*Command registers a
+// subcommand on `app`; when it is selected, its callback runs it and stores
+// the process exit status (0 success, 1 failure) in *exit_code. Errors go to
+// stderr naming the file, offset and record.
+#ifndef SLUICE_TOOLS_COMMANDS_H_
+#define SLUICE_TOOLS_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "sluice/core/status.h"
+#include "sluice/records/tfrecord_reader.h"
+
+namespace sluice::tools {
+
+void AddCatCommand(CLI::App& app, int* exit_code);
+void AddWriteCommand(CLI::App& app, int* exit_code);
+void AddCountCommand(CLI::App& app, int* exit_code);
+void AddVerifyCommand(CLI::App& app, int* exit_code);
+void AddIndexCommand(CLI::App& app, int* exit_code);
+
+// Shared by the commands.
+inline const std::vector<std::string> kCompressionChoices = {"auto", "none", "zlib", "gzip"};
+// Reader options for a --compression value (validated by CLI11 already).
+TFRecordReaderOptions ReaderOptions(const std::string& compression);
+// Prints "sluice <command>: <message>" to stderr and returns 1.
+int Fail(std::string_view command, const Status& status);
+
+}  // namespace sluice::tools
+
+#endif  // SLUICE_TOOLS_COMMANDS_H_
