@@ -85,10 +85,11 @@ int main(int argc, char** argv) {
   Check(writer.Close());
   const double write_s = Seconds(t);
   const auto file_bytes = std::filesystem::file_size(path);
-  std::printf("wrote    %d examples, %.1f MB of records, %.1f MB on disk (gzip) in %.3f s: "
-              "%.0f examples/s, %.0f MB/s\n",
-              n, writer.bytes_written() / 1e6, file_bytes / 1e6, write_s, n / write_s,
-              writer.bytes_written() / 1e6 / write_s);
+  std::printf(
+      "wrote    %d examples, %.1f MB of records, %.1f MB on disk (gzip) in %.3f s: "
+      "%.0f examples/s, %.0f MB/s\n",
+      n, writer.bytes_written() / 1e6, file_bytes / 1e6, write_s, n / write_s,
+      writer.bytes_written() / 1e6 / write_s);
 
   // 2. Verify every CRC.
   t = Clock::now();
@@ -96,11 +97,12 @@ int main(int argc, char** argv) {
   uint64_t verified = 0;
   while (Check(verifier.Next())) ++verified;
   const double verify_s = Seconds(t);
-  std::printf("verified %llu records (compression detected: %s), every CRC holds, in %.3f s: "
-              "%.0f MB/s\n",
-              static_cast<unsigned long long>(verified),
-              std::string(sluice::CompressionName(verifier.compression())).c_str(), verify_s,
-              writer.bytes_written() / 1e6 / verify_s);
+  std::printf(
+      "verified %llu records (compression detected: %s), every CRC holds, in %.3f s: "
+      "%.0f MB/s\n",
+      static_cast<unsigned long long>(verified),
+      std::string(sluice::CompressionName(verifier.compression())).c_str(), verify_s,
+      writer.bytes_written() / 1e6 / verify_s);
 
   // 3. Index (the writer wrote one too; they must agree) and seek with it.
   t = Clock::now();
@@ -116,7 +118,8 @@ int main(int argc, char** argv) {
       {"image", sluice::FixedLenFeature(sluice::DType::kString, {})},
       {"label", sluice::FixedLenFeature(sluice::DType::kInt64, {})},
       {"shape", sluice::FixedLenFeature(sluice::DType::kInt64, {3})},
-      {"weight", sluice::FixedLenFeature(sluice::DType::kFloat32, {}, sluice::Tensor::Scalar(1.0f))},
+      {"weight",
+       sluice::FixedLenFeature(sluice::DType::kFloat32, {}, sluice::Tensor::Scalar(1.0f))},
   };
   sluice::ExampleParser parser = Check(sluice::ExampleParser::Create(spec));
   const uint64_t target = static_cast<uint64_t>(n) * 7 / 10;
@@ -124,13 +127,13 @@ int main(int argc, char** argv) {
   Check(seeker.Seek(index, target));
   std::optional<sluice::Record> rec = Check(seeker.Next());
   sluice::Element one = Check(parser.ParseSingle(rec->data, rec->owner));
-  std::printf("seeked   to record %llu (stream offset %llu): label %lld, shape %s, "
-              "image %zu bytes\n",
-              static_cast<unsigned long long>(rec->number),
-              static_cast<unsigned long long>(rec->offset),
-              static_cast<long long>(one.find("label")->scalar<int64_t>()),
-              one.find("shape")->DebugString().c_str(),
-              one.find("image")->scalar<std::string_view>().size());
+  std::printf(
+      "seeked   to record %llu (stream offset %llu): label %lld, shape %s, "
+      "image %zu bytes\n",
+      static_cast<unsigned long long>(rec->number), static_cast<unsigned long long>(rec->offset),
+      static_cast<long long>(one.find("label")->scalar<int64_t>()),
+      one.find("shape")->DebugString().c_str(),
+      one.find("image")->scalar<std::string_view>().size());
 
   // 4. Read back and parse in batches of 128, as tf.io.parse_example would.
   t = Clock::now();
@@ -155,18 +158,19 @@ int main(int argc, char** argv) {
   }
   if (!batch.empty()) flush();
   const double read_s = Seconds(t);
-  std::printf("read     %lld examples back in batches of 128 in %.3f s: %.0f examples/s "
-              "(gunzip + CRC + parse)\n",
-              static_cast<long long>(parsed), read_s, parsed / read_s);
+  std::printf(
+      "read     %lld examples back in batches of 128 in %.3f s: %.0f examples/s "
+      "(gunzip + CRC + parse)\n",
+      static_cast<long long>(parsed), read_s, parsed / read_s);
   if (parsed != n || parsed_label_sum != label_sum) {
     Die(sluice::Status::DataLoss("read back different data than was written"));
   }
 #ifndef SLUICE_CLI
 #define SLUICE_CLI "sluice"
 #endif
-  std::printf("\nOK: every example came back intact (label sum %lld). Try:\n"
-              "  %s cat --json -n 1 %s\n  %s verify %s\n",
-              static_cast<long long>(label_sum), SLUICE_CLI, path.c_str(), SLUICE_CLI,
-              path.c_str());
+  std::printf(
+      "\nOK: every example came back intact (label sum %lld). Try:\n"
+      "  %s cat --json -n 1 %s\n  %s verify %s\n",
+      static_cast<long long>(label_sum), SLUICE_CLI, path.c_str(), SLUICE_CLI, path.c_str());
   return 0;
 }

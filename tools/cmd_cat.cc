@@ -66,8 +66,8 @@ int RunCat(const CatOptions& o) {
       if (o.json) {
         Result<std::string> json = SerializedToJson(rec.data, type);
         if (!json.ok()) {
-          return Fail("cat", json.status().WithContext(fmt::format(
-                                 "{}: record {} at offset {}", file, rec.number, rec.offset)));
+          return Fail("cat", json.status().WithContext(fmt::format("{}: record {} at offset {}",
+                                                                   file, rec.number, rec.offset)));
         }
         line = std::move(*json);
       } else if (o.format == "hex") {

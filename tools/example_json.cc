@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -123,46 +123,42 @@ class JsonWriter {
     out_ += '{';
     switch (f.kind_case()) {
       case Feature::kBytesList:
-        out_ += "\"bytesList\":{";
-        if (!f.bytes_list().value().empty()) {
-          out_ += "\"value\":[";
-          for (int i = 0; i < f.bytes_list().value_size(); ++i) {
-            if (i) out_ += ',';
-            out_ += '"';
-            Base64(f.bytes_list().value(i));
-            out_ += '"';
-          }
-          out_ += ']';
-        }
-        out_ += '}';
+        List("bytesList", f.bytes_list().value(), [this](const std::string& v) {
+          out_ += '"';
+          Base64(v);
+          out_ += '"';
+        });
         break;
       case Feature::kFloatList:
-        out_ += "\"floatList\":{";
-        if (!f.float_list().value().empty()) {
-          out_ += "\"value\":[";
-          for (int i = 0; i < f.float_list().value_size(); ++i) {
-            if (i) out_ += ',';
-            Float(f.float_list().value(i));
-          }
-          out_ += ']';
-        }
-        out_ += '}';
+        List("floatList", f.float_list().value(), [this](float v) { Float(v); });
         break;
       case Feature::kInt64List:
-        out_ += "\"int64List\":{";
-        if (!f.int64_list().value().empty()) {
-          out_ += "\"value\":[";
-          for (int i = 0; i < f.int64_list().value_size(); ++i) {
-            if (i) out_ += ',';
-            out_ += '"';
-            out_ += std::to_string(f.int64_list().value(i));
-            out_ += '"';
-          }
-          out_ += ']';
-        }
-        out_ += '}';
+        List("int64List", f.int64_list().value(), [this](int64_t v) {
+          out_ += '"';
+          out_ += std::to_string(v);
+          out_ += '"';
+        });
         break;
       case Feature::KIND_NOT_SET: break;
+    }
+    out_ += '}';
+  }
+
+  // "<name>":{"value":[...]}, with "value" omitted when empty (proto3 JSON).
+  template <typename Values, typename EmitOne>
+  void List(std::string_view name, const Values& values, EmitOne emit_one) {
+    out_ += '"';
+    out_ += name;
+    out_ += "\":{";
+    if (!values.empty()) {
+      out_ += "\"value\":[";
+      bool first = true;
+      for (const auto& v : values) {
+        if (!first) out_ += ',';
+        first = false;
+        emit_one(v);
+      }
+      out_ += ']';
     }
     out_ += '}';
   }

@@ -22,8 +22,8 @@ void Progress::Update(uint64_t records, uint64_t bytes) {
   if (now - last_ < std::chrono::milliseconds(200)) return;
   last_ = now;
   const double secs = std::chrono::duration<double>(now - start_).count();
-  fmt::print(stderr, "\r\033[K{}: {} records, {:.1f} MB, {:.0f} MB/s", label_, records,
-             bytes / 1e6, secs > 0 ? bytes / 1e6 / secs : 0.0);
+  fmt::print(stderr, "\r\033[K{}: {} records, {:.1f} MB, {:.0f} MB/s", label_, records, bytes / 1e6,
+             secs > 0 ? bytes / 1e6 / secs : 0.0);
   std::fflush(stderr);
   drawn_ = true;
 }

@@ -157,7 +157,7 @@ TEST(CliTest, WriteFromJsonIsByteIdenticalToTensorFlow) {
 TEST(CliTest, WriteRejectsBadJsonAndPublishesNothing) {
   ScratchDir dir;
   CliRun r = Sluice(dir, "write " + dir.file("bad.tfrecord"),
-                 "{\"features\": {}}\n{\"features\": {\"feature\": {\"x\": 5}}}\n");
+                    "{\"features\": {}}\n{\"features\": {\"feature\": {\"x\": 5}}}\n");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("stdin line 2"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("bad.tfrecord")));
