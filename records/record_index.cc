@@ -1,5 +1,7 @@
 #include "sluice/records/record_index.h"
 
+#include <sys/stat.h>
+
 #include <charconv>
 
 #include <fmt/format.h>
@@ -37,6 +39,14 @@ bool ParseU64(std::string_view s, uint64_t* out) {
   if (s.empty()) return false;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+// True if `a` was modified strictly after `b` (false if either stat fails).
+bool ModifiedAfter(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  if (sa.st_mtim.tv_sec != sb.st_mtim.tv_sec) return sa.st_mtim.tv_sec > sb.st_mtim.tv_sec;
+  return sa.st_mtim.tv_nsec > sb.st_mtim.tv_nsec;
 }
 
 std::string_view Trim(std::string_view s) {
@@ -112,6 +122,12 @@ Result<RecordIndex> RecordIndex::LoadFor(const std::string& tfrecord_path) {
                       "`sluice index`",
                       PathFor(tfrecord_path), index.stream_size(), tfrecord_path, size));
     }
+  } else if (ModifiedAfter(tfrecord_path, PathFor(tfrecord_path))) {
+    // A compressed file's size says nothing about its stream; an index older
+    // than the data may describe a previous version of it.
+    return Status::FailedPrecondition(
+        fmt::format("{}: stale index: {} was modified after it; rebuild it with `sluice index`",
+                    PathFor(tfrecord_path), tfrecord_path));
   }
   return index;
 }

@@ -44,9 +44,10 @@ class RecordIndex {
   static Result<RecordIndex> Parse(std::string_view text, const std::string& name);
   // Loads an index file (NotFound if absent).
   static Result<RecordIndex> Load(const std::string& idx_path);
-  // Loads `tfrecord_path`.idx and checks that it matches the data file
-  // (uncompressed files: it must end exactly at the file size). NotFound if
-  // there is no index; FailedPrecondition if it is stale.
+  // Loads `tfrecord_path`.idx and checks that it matches the data file:
+  // for an uncompressed file it must end exactly at the file size; for a
+  // compressed one it must not be older than the file. NotFound if there is
+  // no index; FailedPrecondition if it is stale.
   static Result<RecordIndex> LoadFor(const std::string& tfrecord_path);
 
   // "<path>.idx"

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "sluice/records/tfrecord_writer.h"
@@ -83,6 +84,25 @@ TEST(RecordIndexTest, IndexThatLiesAboutLengthsIsDataLoss) {
   SLUICE_EXPECT_ERROR(reader.Next(), StatusCode::kDataLoss, "the index says 7 bytes");
   SLUICE_ASSERT_OK(reader.Seek(RecordIndex(e), 3));
   SLUICE_EXPECT_ERROR(reader.Next(), StatusCode::kDataLoss, "record 3");
+}
+
+TEST(RecordIndexTest, StaleIndexOfCompressedFileIsRefusedAndCountStillExact) {
+  ScratchDir dir;
+  const std::string path = dir.file("g.tfrecord.gz");
+  TFRecordWriterOptions opts;
+  opts.compression = Compression::kGzip;
+  opts.write_index = true;
+  for (int n : {10, 4}) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(TFRecordWriter w, TFRecordWriter::Open(path, opts));
+    for (int i = 0; i < n; ++i) SLUICE_ASSERT_OK(w.Write("record"));
+    SLUICE_ASSERT_OK(w.Close());
+    opts.write_index = false;  // the second file keeps the first one's index
+  }
+  // Make the data file strictly newer than the index, whatever the clock's grain.
+  const auto idx_time = std::filesystem::last_write_time(RecordIndex::PathFor(path));
+  std::filesystem::last_write_time(path, idx_time + std::chrono::seconds(1));
+  SLUICE_EXPECT_ERROR(RecordIndex::LoadFor(path), StatusCode::kFailedPrecondition, "stale index");
+  EXPECT_EQ(*CountRecords(path), 4u);  // scanned, not the stale 10
 }
 
 TEST(RecordIndexTest, ParseRejectsMalformedText) {
