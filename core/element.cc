@@ -58,6 +58,16 @@ void Element::push_back(Tensor t, std::string name) {
   components_.push_back(std::move(t));
 }
 
+std::string Element::OriginString() const {
+  std::string out;
+  if (origin_source_) out = *origin_source_;
+  if (origin_index_ >= 0) {
+    if (!out.empty()) out += ' ';
+    out += "record " + std::to_string(origin_index_);
+  }
+  return out;
+}
+
 std::string Element::DebugString(int max_entries) const {
   std::string out = "(";
   for (size_t i = 0; i < components_.size(); ++i) {

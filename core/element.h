@@ -10,6 +10,7 @@
 #ifndef SLUICE_CORE_ELEMENT_H_
 #define SLUICE_CORE_ELEMENT_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -52,12 +53,26 @@ class Element {
 
   void push_back(Tensor t, std::string name = "");
 
+  // Where the element came from, for error messages: a source (a file name)
+  // and an index in it (a record number), or null and -1 when unknown.
+  // Pipeline sources set it; stages carry it from input to output.
+  const std::shared_ptr<const std::string>& origin_source() const { return origin_source_; }
+  int64_t origin_index() const { return origin_index_; }
+  void set_origin(std::shared_ptr<const std::string> source, int64_t index) {
+    origin_source_ = std::move(source);
+    origin_index_ = index;
+  }
+  // "file.tfrecord record 12", "record 12", or "" when unknown.
+  std::string OriginString() const;
+
   // "(label: int64[] {3}, image: uint8[2,2,3] {...})"
   std::string DebugString(int max_entries = 6) const;
 
  private:
   std::vector<Tensor> components_;
   std::shared_ptr<const std::vector<std::string>> names_;  // null: no components yet
+  std::shared_ptr<const std::string> origin_source_;
+  int64_t origin_index_ = -1;
 };
 
 }  // namespace sluice

@@ -14,7 +14,8 @@ PACKAGES=(
   g++ cmake ninja-build ccache pkg-config make
   # libraries (ARCHITECTURE.md: Debian packages only, found with CMake)
   zlib1g-dev libprotobuf-dev protobuf-compiler
-  libcli11-dev libfmt-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev
+  libtbb-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # fuzzing and sanitizers (clang's libFuzzer + runtimes)

@@ -1,0 +1,154 @@
+#include "sluice/records/indexed_tfrecord_file.h"
+
+#include <fmt/format.h>
+
+#include "sluice/records/compression.h"
+#include "sluice/records/tfrecord_format.h"
+
+namespace sluice {
+
+struct IndexedTFRecordFile::Impl {
+  std::unique_ptr<ReadableFile> file;
+  RecordIndex index;
+  IndexedTFRecordFileOptions opts;
+  uint64_t file_size = 0;  // at Open; the index ends exactly here
+
+  std::string Where(uint64_t number, uint64_t offset) const {
+    return fmt::format("{}: record {} at offset {}", file->name(), number, offset);
+  }
+};
+
+namespace {
+
+// InvalidArgument unless `file` holds an uncompressed TFRecord stream.
+Status CheckUncompressed(ReadableFile& file) {
+  uint8_t head[tfrecord::kHeaderSize];
+  SLUICE_ASSIGN_OR_RETURN(size_t got, file.ReadAt(0, head, sizeof(head)));
+  const Compression c =
+      DetectCompression(std::string_view(reinterpret_cast<const char*>(head), got));
+  if (c == Compression::kNone) return Status::OK();
+  return Status::InvalidArgument(
+      fmt::format("{}: the file is {}-compressed; reading records at random needs an "
+                  "uncompressed TFRecord file (rewrite it without compression, or read it in "
+                  "order with TFRecordReader)",
+                  file.name(), CompressionName(c)));
+}
+
+}  // namespace
+
+Result<IndexedTFRecordFile> IndexedTFRecordFile::Open(const std::string& path,
+                                                      const IndexedTFRecordFileOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> file, OpenReadableFile(path));
+  // Before looking for the index: a compressed file is refused whether or not
+  // it has one.
+  SLUICE_RETURN_IF_ERROR(CheckUncompressed(*file));
+  SLUICE_ASSIGN_OR_RETURN(RecordIndex index, RecordIndex::LoadFor(path));
+  return Open(std::move(file), std::move(index), options);
+}
+
+Result<IndexedTFRecordFile> IndexedTFRecordFile::Open(const std::string& path, RecordIndex index,
+                                                      const IndexedTFRecordFileOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> file, OpenReadableFile(path));
+  return Open(std::move(file), std::move(index), options);
+}
+
+Result<IndexedTFRecordFile> IndexedTFRecordFile::Open(std::unique_ptr<ReadableFile> file,
+                                                      RecordIndex index,
+                                                      const IndexedTFRecordFileOptions& options) {
+  SLUICE_RETURN_IF_ERROR(CheckUncompressed(*file));
+  auto impl = std::make_shared<Impl>();
+  SLUICE_ASSIGN_OR_RETURN(impl->file_size, file->Size());
+  if (index.stream_size() != impl->file_size) {
+    return Status::FailedPrecondition(
+        fmt::format("{}: stale index: it describes {} bytes but the file has {}; rebuild it with "
+                    "`sluice index`",
+                    file->name(), index.stream_size(), impl->file_size));
+  }
+  impl->file = std::move(file);
+  impl->index = std::move(index);
+  impl->opts = options;
+  return IndexedTFRecordFile(std::move(impl));
+}
+
+Result<Record> IndexedTFRecordFile::Read(uint64_t i) const {
+  Buffer scratch;
+  return Read(i, &scratch);
+}
+
+Result<Record> IndexedTFRecordFile::Read(uint64_t i, Buffer* scratch) const {
+  const Impl& m = *impl_;
+  if (i >= m.index.size()) {
+    return Status::OutOfRange(fmt::format("{}: cannot read record {}: the index lists {}",
+                                          m.file->name(), i, m.index.size()));
+  }
+  const RecordIndexEntry& e = m.index[i];
+  // The index was checked to end at the file size, but a RecordIndex made
+  // by hand need not be contiguous: never trust an entry past the file.
+  if (e.length < tfrecord::kFramingSize || e.offset > m.file_size ||
+      e.length > m.file_size - e.offset) {
+    return Status::DataLoss(
+        fmt::format("{}: the index entry's length {} does not fit in the file's {} bytes; "
+                    "rebuild the index",
+                    m.Where(i, e.offset), e.length, m.file_size));
+  }
+  const uint64_t payload = e.length - tfrecord::kFramingSize;
+  if (payload > m.opts.max_record_size) {
+    return Status::DataLoss(fmt::format("{}: record length {} exceeds max_record_size {}",
+                                        m.Where(i, e.offset), payload, m.opts.max_record_size));
+  }
+  const size_t framed = static_cast<size_t>(e.length);
+  if (!*scratch || !scratch->unique() || scratch->size() < framed) {
+    Result<Buffer> fresh = Buffer::Allocate(framed);
+    if (!fresh.ok()) return fresh.status().WithContext(m.Where(i, e.offset));
+    *scratch = std::move(fresh).value();
+  }
+  uint8_t* bytes = scratch->data();
+  Result<size_t> got = m.file->ReadAt(e.offset, bytes, framed);
+  if (!got.ok()) return got.status().WithContext(fmt::format("reading record {}", i));
+  if (*got < framed) {
+    return Status::DataLoss(
+        fmt::format("{}: truncated: the index says the record takes {} bytes but the file "
+                    "ends {} bytes in (did the file shrink after it was opened?)",
+                    m.Where(i, e.offset), framed, *got));
+  }
+  if (!tfrecord::HeaderChecksumOk(bytes)) {
+    return Status::DataLoss(fmt::format(
+        "{}: corrupt record header: the length checksum does not match (stored 0x{:08x}, "
+        "computed 0x{:08x}); the file is damaged or the index does not describe it",
+        m.Where(i, e.offset), tfrecord::DecodeFixed32(bytes + tfrecord::kLengthSize),
+        crc32c::Mask(crc32c::Value(bytes, tfrecord::kLengthSize))));
+  }
+  const uint64_t length = tfrecord::DecodeFixed64(bytes);
+  if (length != payload) {
+    return Status::DataLoss(
+        fmt::format("{}: the index says {} bytes but the record holds {}; rebuild the index",
+                    m.Where(i, e.offset), payload, length));
+  }
+  const uint8_t* data = bytes + tfrecord::kHeaderSize;
+  if (m.opts.verify_checksums) {
+    const uint32_t stored = tfrecord::DecodeFixed32(data + payload);
+    const uint32_t computed = crc32c::Mask(crc32c::Value(data, payload));
+    if (stored != computed) {
+      return Status::DataLoss(fmt::format(
+          "{}: corrupt record data: the data checksum does not match (stored 0x{:08x}, computed "
+          "0x{:08x}); {} bytes",
+          m.Where(i, e.offset), stored, computed, payload));
+    }
+  }
+  return Record{std::string_view(reinterpret_cast<const char*>(data), payload), *scratch, e.offset,
+                i};
+}
+
+uint64_t IndexedTFRecordFile::num_records() const { return impl_->index.size(); }
+const std::string& IndexedTFRecordFile::path() const { return impl_->file->name(); }
+const RecordIndex& IndexedTFRecordFile::index() const { return impl_->index; }
+
+IndexedTFRecordFile::IndexedTFRecordFile(std::shared_ptr<const Impl> impl)
+    : impl_(std::move(impl)) {}
+IndexedTFRecordFile::IndexedTFRecordFile(const IndexedTFRecordFile&) = default;
+IndexedTFRecordFile& IndexedTFRecordFile::operator=(const IndexedTFRecordFile&) = default;
+IndexedTFRecordFile::IndexedTFRecordFile(IndexedTFRecordFile&&) noexcept = default;
+IndexedTFRecordFile& IndexedTFRecordFile::operator=(IndexedTFRecordFile&&) noexcept = default;
+IndexedTFRecordFile::~IndexedTFRecordFile() = default;
+
+}  // namespace sluice
