@@ -1,0 +1,104 @@
+// batch: stacks batch_size consecutive elements.
+#include "sluice/pipeline/internal/context.h"
+#include "sluice/pipeline/internal/stack.h"
+#include "sluice/pipeline/internal/stages.h"
+#include "sluice/pipeline/internal/state.h"
+
+namespace sluice::pipeline_internal {
+namespace {
+
+ElementSpec BatchedSpec(const ElementSpec& in, int64_t dim0) {
+  if (!in.known()) return ElementSpec::Unknown();
+  std::vector<ComponentSpec> out = in.components();
+  for (ComponentSpec& c : out) {
+    if (!c.shape.unknown_rank()) c.shape = c.shape.Prepend(dim0);
+  }
+  return ElementSpec(std::move(out));
+}
+
+int64_t BatchedCardinality(int64_t n, int64_t bs, bool drop) {
+  if (n < 0) return n;
+  return drop ? n / bs : (n + bs - 1) / bs;
+}
+
+class BatchIterator : public IteratorNode {
+ public:
+  BatchIterator(IteratorContext& ctx, const DatasetNode& node, std::unique_ptr<IteratorNode> input,
+                int64_t bs, BatchOptions o)
+      : IteratorNode(&ctx, ctx.CountersFor(&node)),
+        node_(node),
+        input_(std::move(input)),
+        bs_(bs),
+        o_(std::move(o)) {}
+
+  Status Save(StateWriter& w) override {
+    w.Tag("batch");
+    return input_->Save(w);
+  }
+  Status Restore(StateReader& r) override {
+    SLUICE_RETURN_IF_ERROR(r.Tag("batch"));
+    return input_->Restore(r);
+  }
+  bool positional() const override { return input_->positional(); }
+  int64_t position() const override { return (input_->position() + bs_ - 1) / bs_; }
+  Status SeekTo(int64_t n) override { return input_->SeekTo(n * bs_); }
+
+ protected:
+  NextResult GetNext() override {
+    std::vector<Element> rows;
+    rows.reserve(static_cast<size_t>(bs_));
+    while (static_cast<int64_t>(rows.size()) < bs_) {
+      SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, input_->Next());
+      if (!e) break;
+      rows.push_back(std::move(*e));
+    }
+    if (rows.empty() || (o_.drop_remainder && static_cast<int64_t>(rows.size()) < bs_)) {
+      return std::optional<Element>();
+    }
+    const int64_t t0 = NowNs();
+    Result<Element> b = StackElements(rows, node_.name(), o_.parallel_copy);
+    counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
+    counters()->total_ns.fetch_sub(NowNs() - t0, std::memory_order_relaxed);
+    if (!b.ok()) return b.status();
+    return std::optional<Element>(std::move(b).value());
+  }
+
+ private:
+  const DatasetNode& node_;
+  std::unique_ptr<IteratorNode> input_;
+  const int64_t bs_;
+  const BatchOptions o_;
+};
+
+class BatchNode : public DatasetNode {
+ public:
+  BatchNode(const Dataset& input, int64_t bs, BatchOptions o)
+      : DatasetNode("batch", o.name, {input.node()},
+                    BatchedSpec(input.element_spec(), o.drop_remainder ? bs : Shape::kUnknownDim),
+                    BatchedCardinality(input.cardinality(), bs, o.drop_remainder)),
+        bs_(bs),
+        o_(std::move(o)) {}
+  std::string Describe() const override { return name() + "(" + std::to_string(bs_) + ")"; }
+  Result<std::unique_ptr<IteratorNode>> MakeIterator(IteratorContext& ctx,
+                                                     const IteratorParams& params) const override {
+    SLUICE_ASSIGN_OR_RETURN(auto input, MakeIteratorOf(*inputs()[0], ctx, params));
+    return std::unique_ptr<IteratorNode>(
+        std::make_unique<BatchIterator>(ctx, *this, std::move(input), bs_, o_));
+  }
+
+ private:
+  int64_t bs_;
+  BatchOptions o_;
+};
+
+}  // namespace
+
+Dataset MakeBatch(const Dataset& input, int64_t batch_size, BatchOptions options) {
+  if (batch_size < 1) {
+    return Dataset::FromError(
+        Status::InvalidArgument("batch: batch_size must be >= 1, got " + std::to_string(batch_size)));
+  }
+  return Dataset(std::make_shared<BatchNode>(input, batch_size, std::move(options)));
+}
+
+}  // namespace sluice::pipeline_internal

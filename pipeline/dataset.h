@@ -1,0 +1,219 @@
+// Dataset: a lazy, immutable description of an input pipeline (tf.data's
+// Dataset), built by chaining sources and transformations:
+//
+//   auto ds = sluice::TFRecordDataset(files)
+//                 .map(parse, {.parallelism = sluice::kAutotune})
+//                 .shuffle(10'000, {.seed = 7})
+//                 .batch(128, {.drop_remainder = true})
+//                 .prefetch(sluice::kAutotune);
+//   for (const sluice::Element& batch : ds) train_step(batch);
+//
+// A Dataset is a cheap value (a shared pointer to an immutable node): copy
+// it freely, from any thread. Nothing runs until iterator() is called; each
+// iterator is independent.
+//
+// Errors in building (mismatched shapes, a bad argument) do not throw: the
+// Dataset carries the first one (status()), every later transformation keeps
+// it, and iterator() returns it. Check status() right after building to
+// report it at once. The range-for is the one place that throws: Error,
+// carrying the Status that next() returned.
+//
+// Functions given to map, filter, flat_map, interleave and from_generator
+// may be called from several threads at once (with parallelism > 1) and
+// must be thread-safe; they must not throw.
+#ifndef SLUICE_PIPELINE_DATASET_H_
+#define SLUICE_PIPELINE_DATASET_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "sluice/core/element.h"
+#include "sluice/core/error.h"
+#include "sluice/core/result.h"
+#include "sluice/core/tensor.h"
+#include "sluice/pipeline/element_spec.h"
+#include "sluice/pipeline/iterator.h"
+#include "sluice/pipeline/map_context.h"
+#include "sluice/pipeline/options.h"
+
+namespace sluice {
+
+namespace pipeline_internal {
+class DatasetNode;
+}  // namespace pipeline_internal
+
+class Dataset;
+
+using MapFn = std::function<Result<Element>(Element, const MapContext&)>;
+using PredicateFn = std::function<Result<bool>(const Element&)>;
+using DatasetFn = std::function<Result<Dataset>(const Element&)>;
+using ReduceFn = std::function<Result<Element>(Element state, Element element)>;
+// Returns the next element, nullopt at the end, or an error.
+using GeneratorFn = std::function<Result<std::optional<Element>>()>;
+
+class Dataset {
+ public:
+  // ---- Sources ----------------------------------------------------------
+  // int64 scalars start, start+step, ... below stop (above, for step < 0).
+  static Dataset range(int64_t stop);
+  static Dataset range(int64_t start, int64_t stop, int64_t step = 1);
+  // Slices every tensor along its first dimension: element i holds row i of
+  // each. InvalidArgument (naming the shapes) if the first dimensions differ
+  // or a tensor is a scalar. `names` names the components.
+  static Dataset from_tensor_slices(std::vector<Tensor> tensors,
+                                    std::vector<std::string> names = {});
+  // One element.
+  static Dataset from_tensors(Element element);
+  // Calls `make` once per iterator to get a generator, then the generator
+  // until it returns nullopt. `spec` is the elements' spec (each is checked
+  // against it when known). save()/restore() replay: restore calls a fresh
+  // generator and skips the elements already produced, so the generator
+  // must be deterministic for checkpoints to be exact.
+  static Dataset from_generator(std::function<GeneratorFn()> make,
+                                ElementSpec spec = ElementSpec::Unknown());
+  // File names matching the glob pattern(s), as string scalars, in sorted
+  // order (or shuffled with options.seed). NotFound if nothing matches.
+  static Dataset list_files(const std::string& pattern, ListFilesOptions options = {});
+  static Dataset list_files(const std::vector<std::string>& patterns,
+                            ListFilesOptions options = {});
+  // Element i is the components of element i of every input, in order; ends
+  // with the shortest input. Names are kept.
+  static Dataset zip(const std::vector<Dataset>& datasets);
+
+  // ---- Transformations --------------------------------------------------
+  Dataset map(MapFn fn, MapOptions options = {}) const;
+  // Also accepts f(Element) and functions returning Element instead of Result.
+  template <typename F>
+    requires(!std::is_convertible_v<F, MapFn> || !std::is_invocable_v<F, Element, const MapContext&>)
+  Dataset map(F&& f, MapOptions options = {}) const;
+
+  Dataset filter(PredicateFn predicate, FilterOptions options = {}) const;
+  // fn maps each element to a dataset; their elements follow one another.
+  Dataset flat_map(DatasetFn fn) const;
+  // fn maps each element to a dataset; cycle_length of them are read at
+  // once, block_length elements from each in turn (tf.data's interleave).
+  Dataset interleave(DatasetFn fn, InterleaveOptions options = {}) const;
+  // A buffer of buffer_size elements from which each output is drawn at
+  // random (tf.data's shuffle). Memory: buffer_size elements.
+  Dataset shuffle(int64_t buffer_size, ShuffleOptions options = {}) const;
+  // A uniform random permutation of the whole dataset that holds no
+  // elements: the input must allow random access (range, from_tensor_slices,
+  // indexed TFRecord files, and maps, take, skip, shard over them);
+  // FailedPrecondition otherwise.
+  Dataset global_shuffle(GlobalShuffleOptions options = {}) const;
+  // Stacks batch_size consecutive elements into one (a new first dimension).
+  // Components must have equal shapes within a batch (InvalidArgument naming
+  // the element and the shapes otherwise; see padded_batch).
+  Dataset batch(int64_t batch_size, BatchOptions options = {}) const;
+  Dataset padded_batch(int64_t batch_size, PaddedBatchOptions options = {}) const;
+  // Splits each element along its first dimension into rows.
+  Dataset unbatch() const;
+  // Produces up to buffer_size elements ahead in the background.
+  Dataset prefetch(int64_t buffer_size = kAutotune, PrefetchOptions options = {}) const;
+  // count epochs (-1: forever).
+  Dataset repeat(int64_t count = -1) const;
+  Dataset take(int64_t count) const;  // -1: all
+  Dataset skip(int64_t count) const;  // -1: all
+  // Every num_shards-th element from index. On a random-access input this
+  // picks records directly (no reading of the others).
+  Dataset shard(int64_t num_shards, int64_t index) const;
+  // The first iteration's elements are kept (in memory if filename is
+  // empty, else in that file, written under a temporary name and renamed
+  // when the pass completes) and later iterations read them back.
+  Dataset cache(std::string filename = "") const;
+  // This dataset's elements, then other's. InvalidArgument if their specs
+  // are incompatible.
+  Dataset concatenate(const Dataset& other) const;
+  // Prepends an int64 index component named "index" (start, start+1...).
+  Dataset enumerate(int64_t start = 0) const;
+  // Skips elements whose production failed (counted in stats) instead of
+  // ending the pipeline. Cancellation is never ignored.
+  Dataset ignore_errors() const;
+  Dataset with_options(Options options) const;
+
+  // ---- Consuming -------------------------------------------------------
+  // Folds fn over every element, from `initial`.
+  Result<Element> reduce(Element initial, ReduceFn fn) const;
+  // A new, independent iterator, or the build error.
+  Result<Iterator> iterator() const;
+
+  class RangeIterator;
+  // Range-for support: begin() makes an iterator; throws Error on failure.
+  RangeIterator begin() const;
+  std::default_sentinel_t end() const { return {}; }
+
+  // ---- Introspection ---------------------------------------------------
+  const Status& status() const;
+  const ElementSpec& element_spec() const;
+  // A count, kInfiniteCardinality or kUnknownCardinality.
+  int64_t cardinality() const;
+  // "range(10) -> map -> batch(4)".
+  std::string DebugString() const;
+
+  // For stage implementations.
+  explicit Dataset(std::shared_ptr<const pipeline_internal::DatasetNode> node);
+  static Dataset FromError(Status status);
+  const std::shared_ptr<const pipeline_internal::DatasetNode>& node() const { return node_; }
+
+ private:
+  std::shared_ptr<const pipeline_internal::DatasetNode> node_;
+  Status status_;
+};
+
+// Records of TFRecord files, as string scalars, one file after another (or
+// num_parallel_reads at once). With indexes (FILE.idx) the cardinality is
+// exact and the dataset allows random access.
+Dataset TFRecordDataset(std::vector<std::string> filenames, TFRecordDatasetOptions options = {});
+// For interleave over list_files: maps a file name element to its records.
+DatasetFn tfrecords(TFRecordDatasetOptions options = {});
+
+// The range-for iterator: an input iterator whose ++ calls next() and throws
+// Error on failure.
+class Dataset::RangeIterator {
+ public:
+  using value_type = Element;
+  using difference_type = std::ptrdiff_t;
+  RangeIterator() = default;
+  const Element& operator*() const { return *current_; }
+  const Element* operator->() const { return &*current_; }
+  RangeIterator& operator++();
+  void operator++(int) { ++*this; }
+  friend bool operator==(const RangeIterator& it, std::default_sentinel_t) {
+    return !it.current_.has_value();
+  }
+
+ private:
+  friend class Dataset;
+  explicit RangeIterator(Iterator it);
+  std::shared_ptr<Iterator> it_;
+  std::optional<Element> current_;
+};
+
+// ---------------------------------------------------------------------------
+
+template <typename F>
+  requires(!std::is_convertible_v<F, MapFn> || !std::is_invocable_v<F, Element, const MapContext&>)
+Dataset Dataset::map(F&& f, MapOptions options) const {
+  using Fn = std::decay_t<F>;
+  if constexpr (std::is_invocable_v<Fn&, Element, const MapContext&>) {
+    return map(MapFn([g = Fn(std::forward<F>(f))](Element e, const MapContext& c) -> Result<Element> {
+                 return g(std::move(e), c);
+               }),
+               std::move(options));
+  } else {
+    static_assert(std::is_invocable_v<Fn&, Element>,
+                  "map takes f(Element) or f(Element, const MapContext&)");
+    return map(MapFn([g = Fn(std::forward<F>(f))](Element e, const MapContext&) -> Result<Element> {
+                 return g(std::move(e));
+               }),
+               std::move(options));
+  }
+}
+
+}  // namespace sluice
+
+#endif  // SLUICE_PIPELINE_DATASET_H_

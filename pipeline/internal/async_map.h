@@ -1,0 +1,115 @@
+// AsyncMapIterator: the one mechanism behind parallel map and prefetch.
+//
+// Workers run as tasks of the iterator's TBB flow graph (its executor
+// function_node, unlimited concurrency; the arena caps real concurrency at
+// the CPU budget). Each worker repeatedly pulls one input element (the input is
+// pulled by one thread at a time, which numbers it), applies the function
+// (none for prefetch) and deposits the result. A worker exits rather than
+// blocks when the buffer is full, the RAM budget is reached or the target
+// parallelism dropped; the consumer relaunches workers as it takes
+// elements. The consumer takes results in input order (deterministic, via a
+// reorder buffer) or in completion order; if the result it needs is not
+// being computed by anyone it computes it itself rather than wait, so
+// nested stages can never all wait on each other.
+//
+// Saving pauses the workers. Over a positional input the state is the
+// input's cursor rewound to the first unconsumed element (buffered results
+// are recomputed after restore); otherwise buffered results are saved.
+#ifndef SLUICE_PIPELINE_INTERNAL_ASYNC_MAP_H_
+#define SLUICE_PIPELINE_INTERNAL_ASYNC_MAP_H_
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/internal/context.h"
+#include "sluice/pipeline/internal/node.h"
+
+namespace sluice::pipeline_internal {
+
+struct AsyncMapConfig {
+  MapFn fn;                  // empty: identity (prefetch)
+  int64_t parallelism = 1;   // workers, or kAutotune
+  int64_t buffer_size = 0;   // results buffered, or kAutotune; 0: 2 x parallelism
+  bool deterministic = true;
+  uint64_t seed = 0;
+  std::string name;          // for error messages
+  std::string tag;           // for saved state
+};
+
+class AsyncMapIterator : public IteratorNode {
+ public:
+  AsyncMapIterator(IteratorContext* ctx, StageCounters* counters,
+                   std::unique_ptr<IteratorNode> input, AsyncMapConfig config);
+  ~AsyncMapIterator() override;
+
+  Status Save(StateWriter& w) override;
+  Status Restore(StateReader& r) override;
+  bool positional() const override { return input_->positional(); }
+  int64_t position() const override;
+  Status SeekTo(int64_t n) override;
+
+ protected:
+  NextResult GetNext() override;
+
+ private:
+  struct Slot {
+    NextResult result = std::optional<Element>();
+    int64_t charged = 0;
+  };
+  int64_t Parallelism() const;
+  int64_t Capacity() const;
+  // REQUIRES: mu_ held. Starts workers up to the target.
+  void LaunchLocked();
+  void WorkerBody(uint64_t generation);
+  // Pulls and computes one element. `charged` bytes were reserved.
+  void RunOne(std::unique_lock<std::mutex>& l, int64_t charged, bool account);
+  // REQUIRES: mu_ held. Stops workers and waits for them.
+  void QuiesceLocked(std::unique_lock<std::mutex>& l);
+  void ReleaseAllLocked();
+
+  IteratorContext* const ctx_;
+  std::unique_ptr<IteratorNode> input_;
+  const AsyncMapConfig config_;
+  Tunable* parallelism_tunable_ = nullptr;
+  Tunable* buffer_tunable_ = nullptr;
+  int64_t fixed_parallelism_ = 1;
+  int64_t fixed_buffer_ = 1;
+
+  std::mutex input_mu_;  // serializes input_->Next(); taken before mu_ never after
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // destructor
+  bool paused_ = false;    // save/restore
+  int64_t workers_ = 0;    // WorkerBody tasks put and not finished
+  int64_t running_bodies_ = 0;  // WorkerBody calls started and not finished
+  int64_t inflight_ = 0;   // units pulling or computing
+  int64_t next_in_ = 0;    // seq of the next element pulled
+  int64_t next_out_ = 0;   // seq of the next element returned (deterministic)
+  int64_t end_seq_ = -1;   // seq at which the input ended, once known
+  std::map<int64_t, Slot> ordered_;  // deterministic results by seq
+  std::deque<Slot> fifo_;            // non-deterministic results
+  int64_t buffered_ = 0;
+  int64_t returned_ = 0;   // elements returned (position bookkeeping)
+  std::atomic<int64_t> est_bytes_{0};
+  bool size_known_ = false;
+  // Worker tasks queued but not started may outlive this iterator (or a
+  // pause): they check the gate first and touch nothing if it is closed or
+  // their generation is stale. Only started bodies are waited for, so a
+  // destructor never waits for a task that needs a free thread to start.
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool open = true;
+    int running = 0;
+  };
+  std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
+  uint64_t generation_ = 0;  // bumped when queued workers are abandoned
+};
+
+}  // namespace sluice::pipeline_internal
+
+#endif  // SLUICE_PIPELINE_INTERNAL_ASYNC_MAP_H_

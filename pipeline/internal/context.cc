@@ -1,0 +1,301 @@
+#include "sluice/pipeline/internal/context.h"
+
+#include <sched.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <oneapi/tbb/global_control.h>
+
+#include "sluice/pipeline/internal/autotune.h"
+#include "sluice/pipeline/internal/node.h"
+
+namespace sluice::pipeline_internal {
+namespace {
+constexpr size_t kMaxTraceEvents = 200'000;
+
+uint64_t RandomSeed() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+int64_t ReadCgroupLimit() {
+  std::ifstream f("/sys/fs/cgroup/memory.max");
+  std::string s;
+  if (f >> s && s != "max") {
+    try {
+      return std::stoll(s);
+    } catch (...) {
+    }
+  }
+  return -1;
+}
+// TBB starts (hardware threads - 1) workers for the whole process. A
+// pipeline with a CPU budget of B needs B of them, since its arena reserves
+// no slot for the consumer thread (which helps from outside). Raise the
+// process limit to the largest budget seen; never lower it.
+void EnsureWorkers(int budget) {
+  static std::mutex mu;
+  static std::unique_ptr<tbb::global_control> control;
+  static int current = 0;
+  std::lock_guard<std::mutex> l(mu);
+  const int want = std::max(budget + 1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (want <= current) return;
+  control = std::make_unique<tbb::global_control>(
+      tbb::global_control::max_allowed_parallelism, static_cast<size_t>(want));
+  current = want;
+}
+}  // namespace
+
+int DefaultCpuBudget() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+int64_t DefaultRamBudget() {
+  int64_t avail = -1;
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  int64_t value;
+  std::string unit;
+  while (f >> key >> value >> unit) {
+    if (key == "MemAvailable:") {
+      avail = value * 1024;
+      break;
+    }
+  }
+  if (avail < 0) {
+    struct sysinfo si;
+    if (sysinfo(&si) == 0) avail = static_cast<int64_t>(si.freeram) * si.mem_unit;
+  }
+  const int64_t cg = ReadCgroupLimit();
+  if (cg > 0 && (avail < 0 || cg < avail)) avail = cg;
+  if (avail <= 0) avail = int64_t{1} << 30;
+  return avail / 2;
+}
+
+bool MemoryBudget::TryCharge(int64_t n) {
+  int64_t cur = used_.load(std::memory_order_relaxed);
+  do {
+    if (n > 0 && cur + n > limit_) return false;
+  } while (!used_.compare_exchange_weak(cur, cur + n, std::memory_order_relaxed));
+  int64_t p = peak_.load(std::memory_order_relaxed);
+  while (cur + n > p && !peak_.compare_exchange_weak(p, cur + n, std::memory_order_relaxed)) {
+  }
+  return true;
+}
+
+void MemoryBudget::Charge(int64_t n) {
+  const int64_t now = used_.fetch_add(n, std::memory_order_relaxed) + n;
+  int64_t p = peak_.load(std::memory_order_relaxed);
+  while (now > p && !peak_.compare_exchange_weak(p, now, std::memory_order_relaxed)) {
+  }
+}
+
+IteratorContext::IteratorContext(const Options& o)
+    : cpu_budget_(o.cpu_budget.value_or(DefaultCpuBudget())),
+      seed_(o.seed ? *o.seed : RandomSeed()),
+      deterministic_(o.deterministic.value_or(true)),
+      autotune_(o.autotune.value_or(true)),
+      start_ns_(NowNs()),
+      memory_(o.ram_budget.value_or(DefaultRamBudget())) {
+  EnsureWorkers(cpu_budget_);
+  // No slot reserved for a master: the consumer helps from outside.
+  arena_ = std::make_unique<tbb::task_arena>(std::max(1, cpu_budget_), 0);
+  // A graph runs its tasks in the arena it was made in.
+  arena_->execute([this] { graph_ = std::make_unique<tbb::flow::graph>(); });
+  executor_ = std::make_unique<
+      tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>>(
+      *graph_, tbb::flow::unlimited, [](const std::function<void()>& work) {
+        work();
+        return tbb::flow::continue_msg();
+      });
+  tuner_ = std::make_unique<Autotuner>(this);
+}
+
+IteratorContext::~IteratorContext() {
+  Cancel();
+  arena_->execute([this] { graph_->wait_for_all(); });
+  executor_.reset();
+}
+
+void IteratorContext::Cancel() { cancelled_.store(true); }
+
+StageCounters* IteratorContext::CountersFor(const DatasetNode* node) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto& slot = counters_[node];
+  if (!slot) {
+    slot = std::make_unique<StageCounters>();
+    slot->kind = node->kind();
+    // Unique names: "map", "map_1", ...
+    std::string name = node->name();
+    int dup = 0;
+    for (StageCounters* c : stage_order_) {
+      if (c->name == name || c->name.rfind(node->name() + "_", 0) == 0) ++dup;
+    }
+    if (dup > 0) name += "_" + std::to_string(dup);
+    slot->name = name;
+    stage_order_.push_back(slot.get());
+  }
+  return slot.get();
+}
+
+uint64_t IteratorContext::StageSeed(const DatasetNode* node,
+                                    std::optional<uint64_t> explicit_seed) {
+  if (explicit_seed) return *explicit_seed;
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = ordinals_.find(node);
+  if (it == ordinals_.end()) it = ordinals_.emplace(node, ordinals_.size()).first;
+  return MixSeed(seed_, it->second + 1);
+}
+
+Tunable* IteratorContext::AddTunable(StageCounters* stage, std::string what, int64_t initial,
+                                     int64_t min, int64_t max, int64_t bytes_per_unit,
+                                     std::function<void()> on_change) {
+  auto t = std::make_unique<Tunable>();
+  t->stage = stage;
+  t->what = std::move(what);
+  t->min = min;
+  t->max = std::max(min, max);
+  t->value = std::clamp(initial, t->min, t->max);
+  t->bytes_per_unit = bytes_per_unit;
+  t->on_change = std::move(on_change);
+  stage->autotuned = autotune_;
+  Tunable* raw = t.get();
+  std::lock_guard<std::mutex> l(mu_);
+  if (autotune_) tunables_.push_back(std::move(t));
+  else kept_.push_back(std::move(t));
+  return raw;
+}
+
+void IteratorContext::RemoveTunable(Tunable* t) {
+  std::scoped_lock l(tuner_mu_, mu_);
+  tuner_->Forget(t);
+  auto drop = [t](std::vector<std::unique_ptr<Tunable>>& v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [t](auto& p) { return p.get() == t; }), v.end());
+  };
+  drop(tunables_);
+  drop(kept_);
+}
+
+std::vector<Tunable*> IteratorContext::TunablesSnapshot() const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<Tunable*> out;
+  for (auto& t : tunables_) out.push_back(t.get());
+  return out;
+}
+
+void IteratorContext::OnConsumerElement() {
+  const int64_t n = consumer_elements_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!autotune_ && (n & 63) != 0) return;
+  std::unique_lock<std::mutex> l(tuner_mu_, std::try_to_lock);
+  if (!l.owns_lock()) return;
+  const int64_t now = NowNs();
+  if (autotune_) {
+    tuner_->MaybeTick(now, n);
+  } else if (now - trace_last_ns_ > 100'000'000) {
+    RecordCounters(now);
+  }
+}
+
+double IteratorContext::TraceTimeUs() const {
+  return static_cast<double>(NowNs() - start_ns_) / 1e3;
+}
+
+void IteratorContext::AddTraceEvent(std::string json) {
+  std::lock_guard<std::mutex> l(trace_mu_);
+  if (trace_.size() >= kMaxTraceEvents) trace_.pop_front();
+  trace_.push_back(std::move(json));
+}
+
+void IteratorContext::RecordCounters(int64_t now_ns) {
+  std::vector<StageCounters*> stages;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stages = stage_order_;
+  }
+  const int64_t dt = trace_last_ns_ == 0 ? 0 : now_ns - trace_last_ns_;
+  trace_last_ns_ = now_ns;
+  const double ts = static_cast<double>(now_ns - start_ns_) / 1e3;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    StageCounters* s = stages[i];
+    const int64_t busy = s->busy_ns.load(std::memory_order_relaxed);
+    const int64_t prev = trace_busy_.count(s) ? trace_busy_[s] : busy;
+    trace_busy_[s] = busy;
+    const double util = dt > 0 ? static_cast<double>(busy - prev) / static_cast<double>(dt) : 0;
+    char buf[512];
+    std::snprintf(buf, sizeof(buf),
+                  R"({"name":"%s","ph":"C","pid":1,"tid":%zu,"ts":%.3f,"args":{"busy_threads":%.3f,)"
+                  R"("buffer_depth":%lld,"parallelism":%lld}})",
+                  s->name.c_str(), i + 1, ts, util,
+                  static_cast<long long>(s->buffer_depth.load()),
+                  static_cast<long long>(s->parallelism.load()));
+    AddTraceEvent(buf);
+  }
+}
+
+std::string IteratorContext::TraceJson() const {
+  std::ostringstream out;
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  out << R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"sluice pipeline"}})";
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (size_t i = 0; i < stage_order_.size(); ++i) {
+      out << ",\n"
+          << R"({"name":"thread_name","ph":"M","pid":1,"tid":)" << i + 1
+          << R"(,"args":{"name":")" << stage_order_[i]->name << "\"}}";
+    }
+  }
+  std::lock_guard<std::mutex> l(trace_mu_);
+  for (const std::string& e : trace_) out << ",\n" << e;
+  out << "\n]}\n";
+  return out.str();
+}
+
+IteratorStats IteratorContext::Snapshot() const {
+  IteratorStats st;
+  st.elapsed_ns = NowNs() - start_ns_;
+  st.elements = consumer_elements_.load();
+  st.cpu_budget = cpu_budget_;
+  st.ram_budget = memory_.limit();
+  st.ram_used = memory_.used();
+  st.ram_peak = memory_.peak();
+  std::lock_guard<std::mutex> l(mu_);
+  st.tuner_steps = tuner_->steps();
+  for (const StageCounters* c : stage_order_) {
+    StageStats s;
+    s.name = c->name;
+    s.kind = c->kind;
+    s.elements = c->elements.load();
+    s.bytes = c->bytes.load();
+    if (c->async) {
+      s.busy_ns = c->busy_ns.load();
+      s.wait_ns = c->wait_ns.load();
+    } else {
+      int64_t self = c->total_ns.load();
+      for (const StageCounters* in : c->inputs) self -= in->total_ns.load();
+      s.busy_ns = std::max<int64_t>(0, self) + c->busy_ns.load();
+    }
+    s.parallelism = c->parallelism.load();
+    s.buffer_depth = c->buffer_depth.load();
+    s.buffer_capacity = c->buffer_capacity.load();
+    s.buffered_bytes = c->buffered_bytes.load();
+    s.autotuned = c->autotuned.load();
+    s.errors_ignored = c->errors_ignored.load();
+    {
+      std::lock_guard<std::mutex> rl(c->reason_mu);
+      s.tuner_reason = c->tuner_reason;
+    }
+    st.stages.push_back(std::move(s));
+  }
+  return st;
+}
+
+}  // namespace sluice::pipeline_internal

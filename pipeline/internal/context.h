@@ -1,0 +1,162 @@
+// IteratorContext: what all stages of one running iterator share.
+//
+// Owns the task arena (capped at the CPU budget) and the TBB flow graph in
+// which asynchronous stages run their work, the cancellation flag, the RAM
+// budget's accounting, the per-stage counters, the autotuner and the trace.
+// Created by Dataset::iterator(), owned by the Iterator (shared with its
+// stages), destroyed after every stage iterator. Thread-safe.
+#ifndef SLUICE_PIPELINE_INTERNAL_CONTEXT_H_
+#define SLUICE_PIPELINE_INTERNAL_CONTEXT_H_
+
+#include <oneapi/tbb/flow_graph.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sluice/pipeline/options.h"
+#include "sluice/pipeline/internal/node.h"
+#include "sluice/pipeline/stats.h"
+
+namespace sluice::pipeline_internal {
+
+class DatasetNode;
+
+// Byte accounting against the RAM budget: a hard ceiling for what buffers
+// hold. Thread-safe.
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(int64_t limit) : limit_(limit) {}
+  // Charges n bytes if that keeps the total within the limit.
+  bool TryCharge(int64_t n);
+  // Charges n bytes even past the limit: only for the one element a stage
+  // must hold to make progress.
+  void Charge(int64_t n);
+  void Release(int64_t n) { used_.fetch_sub(n, std::memory_order_relaxed); }
+  int64_t limit() const { return limit_; }
+  int64_t used() const { return used_.load(std::memory_order_relaxed); }
+  int64_t peak() const { return peak_.load(std::memory_order_relaxed); }
+
+ private:
+  const int64_t limit_;
+  std::atomic<int64_t> used_{0};
+  std::atomic<int64_t> peak_{0};
+};
+
+// Live counters of one stage (shared by every iterator of the same node in
+// this pipeline, e.g. the per-file iterators of an interleave).
+struct StageCounters {
+  std::string name;
+  std::string kind;
+  bool async = false;  // busy_ns/wait_ns come from workers, not Next() timing
+  std::vector<StageCounters*> inputs;
+  std::atomic<int64_t> elements{0}, bytes{0}, total_ns{0}, busy_ns{0}, wait_ns{0};
+  std::atomic<int64_t> parallelism{1}, buffer_depth{0}, buffer_capacity{0}, buffered_bytes{0};
+  std::atomic<int64_t> errors_ignored{0};
+  std::atomic<bool> autotuned{false};
+  mutable std::mutex reason_mu;
+  std::string tuner_reason;
+};
+
+// A parameter the autotuner may change while the pipeline runs.
+struct Tunable {
+  StageCounters* stage = nullptr;
+  std::string what;  // "parallelism", "buffer_size"
+  std::atomic<int64_t> value{1};
+  int64_t min = 1, max = 1;
+  int64_t bytes_per_unit = 0;  // estimated RAM per unit of value
+  std::function<void()> on_change;  // called after value changes (any thread)
+};
+
+class Autotuner;
+
+class IteratorContext {
+ public:
+  // `options`: the merged pipeline options; unset fields get defaults here.
+  explicit IteratorContext(const Options& options);
+  ~IteratorContext();
+
+  int cpu_budget() const { return cpu_budget_; }
+  uint64_t seed() const { return seed_; }
+  bool deterministic() const { return deterministic_; }
+  bool autotune() const { return autotune_; }
+  MemoryBudget& memory() { return memory_; }
+
+  tbb::task_arena& arena() { return *arena_; }
+  tbb::flow::graph& graph() { return *graph_; }
+  // Runs `work` as a task of the graph (in the arena). The node lives as
+  // long as the context, so a stage may be destroyed as soon as its own
+  // bodies have returned.
+  void Submit(std::function<void()> work) { executor_->try_put(std::move(work)); }
+  const std::atomic<bool>& cancel_flag() const { return cancelled_; }
+  bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+  // Asks every stage to stop; their destructors then wait for their tasks.
+  void Cancel();
+
+  // The counters of `node`'s stage, registered on first use.
+  StageCounters* CountersFor(const DatasetNode* node);
+  // A seed for `node` derived from the pipeline seed and the node's place
+  // in the graph, or `explicit_seed` if given.
+  uint64_t StageSeed(const DatasetNode* node, std::optional<uint64_t> explicit_seed);
+
+  // Registers a tunable (owned by the context). If autotuning is off it
+  // keeps its initial value.
+  Tunable* AddTunable(StageCounters* stage, std::string what, int64_t initial, int64_t min,
+                      int64_t max, int64_t bytes_per_unit, std::function<void()> on_change);
+  void RemoveTunable(Tunable* t);
+  // Called by the consumer on every element; tunes every few ms.
+  void OnConsumerElement();
+
+  std::vector<Tunable*> TunablesSnapshot() const;
+  IteratorStats Snapshot() const;
+  // Microseconds since the iterator was made (trace timestamps).
+  double TraceTimeUs() const;
+  // Adds counter events for every stage to the trace (the tuner's tick).
+  void RecordCounters(int64_t now_ns);
+  // Trace events (Chrome JSON objects, one per string).
+  void AddTraceEvent(std::string json);
+  std::string TraceJson() const;
+
+ private:
+  friend class Autotuner;
+  const int cpu_budget_;
+  const uint64_t seed_;
+  const bool deterministic_;
+  const bool autotune_;
+  const int64_t start_ns_;
+  MemoryBudget memory_;
+  std::atomic<bool> cancelled_{false};
+  std::unique_ptr<tbb::task_arena> arena_;
+  std::unique_ptr<tbb::flow::graph> graph_;
+  std::unique_ptr<tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>>
+      executor_;
+
+  mutable std::mutex mu_;
+  std::map<const DatasetNode*, std::unique_ptr<StageCounters>> counters_;
+  std::vector<StageCounters*> stage_order_;
+  std::map<const DatasetNode*, uint64_t> ordinals_;
+  std::vector<std::unique_ptr<Tunable>> tunables_;
+  std::vector<std::unique_ptr<Tunable>> kept_;  // fixed (autotune off)
+  std::atomic<int64_t> consumer_elements_{0};
+  std::unique_ptr<Autotuner> tuner_;
+  std::mutex tuner_mu_;
+  std::map<const void*, int64_t> trace_busy_;
+  int64_t trace_last_ns_ = 0;
+
+  mutable std::mutex trace_mu_;
+  std::deque<std::string> trace_;
+};
+
+// Defaults for unset options.
+int DefaultCpuBudget();
+int64_t DefaultRamBudget();
+
+}  // namespace sluice::pipeline_internal
+
+#endif  // SLUICE_PIPELINE_INTERNAL_CONTEXT_H_

@@ -1,0 +1,54 @@
+// IndexedIterator: the iterator of any random-access dataset with a known
+// cardinality: element i is node.Get(i), for i = 0, 1, ... n-1. Its state is
+// one cursor, and it is positional (SeekTo is O(1)).
+#ifndef SLUICE_PIPELINE_INTERNAL_INDEXED_ITERATOR_H_
+#define SLUICE_PIPELINE_INTERNAL_INDEXED_ITERATOR_H_
+
+#include "sluice/pipeline/internal/context.h"
+#include "sluice/pipeline/internal/node.h"
+#include "sluice/pipeline/internal/state.h"
+
+namespace sluice::pipeline_internal {
+
+class IndexedIterator : public IteratorNode {
+ public:
+  IndexedIterator(IteratorContext& ctx, const DatasetNode& node)
+      : IteratorNode(&ctx, ctx.CountersFor(&node)), node_(node), n_(node.cardinality()) {}
+
+  Status Save(StateWriter& w) override {
+    w.Tag(node_.kind());
+    w.I64(next_);
+    return Status::OK();
+  }
+  Status Restore(StateReader& r) override {
+    SLUICE_RETURN_IF_ERROR(r.Tag(node_.kind()));
+    SLUICE_ASSIGN_OR_RETURN(int64_t next, r.I64());
+    return SeekTo(next);
+  }
+  bool positional() const override { return true; }
+  int64_t position() const override { return next_; }
+  Status SeekTo(int64_t n) override {
+    if (n < 0) {
+      return Status::OutOfRange(node_.name() + ": negative position " + std::to_string(n));
+    }
+    next_ = std::min(n, n_);  // past the end: at the end
+    return Status::OK();
+  }
+
+ protected:
+  NextResult GetNext() override {
+    if (next_ >= n_) return std::optional<Element>();
+    SLUICE_ASSIGN_OR_RETURN(Element e, node_.Get(*ctx(), next_));
+    ++next_;
+    return std::optional<Element>(std::move(e));
+  }
+
+ private:
+  const DatasetNode& node_;
+  const int64_t n_;
+  int64_t next_ = 0;
+};
+
+}  // namespace sluice::pipeline_internal
+
+#endif  // SLUICE_PIPELINE_INTERNAL_INDEXED_ITERATOR_H_

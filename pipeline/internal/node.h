@@ -1,0 +1,138 @@
+// DatasetNode and IteratorNode: the two halves of every pipeline stage.
+//
+// A DatasetNode is immutable and shared by every Dataset value and iterator
+// that refers to it; it holds the stage's parameters, its inputs, its output
+// spec and cardinality, and makes IteratorNodes. An IteratorNode is the
+// mutable state of one pass, owned by its parent iterator (or the public
+// Iterator), driven by one consumer at a time.
+#ifndef SLUICE_PIPELINE_INTERNAL_NODE_H_
+#define SLUICE_PIPELINE_INTERNAL_NODE_H_
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/core/element.h"
+#include "sluice/core/result.h"
+#include "sluice/pipeline/element_spec.h"
+#include "sluice/pipeline/options.h"
+
+namespace sluice::pipeline_internal {
+
+class IteratorContext;
+class StageCounters;
+class StateReader;
+class StateWriter;
+
+using NextResult = Result<std::optional<Element>>;
+
+inline int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Tensor bytes of an element (what buffers are charged for).
+int64_t ElementBytes(const Element& e);
+
+// Per-iterator parameters passed down the chain when iterators are made.
+struct IteratorParams {
+  // Which iteration this is: counts iterator() calls on the root and repeat
+  // epochs, mixed; shuffles with reshuffle_each_iteration seed from it.
+  uint64_t iteration = 0;
+};
+
+class IteratorNode {
+ public:
+  IteratorNode(IteratorContext* ctx, StageCounters* counters) : ctx_(ctx), counters_(counters) {}
+  virtual ~IteratorNode() = default;
+  IteratorNode(const IteratorNode&) = delete;
+  IteratorNode& operator=(const IteratorNode&) = delete;
+
+  // The next element, timed and counted for stats. One caller at a time.
+  NextResult Next();
+  virtual Status Save(StateWriter& w) = 0;
+  virtual Status Restore(StateReader& r) = 0;
+
+  // Positional iterators can move to their n-th element (counting from the
+  // start of this pass) cheaply; asynchronous stages above them then save
+  // cursors instead of buffered elements. Default: not positional.
+  virtual bool positional() const { return false; }
+  // The index of the element Next() returns next. REQUIRES: positional().
+  virtual int64_t position() const { return 0; }
+  // REQUIRES: positional(). May also move backwards.
+  virtual Status SeekTo(int64_t /*n*/) { return Status::Internal("SeekTo on a non-positional iterator"); }
+
+  IteratorContext* ctx() const { return ctx_; }
+  StageCounters* counters() const { return counters_; }
+
+ protected:
+  virtual NextResult GetNext() = 0;
+
+ private:
+  IteratorContext* ctx_;
+  StageCounters* counters_;
+};
+
+class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
+ public:
+  DatasetNode(std::string kind, std::string name,
+              std::vector<std::shared_ptr<const DatasetNode>> inputs, ElementSpec spec,
+              int64_t cardinality)
+      : kind_(std::move(kind)),
+        name_(name.empty() ? kind_ : std::move(name)),
+        inputs_(std::move(inputs)),
+        spec_(std::move(spec)),
+        cardinality_(cardinality) {}
+  virtual ~DatasetNode() = default;
+
+  const std::string& kind() const { return kind_; }
+  // The user's name for the stage, or the kind.
+  const std::string& name() const { return name_; }
+  const std::vector<std::shared_ptr<const DatasetNode>>& inputs() const { return inputs_; }
+  const ElementSpec& spec() const { return spec_; }
+  int64_t cardinality() const { return cardinality_; }
+  // "map", "batch(32)": for DebugString.
+  virtual std::string Describe() const { return name_; }
+  // Pipeline options set on this node (with_options), else nullptr.
+  virtual const Options* options() const { return nullptr; }
+
+  // Makes this stage's iterator (and its inputs'), registering stats.
+  virtual Result<std::unique_ptr<IteratorNode>> MakeIterator(IteratorContext& ctx,
+                                                             const IteratorParams& params) const = 0;
+
+  // Random access, for global_shuffle and record-level shard: element i of
+  // one pass, computed without reading the others. Default: unsupported.
+  virtual bool random_access() const { return false; }
+  // REQUIRES: random_access(), 0 <= i < cardinality(). `seed` is the
+  // pipeline seed (for random maps).
+  virtual Result<Element> Get(IteratorContext& /*ctx*/, int64_t /*i*/) const {
+    return Status::FailedPrecondition(name_ + " does not allow random access");
+  }
+
+  // Counter of iterator() calls made on this node as a root.
+  uint64_t NextIterationNumber() const { return iterations_.fetch_add(1); }
+
+ private:
+  std::string kind_;
+  std::string name_;
+  std::vector<std::shared_ptr<const DatasetNode>> inputs_;
+  ElementSpec spec_;
+  int64_t cardinality_;
+  mutable std::atomic<uint64_t> iterations_{0};
+};
+
+// Makes the iterator of `node` with its stage registered in ctx.
+Result<std::unique_ptr<IteratorNode>> MakeIteratorOf(const DatasetNode& node,
+                                                     IteratorContext& ctx,
+                                                     const IteratorParams& params);
+
+// Mixes two 64-bit values into one (for deriving seeds).
+uint64_t MixSeed(uint64_t a, uint64_t b);
+
+}  // namespace sluice::pipeline_internal
+
+#endif  // SLUICE_PIPELINE_INTERNAL_NODE_H_

@@ -1,0 +1,69 @@
+#include "sluice/pipeline/internal/stack.h"
+
+#include <oneapi/tbb/parallel_for.h>
+
+#include <cstring>
+
+#include "sluice/pipeline/element_spec.h"
+
+namespace sluice::pipeline_internal {
+
+Result<Tensor> StackComponent(const std::vector<Element>& rows, size_t c, const std::string& stage,
+                              bool parallel) {
+  const Tensor& first = rows[0][c];
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i].size() != rows[0].size()) {
+      return Status::InvalidArgument("stage '" + stage + "': element " + std::to_string(i) +
+                                     " of the batch has " + std::to_string(rows[i].size()) +
+                                     " components, element 0 has " +
+                                     std::to_string(rows[0].size()));
+    }
+    const Tensor& t = rows[i][c];
+    if (t.dtype() != first.dtype() || !(t.shape() == first.shape())) {
+      const std::string& n = rows[0].names()[c];
+      return Status::InvalidArgument(
+          "stage '" + stage + "': cannot batch component " + (n.empty() ? std::to_string(c) : "'" + n + "'") +
+          ": element 0 of the batch is " + ShapeSpecString(first.dtype(), first.shape()) +
+          " but element " + std::to_string(i) + " is " + ShapeSpecString(t.dtype(), t.shape()) +
+          " (use padded_batch for varying shapes)");
+    }
+  }
+  const Shape shape = first.shape().Prepend(static_cast<int64_t>(rows.size()));
+  if (first.dtype() == DType::kString) {
+    SLUICE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(DType::kString, shape));
+    auto dst = out.flat<std::string_view>();
+    size_t k = 0;
+    for (const Element& e : rows) {
+      for (std::string_view s : e[c].flat<std::string_view>()) dst[k++] = s;
+      for (const Buffer& b : e[c].string_owners()) out.AddStringOwner(b);
+    }
+    return out;
+  }
+  SLUICE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(first.dtype(), shape));
+  const size_t row_bytes = first.byte_size();
+  char* base = static_cast<char*>(out.raw_data());
+  auto copy = [&](size_t i) {
+    if (row_bytes) std::memcpy(base + i * row_bytes, rows[i][c].raw_data(), row_bytes);
+  };
+  if (parallel && row_bytes * rows.size() >= (1 << 20)) {
+    tbb::parallel_for(size_t{0}, rows.size(), copy);
+  } else {
+    for (size_t i = 0; i < rows.size(); ++i) copy(i);
+  }
+  return out;
+}
+
+Result<Element> StackElements(const std::vector<Element>& rows, const std::string& stage,
+                              bool parallel) {
+  std::vector<Tensor> out;
+  out.reserve(rows[0].size());
+  for (size_t c = 0; c < rows[0].size(); ++c) {
+    SLUICE_ASSIGN_OR_RETURN(Tensor t, StackComponent(rows, c, stage, parallel));
+    out.push_back(std::move(t));
+  }
+  Element e(std::move(out), rows[0].names());
+  e.set_origin(rows[0].origin_source(), rows[0].origin_index());
+  return e;
+}
+
+}  // namespace sluice::pipeline_internal

@@ -1,0 +1,54 @@
+// Factories of every stage, one .cc per stage (or family) under pipeline/.
+// Dataset's methods call these; they validate arguments and return a
+// Dataset carrying an error when something is wrong.
+#ifndef SLUICE_PIPELINE_INTERNAL_STAGES_H_
+#define SLUICE_PIPELINE_INTERNAL_STAGES_H_
+
+#include "sluice/pipeline/dataset.h"
+
+namespace sluice::pipeline_internal {
+
+// sources.cc
+Dataset MakeRange(int64_t start, int64_t stop, int64_t step);
+Dataset MakeFromTensorSlices(std::vector<Tensor> tensors, std::vector<std::string> names);
+Dataset MakeFromTensors(Element element);
+// generator.cc
+Dataset MakeFromGenerator(std::function<GeneratorFn()> make, ElementSpec spec);
+// list_files.cc
+Dataset MakeListFiles(const std::vector<std::string>& patterns, ListFilesOptions options);
+// tfrecord_dataset.cc
+Dataset MakeTFRecordDataset(std::vector<std::string> files, TFRecordDatasetOptions options);
+
+// map.cc (map and prefetch share AsyncMapIterator)
+Dataset MakeMap(const Dataset& input, MapFn fn, MapOptions options);
+Dataset MakePrefetch(const Dataset& input, int64_t buffer_size, PrefetchOptions options);
+// filter.cc
+Dataset MakeFilter(const Dataset& input, PredicateFn pred, FilterOptions options);
+// flat_map.cc / interleave.cc
+Dataset MakeFlatMap(const Dataset& input, DatasetFn fn);
+Dataset MakeInterleave(const Dataset& input, DatasetFn fn, InterleaveOptions options);
+// shuffle.cc / global_shuffle.cc
+Dataset MakeShuffle(const Dataset& input, int64_t buffer_size, ShuffleOptions options);
+Dataset MakeGlobalShuffle(const Dataset& input, GlobalShuffleOptions options);
+// batch.cc, padded_batch.cc, unbatch.cc
+Dataset MakeBatch(const Dataset& input, int64_t batch_size, BatchOptions options);
+Dataset MakePaddedBatch(const Dataset& input, int64_t batch_size, PaddedBatchOptions options);
+Dataset MakeUnbatch(const Dataset& input);
+// repeat.cc, take_skip.cc, shard.cc
+Dataset MakeRepeat(const Dataset& input, int64_t count);
+Dataset MakeTake(const Dataset& input, int64_t count);
+Dataset MakeSkip(const Dataset& input, int64_t count);
+Dataset MakeShard(const Dataset& input, int64_t num_shards, int64_t index);
+// cache.cc
+Dataset MakeCache(const Dataset& input, std::string filename);
+// zip.cc, concatenate.cc, enumerate.cc
+Dataset MakeZip(const std::vector<Dataset>& inputs);
+Dataset MakeConcatenate(const Dataset& a, const Dataset& b);
+Dataset MakeEnumerate(const Dataset& input, int64_t start);
+// ignore_errors.cc, options.cc
+Dataset MakeIgnoreErrors(const Dataset& input);
+Dataset MakeWithOptions(const Dataset& input, Options options);
+
+}  // namespace sluice::pipeline_internal
+
+#endif  // SLUICE_PIPELINE_INTERNAL_STAGES_H_

@@ -1,0 +1,88 @@
+#include "sluice/pipeline/iterator.h"
+
+#include "sluice/pipeline/internal/context.h"
+#include "sluice/pipeline/internal/node.h"
+#include "sluice/pipeline/internal/state.h"
+#include "sluice/records/internal/output_file.h"
+
+namespace sluice {
+
+namespace pi = pipeline_internal;
+
+namespace {
+constexpr std::string_view kMagic = "sluice-iterator-v1";
+}  // namespace
+
+Iterator::Iterator(std::shared_ptr<const pi::DatasetNode> dataset,
+                   std::shared_ptr<pi::IteratorContext> ctx, std::unique_ptr<pi::IteratorNode> root)
+    : dataset_(std::move(dataset)), ctx_(std::move(ctx)), root_(std::move(root)) {}
+
+Iterator::Iterator(Iterator&&) noexcept = default;
+
+Iterator& Iterator::operator=(Iterator&& other) noexcept {
+  if (this != &other) {
+    if (ctx_) ctx_->Cancel();
+    root_.reset();
+    ctx_.reset();
+    ctx_ = std::move(other.ctx_);
+    dataset_ = std::move(other.dataset_);
+    root_ = std::move(other.root_);
+    started_ = other.started_;
+  }
+  return *this;
+}
+
+Iterator::~Iterator() {
+  if (ctx_) ctx_->Cancel();
+  root_.reset();  // each stage waits for its own tasks
+  ctx_.reset();
+}
+
+Result<std::optional<Element>> Iterator::next() {
+  if (!root_) return Status::FailedPrecondition("next() on a moved-from Iterator");
+  started_ = true;
+  Result<std::optional<Element>> r = root_->Next();
+  if (r.ok() && r->has_value()) ctx_->OnConsumerElement();
+  return r;
+}
+
+Result<std::string> Iterator::save() {
+  if (!root_) return Status::FailedPrecondition("save() on a moved-from Iterator");
+  pi::StateWriter w;
+  w.String(kMagic);
+  SLUICE_RETURN_IF_ERROR(root_->Save(w));
+  return w.Release();
+}
+
+Status Iterator::restore(std::string_view state) {
+  if (!root_) return Status::FailedPrecondition("restore() on a moved-from Iterator");
+  if (started_) {
+    return Status::FailedPrecondition("restore() must be called on a fresh iterator");
+  }
+  pi::StateReader r(state);
+  Result<std::string> magic = r.String();
+  if (!magic.ok() || *magic != kMagic) {
+    return Status::InvalidArgument("not a sluice iterator state (bad magic)");
+  }
+  SLUICE_RETURN_IF_ERROR(root_->Restore(r));
+  if (!r.done()) {
+    return Status::InvalidArgument("iterator state has " + std::to_string(state.size() - r.offset()) +
+                                   " bytes left over: it was saved from a different pipeline");
+  }
+  return Status::OK();
+}
+
+IteratorStats Iterator::stats() const {
+  if (!ctx_) return {};
+  return ctx_->Snapshot();
+}
+
+Status Iterator::WriteTrace(const std::string& path) const {
+  if (!ctx_) return Status::FailedPrecondition("WriteTrace() on a moved-from Iterator");
+  ctx_->RecordCounters(pi::NowNs());
+  SLUICE_ASSIGN_OR_RETURN(auto out, records_internal::OutputFile::Create(path, {}));
+  SLUICE_RETURN_IF_ERROR(out->Append(ctx_->TraceJson()));
+  return out->Commit();
+}
+
+}  // namespace sluice

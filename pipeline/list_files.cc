@@ -1,0 +1,90 @@
+// list_files: the file names matching glob(3) patterns, as string scalars,
+// sorted and without duplicates; or shuffled once, when the dataset is built,
+// with options.seed (a random seed if unset). Unlike tf.data, the order does
+// not change between iterations. The names are listed when the dataset is
+// built (NotFound if no pattern matches anything) and held in memory, so the
+// dataset allows random access.
+#include <glob.h>
+
+#include <algorithm>
+#include <random>
+
+#include "sluice/core/rng.h"
+#include "sluice/pipeline/internal/indexed_iterator.h"
+#include "sluice/pipeline/internal/stages.h"
+
+namespace sluice::pipeline_internal {
+namespace {
+
+class ListFilesNode : public DatasetNode {
+ public:
+  ListFilesNode(std::vector<std::string> files, std::string describe)
+      : DatasetNode("list_files", "", {}, ElementSpec({{"", DType::kString, Shape{}}}),
+                    static_cast<int64_t>(files.size())),
+        files_(std::move(files)),
+        describe_(std::move(describe)) {}
+  std::string Describe() const override { return describe_; }
+  bool random_access() const override { return true; }
+  Result<Element> Get(IteratorContext&, int64_t i) const override {
+    if (i < 0 || i >= static_cast<int64_t>(files_.size())) {
+      return Status::OutOfRange("list_files: element " + std::to_string(i) + " of " +
+                                std::to_string(files_.size()));
+    }
+    return Element({Tensor::StringScalar(files_[static_cast<size_t>(i)])});
+  }
+  Result<std::unique_ptr<IteratorNode>> MakeIterator(IteratorContext& ctx,
+                                                     const IteratorParams&) const override {
+    return std::unique_ptr<IteratorNode>(std::make_unique<IndexedIterator>(ctx, *this));
+  }
+
+ private:
+  std::vector<std::string> files_;
+  std::string describe_;
+};
+
+}  // namespace
+
+Dataset MakeListFiles(const std::vector<std::string>& patterns, ListFilesOptions options) {
+  if (patterns.empty()) {
+    return Dataset::FromError(Status::InvalidArgument("list_files: no patterns given"));
+  }
+  std::vector<std::string> files;
+  for (const std::string& pattern : patterns) {
+    glob_t g{};
+    const int rc = glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g);
+    if (rc == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
+    }
+    globfree(&g);
+    if (rc == GLOB_NOSPACE) {
+      return Dataset::FromError(
+          Status::ResourceExhausted("list_files: out of memory expanding '" + pattern + "'"));
+    }
+  }
+  if (files.empty()) {
+    std::string all;
+    for (size_t i = 0; i < patterns.size(); ++i) all += (i ? "', '" : "") + patterns[i];
+    return Dataset::FromError(Status::NotFound("list_files: no files match '" + all + "'"));
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  std::string describe = "list_files(" + std::to_string(files.size()) + " files";
+  if (options.shuffle) {
+    uint64_t seed = 0;
+    if (options.seed) {
+      seed = *options.seed;
+    } else {
+      std::random_device rd;
+      seed = (uint64_t{rd()} << 32) | rd();
+    }
+    Rng rng(seed);
+    for (size_t i = files.size(); i > 1; --i) {
+      std::swap(files[i - 1], files[rng.UniformInt(i)]);
+    }
+    describe += ", shuffled";
+  }
+  describe += ")";
+  return Dataset(std::make_shared<ListFilesNode>(std::move(files), std::move(describe)));
+}
+
+}  // namespace sluice::pipeline_internal

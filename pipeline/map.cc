@@ -1,0 +1,182 @@
+// map (sequential, or parallel through AsyncMapIterator) and prefetch.
+#include "sluice/pipeline/internal/async_map.h"
+#include "sluice/pipeline/internal/errors.h"
+#include "sluice/pipeline/internal/stages.h"
+#include "sluice/pipeline/internal/state.h"
+
+namespace sluice::pipeline_internal {
+namespace {
+
+// Applies fn to one element, with the stage's error wording and spec check;
+// the output keeps the input's origin unless fn set its own.
+Result<Element> ApplyMap(const MapFn& fn, const std::optional<ElementSpec>& spec,
+                         const std::string& stage, Element in, const MapContext& mc) {
+  auto source = in.origin_source();
+  const int64_t origin = in.origin_index();
+  Result<Element> out = fn(std::move(in), mc);
+  if (!out.ok()) return StageError(out.status(), stage, mc.index, source, origin);
+  if (spec) {
+    Status s = spec->Check(*out);
+    if (!s.ok()) {
+      return StageError(s.WithContext("output does not match the declared output_spec"), stage,
+                        mc.index, source, origin);
+    }
+  }
+  if (!out->origin_source() && out->origin_index() < 0) out->set_origin(source, origin);
+  return out;
+}
+
+class SyncMapIterator : public IteratorNode {
+ public:
+  SyncMapIterator(IteratorContext& ctx, const DatasetNode& node,
+                  std::unique_ptr<IteratorNode> input, const MapFn& fn,
+                  const std::optional<ElementSpec>& spec, uint64_t seed)
+      : IteratorNode(&ctx, ctx.CountersFor(&node)),
+        node_(node),
+        input_(std::move(input)),
+        fn_(fn),
+        spec_(spec),
+        seed_(seed) {}
+
+  Status Save(StateWriter& w) override {
+    w.Tag("map");
+    w.I64(index_);
+    return input_->Save(w);
+  }
+  Status Restore(StateReader& r) override {
+    SLUICE_RETURN_IF_ERROR(r.Tag("map"));
+    SLUICE_ASSIGN_OR_RETURN(index_, r.I64());
+    return input_->Restore(r);
+  }
+  bool positional() const override { return input_->positional(); }
+  int64_t position() const override { return input_->position(); }
+  Status SeekTo(int64_t n) override {
+    index_ = n;
+    return input_->SeekTo(n);
+  }
+
+ protected:
+  NextResult GetNext() override {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<Element> in, input_->Next());
+    if (!in) return in;
+    const int64_t t0 = NowNs();
+    MapContext mc{index_++, seed_, &ctx()->cancel_flag()};
+    Result<Element> out = ApplyMap(fn_, spec_, node_.name(), std::move(*in), mc);
+    counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
+    counters()->total_ns.fetch_sub(NowNs() - t0, std::memory_order_relaxed);
+    if (!out.ok()) return out.status();
+    return std::optional<Element>(std::move(out).value());
+  }
+
+ private:
+  const DatasetNode& node_;
+  std::unique_ptr<IteratorNode> input_;
+  const MapFn& fn_;
+  const std::optional<ElementSpec>& spec_;
+  const uint64_t seed_;
+  int64_t index_ = 0;
+};
+
+class MapNode : public DatasetNode {
+ public:
+  MapNode(const Dataset& input, MapFn fn, MapOptions o)
+      : DatasetNode("map", o.name, {input.node()},
+                    o.output_spec ? *o.output_spec : ElementSpec::Unknown(),
+                    input.cardinality()),
+        fn_(std::move(fn)),
+        options_(std::move(o)) {}
+
+  std::string Describe() const override {
+    if (options_.parallelism == 1) return name();
+    return name() + "(parallelism=" +
+           (options_.parallelism == kAutotune ? std::string("autotune")
+                                              : std::to_string(options_.parallelism)) +
+           ")";
+  }
+  bool random_access() const override { return inputs()[0]->random_access(); }
+  Result<Element> Get(IteratorContext& ctx, int64_t i) const override {
+    SLUICE_ASSIGN_OR_RETURN(Element in, inputs()[0]->Get(ctx, i));
+    MapContext mc{i, ctx.StageSeed(this, std::nullopt), &ctx.cancel_flag()};
+    return ApplyMap(fn_, options_.output_spec, name(), std::move(in), mc);
+  }
+
+  Result<std::unique_ptr<IteratorNode>> MakeIterator(IteratorContext& ctx,
+                                                     const IteratorParams& params) const override {
+    SLUICE_ASSIGN_OR_RETURN(auto input, MakeIteratorOf(*inputs()[0], ctx, params));
+    const uint64_t seed = ctx.StageSeed(this, std::nullopt);
+    if (options_.parallelism == 1) {
+      return std::unique_ptr<IteratorNode>(std::make_unique<SyncMapIterator>(
+          ctx, *this, std::move(input), fn_, options_.output_spec, seed));
+    }
+    AsyncMapConfig c;
+    const std::string stage = name();
+    const MapFn* fn = &fn_;
+    const std::optional<ElementSpec>* spec = &options_.output_spec;
+    c.fn = [fn, spec, stage](Element e, const MapContext& mc) {
+      return ApplyMap(*fn, *spec, stage, std::move(e), mc);
+    };
+    c.parallelism = options_.parallelism;
+    c.buffer_size = 0;
+    c.deterministic = options_.deterministic.value_or(ctx.deterministic());
+    c.seed = seed;
+    c.name = stage;
+    c.tag = "parallel_map";
+    return std::unique_ptr<IteratorNode>(std::make_unique<AsyncMapIterator>(
+        &ctx, ctx.CountersFor(this), std::move(input), std::move(c)));
+  }
+
+ private:
+  MapFn fn_;
+  MapOptions options_;
+};
+
+class PrefetchNode : public DatasetNode {
+ public:
+  PrefetchNode(const Dataset& input, int64_t n, PrefetchOptions o)
+      : DatasetNode("prefetch", o.name, {input.node()}, input.element_spec(), input.cardinality()),
+        n_(n) {}
+  std::string Describe() const override {
+    return name() + "(" + (n_ == kAutotune ? std::string("autotune") : std::to_string(n_)) + ")";
+  }
+  bool random_access() const override { return inputs()[0]->random_access(); }
+  Result<Element> Get(IteratorContext& ctx, int64_t i) const override {
+    return inputs()[0]->Get(ctx, i);
+  }
+  Result<std::unique_ptr<IteratorNode>> MakeIterator(IteratorContext& ctx,
+                                                     const IteratorParams& params) const override {
+    SLUICE_ASSIGN_OR_RETURN(auto input, MakeIteratorOf(*inputs()[0], ctx, params));
+    AsyncMapConfig c;
+    c.parallelism = 1;
+    c.buffer_size = n_;
+    c.deterministic = true;
+    c.name = name();
+    c.tag = "prefetch";
+    return std::unique_ptr<IteratorNode>(std::make_unique<AsyncMapIterator>(
+        &ctx, ctx.CountersFor(this), std::move(input), std::move(c)));
+  }
+
+ private:
+  int64_t n_;
+};
+
+}  // namespace
+
+Dataset MakeMap(const Dataset& input, MapFn fn, MapOptions options) {
+  if (!fn) return Dataset::FromError(Status::InvalidArgument("map: the function is empty"));
+  if (options.parallelism < 1 && options.parallelism != kAutotune) {
+    return Dataset::FromError(Status::InvalidArgument(
+        "map: parallelism must be >= 1 or kAutotune, got " + std::to_string(options.parallelism)));
+  }
+  return Dataset(std::make_shared<MapNode>(input, std::move(fn), std::move(options)));
+}
+
+Dataset MakePrefetch(const Dataset& input, int64_t buffer_size, PrefetchOptions options) {
+  if (buffer_size == 0) return input;
+  if (buffer_size < 0 && buffer_size != kAutotune) {
+    return Dataset::FromError(Status::InvalidArgument(
+        "prefetch: buffer_size must be >= 0 or kAutotune, got " + std::to_string(buffer_size)));
+  }
+  return Dataset(std::make_shared<PrefetchNode>(input, buffer_size, std::move(options)));
+}
+
+}  // namespace sluice::pipeline_internal

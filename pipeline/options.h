@@ -1,0 +1,136 @@
+// Options of a pipeline and of its stages, with tf.data's names and defaults.
+//
+// Plain structs meant for designated initializers:
+//   ds.map(fn, {.parallelism = sluice::kAutotune});
+//   ds.with_options({.seed = 7, .cpu_budget = 4});
+// Unset optionals mean "inherit": a stage's `deterministic` and `seed` fall
+// back to the pipeline's Options, which fall back to the defaults below.
+#ifndef SLUICE_PIPELINE_OPTIONS_H_
+#define SLUICE_PIPELINE_OPTIONS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/core/element.h"
+#include "sluice/core/shape.h"
+#include "sluice/pipeline/element_spec.h"
+#include "sluice/records/compression.h"
+
+namespace sluice {
+
+// A parameter the autotuner chooses (and re-chooses) while the pipeline runs.
+inline constexpr int64_t kAutotune = -1;
+
+// Pipeline-wide options (tf.data.Options), set with Dataset::with_options.
+// When several with_options stages are chained, the outermost set field wins.
+struct Options {
+  // Elements come out in a fixed order whatever the parallelism and timing
+  // (default true, as in tf.data). Stages may override it for themselves.
+  std::optional<bool> deterministic;
+  // Seed of every random stage that was not given its own seed, and of
+  // per-element randomness (MapContext::rng). Unset: a fresh random seed
+  // for each iterator, as tf.data does without a seed.
+  std::optional<uint64_t> seed;
+  // Threads the pipeline may keep busy (the task arena's size). Default:
+  // the CPUs this process may run on (sched_getaffinity).
+  std::optional<int> cpu_budget;
+  // Bytes the pipeline's buffers (prefetch, parallel map, shuffle, in-memory
+  // cache) may hold together: a hard ceiling. Default: half of the memory
+  // available to the process (MemAvailable, or the cgroup limit if lower).
+  std::optional<int64_t> ram_budget;
+  // Run the autotuner (default true). Off: kAutotune parameters stay at
+  // their starting values.
+  std::optional<bool> autotune;
+};
+
+struct MapOptions {
+  // Concurrent calls of the function: 1 (default: in the caller's thread),
+  // N, or kAutotune.
+  int64_t parallelism = 1;
+  // Order preserved when parallel. Unset: Options::deterministic.
+  std::optional<bool> deterministic;
+  // The spec of the function's output, if known; checked on every element.
+  // Unset: the output spec is unknown until elements flow.
+  std::optional<ElementSpec> output_spec;
+  // The stage's name in stats, traces and error messages (default "map").
+  std::string name;
+};
+
+struct FilterOptions {
+  std::string name;
+};
+
+struct InterleaveOptions {
+  // Input elements whose datasets are open at once (default kAutotune: the
+  // CPU budget, as tf.data).
+  int64_t cycle_length = kAutotune;
+  // Consecutive elements taken from each before moving on (default 1).
+  int64_t block_length = 1;
+  // Threads filling the open datasets' buffers: 1 (default: sequential, in
+  // the caller's thread), N, or kAutotune.
+  int64_t parallelism = 1;
+  std::optional<bool> deterministic;
+  std::string name;
+};
+
+struct ShuffleOptions {
+  // Unset: derived from Options::seed, or random.
+  std::optional<uint64_t> seed;
+  // A new order for every iteration (each iterator() and each repeat epoch).
+  bool reshuffle_each_iteration = true;
+  std::string name;
+};
+
+struct BatchOptions {
+  bool drop_remainder = false;
+  // Copy rows into the batch with several threads (worth it for big rows).
+  bool parallel_copy = false;
+  std::string name;
+};
+
+struct PaddedBatchOptions {
+  // Per component, the padded shape (unknown dims pad to the batch's
+  // longest). Empty: pad every dimension to the batch's longest.
+  std::vector<Shape> padded_shapes;
+  // Per component, a scalar padding value of the component's dtype. Empty:
+  // zeros (and "" for strings).
+  std::vector<Tensor> padding_values;
+  bool drop_remainder = false;
+  std::string name;
+};
+
+struct PrefetchOptions {
+  std::string name;
+};
+
+struct GlobalShuffleOptions {
+  std::optional<uint64_t> seed;
+  bool reshuffle_each_iteration = true;
+  std::string name;
+};
+
+struct ListFilesOptions {
+  // Shuffle the matched names (default false here; tf.data's default is
+  // true, which surprises people: sluice lists in sorted order unless asked).
+  bool shuffle = false;
+  std::optional<uint64_t> seed;
+};
+
+struct TFRecordDatasetOptions {
+  Compression compression = Compression::kAuto;
+  // Bytes read per system call (default 1 MiB; tf.data's 256 KiB is slower).
+  int64_t buffer_size = 1 << 20;
+  // Files read at once, interleaved record by record (1: one after another).
+  int64_t num_parallel_reads = 1;
+  bool verify_checksums = true;
+  // Use FILE.idx where present: exact cardinality, random access (global
+  // shuffle, record-level shard). Files without one are read sequentially.
+  bool use_index = true;
+  std::string name;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_PIPELINE_OPTIONS_H_

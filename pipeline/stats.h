@@ -1,0 +1,55 @@
+// IteratorStats: what each stage of a running pipeline has done, and what
+// the autotuner decided (Iterator::stats()).
+//
+// A snapshot: plain values copied out of the running iterator; safe to keep,
+// copy and read from any thread.
+#ifndef SLUICE_PIPELINE_STATS_H_
+#define SLUICE_PIPELINE_STATS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sluice/core/status.h"
+
+namespace sluice {
+
+struct StageStats {
+  std::string name;   // unique in the pipeline: "map", "map_1", "prefetch"...
+  std::string kind;   // the transformation: "map", "batch", "tfrecord"...
+  int64_t elements = 0;  // produced
+  int64_t bytes = 0;     // tensor bytes produced
+  // Time spent producing elements in this stage itself, summed over threads
+  // (input stages excluded).
+  int64_t busy_ns = 0;
+  // Time the stage's consumer spent blocked waiting for this stage's output
+  // (asynchronous stages only).
+  int64_t wait_ns = 0;
+  int64_t parallelism = 1;    // current (autotuned or fixed)
+  int64_t buffer_depth = 0;   // elements buffered now
+  int64_t buffer_capacity = 0;
+  int64_t buffered_bytes = 0;
+  bool autotuned = false;
+  int64_t errors_ignored = 0;  // ignore_errors only
+  std::string tuner_reason;    // why the autotuner last changed this stage
+};
+
+struct IteratorStats {
+  std::vector<StageStats> stages;  // from the source to the consumer
+  int64_t elapsed_ns = 0;          // since the iterator was made
+  int64_t elements = 0;            // returned by next()
+  int cpu_budget = 0;
+  int64_t ram_budget = 0;
+  int64_t ram_used = 0;            // bytes the buffers hold now
+  int64_t ram_peak = 0;            // the most they ever held
+  int64_t tuner_steps = 0;
+
+  // Pretty JSON ({"elapsed_ns":..., "stages":[{...}]}).
+  std::string ToJson() const;
+  // A human-readable table, one stage per line.
+  std::string ToString() const;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_PIPELINE_STATS_H_

@@ -1,0 +1,323 @@
+// TFRecordDataset: the records of TFRecord files as unnamed string scalars.
+// Each element is a view into the reader's buffer (no copy) and carries its
+// origin (file name, record number) for error messages.
+//
+// Order: with num_parallel_reads = N, N files are open at once in slots and
+// one record is taken from each slot in turn; when a slot's file ends, the
+// next file takes its place (at the same point in the rotation), and once
+// the files run out the slot leaves the rotation (tf.data's interleave with
+// cycle_length N, block_length 1). N = 1 reads the files one after another.
+//
+// Indexed mode: with use_index, when every file is uncompressed and has a
+// valid FILE.idx (IndexedTFRecordFile::Open succeeds), the cardinality is
+// exact and the dataset allows random access: element i maps to (file,
+// record) through the round robin's segments (stretches of the order during
+// which the same files are open) and is read with one pread. Its iterator is
+// a cursor (positional). Otherwise the files are read in order with
+// TFRecordReader; the state is the rotation (which file is in which slot,
+// at which record) and restore seeks with the file's index when there is
+// one, else reads up to the record.
+#include <algorithm>
+#include <new>
+
+#include "sluice/pipeline/internal/context.h"
+#include "sluice/pipeline/internal/indexed_iterator.h"
+#include "sluice/pipeline/internal/stages.h"
+#include "sluice/pipeline/internal/state.h"
+#include "sluice/records/indexed_tfrecord_file.h"
+#include "sluice/records/record_index.h"
+#include "sluice/records/tfrecord_reader.h"
+
+namespace sluice::pipeline_internal {
+namespace {
+
+struct Slot {
+  int64_t file = 0;
+  int64_t record = 0;  // the next record to read
+};
+
+// A stretch of the round-robin order during which the same files are open:
+// element start + o comes from slots[(ptr + o) % m], record
+// slots[k].record + o / m.
+struct Segment {
+  int64_t start = 0;
+  int64_t length = 0;
+  int64_t ptr = 0;
+  std::vector<Slot> slots;
+};
+
+// The segments of the round robin over files with `counts` records, n slots.
+std::vector<Segment> BuildSegments(const std::vector<int64_t>& counts, int64_t n) {
+  std::vector<Segment> segments;
+  const int64_t f = static_cast<int64_t>(counts.size());
+  std::vector<Slot> slots;
+  int64_t next_file = 0;
+  for (; next_file < std::min(n, f); ++next_file) slots.push_back({next_file, 0});
+  int64_t ptr = 0, start = 0;
+  while (!slots.empty()) {
+    const int64_t m = static_cast<int64_t>(slots.size());
+    // The step at which each slot is visited and found exhausted.
+    int64_t end = -1, ended = 0;
+    for (int64_t k = 0; k < m; ++k) {
+      const int64_t q = ((k - ptr) % m + m) % m;
+      const int64_t e = q + (counts[slots[k].file] - slots[k].record) * m;
+      if (end < 0 || e < end) end = e, ended = k;
+    }
+    if (end > 0) segments.push_back({start, end, ptr, slots});
+    for (int64_t k = 0; k < m; ++k) {
+      const int64_t q = ((k - ptr) % m + m) % m;
+      if (end > q) slots[k].record += (end - q + m - 1) / m;
+    }
+    start += end;
+    ptr = ended;
+    if (next_file < f) {
+      slots[ptr] = {next_file++, 0};
+    } else {
+      slots.erase(slots.begin() + ptr);
+      if (ptr >= static_cast<int64_t>(slots.size())) ptr = 0;
+    }
+  }
+  return segments;
+}
+
+Result<Element> RecordElement(const Record& rec, const std::shared_ptr<const std::string>& source) {
+  SLUICE_ASSIGN_OR_RETURN(Buffer views, Buffer::Allocate(sizeof(std::string_view)));
+  new (views.data()) std::string_view(rec.data);
+  SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                          Tensor::FromStringViews(Shape{}, std::move(views), {rec.owner}));
+  Element e({std::move(t)});
+  e.set_origin(source, static_cast<int64_t>(rec.number));
+  return e;
+}
+
+class TFRecordNode : public DatasetNode {
+ public:
+  TFRecordNode(std::vector<std::string> files, TFRecordDatasetOptions o,
+               std::vector<IndexedTFRecordFile> indexed, int64_t cardinality)
+      : DatasetNode("TFRecordDataset", o.name, {}, ElementSpec({{"", DType::kString, Shape{}}}),
+                    cardinality),
+        files_(std::move(files)),
+        options_(std::move(o)),
+        indexed_(std::move(indexed)) {
+    for (const std::string& f : files_) sources_.push_back(std::make_shared<const std::string>(f));
+    if (!indexed_.empty()) {
+      std::vector<int64_t> counts;
+      for (const auto& f : indexed_) counts.push_back(static_cast<int64_t>(f.num_records()));
+      segments_ = BuildSegments(counts, options_.num_parallel_reads);
+    }
+  }
+
+  std::string Describe() const override {
+    std::string d =
+        name() + "(" + std::to_string(files_.size()) + (files_.size() == 1 ? " file" : " files");
+    if (options_.num_parallel_reads > 1) {
+      d += ", num_parallel_reads=" + std::to_string(options_.num_parallel_reads);
+    }
+    if (!indexed_.empty()) d += ", indexed";
+    return d + ")";
+  }
+  bool random_access() const override { return !indexed_.empty(); }
+  Result<Element> Get(IteratorContext&, int64_t i) const override {
+    if (indexed_.empty() || i < 0 || i >= cardinality()) {
+      return Status::OutOfRange(name() + ": element " + std::to_string(i) + " of " +
+                                std::to_string(cardinality()));
+    }
+    auto it = std::upper_bound(segments_.begin(), segments_.end(), i,
+                               [](int64_t v, const Segment& s) { return v < s.start; });
+    const Segment& s = *(it - 1);
+    const int64_t o = i - s.start;
+    const int64_t m = static_cast<int64_t>(s.slots.size());
+    const Slot& slot = s.slots[static_cast<size_t>((s.ptr + o) % m)];
+    SLUICE_ASSIGN_OR_RETURN(Record rec, indexed_[static_cast<size_t>(slot.file)].Read(
+                                            static_cast<uint64_t>(slot.record + o / m)));
+    return RecordElement(rec, sources_[static_cast<size_t>(slot.file)]);
+  }
+
+  Result<std::unique_ptr<IteratorNode>> MakeIterator(IteratorContext& ctx,
+                                                     const IteratorParams&) const override;
+
+  const std::vector<std::string>& files() const { return files_; }
+  const std::shared_ptr<const std::string>& source(int64_t f) const {
+    return sources_[static_cast<size_t>(f)];
+  }
+  const TFRecordDatasetOptions& record_options() const { return options_; }
+  TFRecordReaderOptions reader_options() const {
+    TFRecordReaderOptions r;
+    r.compression = options_.compression;
+    r.buffer_size = static_cast<size_t>(options_.buffer_size);
+    r.verify_checksums = options_.verify_checksums;
+    return r;
+  }
+
+ private:
+  std::vector<std::string> files_;
+  std::vector<std::shared_ptr<const std::string>> sources_;
+  TFRecordDatasetOptions options_;
+  std::vector<IndexedTFRecordFile> indexed_;  // empty unless every file is indexed
+  std::vector<Segment> segments_;
+};
+
+// Sequential reading: the round robin over open readers.
+class TFRecordIterator : public IteratorNode {
+ public:
+  TFRecordIterator(IteratorContext& ctx, const TFRecordNode& node)
+      : IteratorNode(&ctx, ctx.CountersFor(&node)), node_(node) {
+    Reset();
+  }
+
+  Status Save(StateWriter& w) override {
+    w.Tag("TFRecordDataset");
+    w.I64(next_file_);
+    w.I64(ptr_);
+    w.I64(static_cast<int64_t>(slots_.size()));
+    for (const OpenSlot& s : slots_) {
+      w.I64(s.file);
+      w.I64(s.reader ? static_cast<int64_t>(s.reader->next_record_number()) : s.record);
+    }
+    return Status::OK();
+  }
+  Status Restore(StateReader& r) override {
+    SLUICE_RETURN_IF_ERROR(r.Tag("TFRecordDataset"));
+    SLUICE_ASSIGN_OR_RETURN(int64_t next_file, r.I64());
+    SLUICE_ASSIGN_OR_RETURN(int64_t ptr, r.I64());
+    SLUICE_ASSIGN_OR_RETURN(int64_t n, r.I64());
+    const int64_t f = static_cast<int64_t>(node_.files().size());
+    if (next_file < 0 || next_file > f || n < 0 ||
+        n > std::min(f, node_.record_options().num_parallel_reads) || ptr < 0 || (n > 0 && ptr >= n)) {
+      return Status::DataLoss("iterator state: bad TFRecordDataset rotation");
+    }
+    std::vector<OpenSlot> slots(static_cast<size_t>(n));
+    for (OpenSlot& s : slots) {
+      SLUICE_ASSIGN_OR_RETURN(s.file, r.I64());
+      SLUICE_ASSIGN_OR_RETURN(s.record, r.I64());
+      if (s.file < 0 || s.file >= f || s.record < 0) {
+        return Status::DataLoss("iterator state: bad TFRecordDataset slot");
+      }
+    }
+    slots_ = std::move(slots);
+    next_file_ = next_file;
+    ptr_ = ptr;
+    return Status::OK();  // readers open (and seek) lazily
+  }
+
+ protected:
+  NextResult GetNext() override {
+    for (;;) {
+      if (slots_.empty()) return std::optional<Element>();
+      if (ctx()->cancelled()) return Status::Cancelled("TFRecordDataset: cancelled");
+      OpenSlot& s = slots_[static_cast<size_t>(ptr_)];
+      if (!s.reader) SLUICE_RETURN_IF_ERROR(OpenAt(s));
+      SLUICE_ASSIGN_OR_RETURN(std::optional<Record> rec, s.reader->Next());
+      if (rec) {
+        SLUICE_ASSIGN_OR_RETURN(Element e, RecordElement(*rec, node_.source(s.file)));
+        ptr_ = (ptr_ + 1) % static_cast<int64_t>(slots_.size());
+        return std::optional<Element>(std::move(e));
+      }
+      if (next_file_ < static_cast<int64_t>(node_.files().size())) {
+        s = OpenSlot{next_file_++, 0, nullptr};
+      } else {
+        slots_.erase(slots_.begin() + ptr_);
+        if (ptr_ >= static_cast<int64_t>(slots_.size())) ptr_ = 0;
+      }
+    }
+  }
+
+ private:
+  struct OpenSlot {
+    int64_t file = 0;
+    int64_t record = 0;  // where to start when the reader is opened
+    std::unique_ptr<TFRecordReader> reader;
+  };
+
+  void Reset() {
+    slots_.clear();
+    const int64_t f = static_cast<int64_t>(node_.files().size());
+    for (next_file_ = 0; next_file_ < std::min(f, node_.record_options().num_parallel_reads);
+         ++next_file_) {
+      slots_.push_back({next_file_, 0, nullptr});
+    }
+    ptr_ = 0;
+  }
+
+  Status OpenAt(OpenSlot& s) {
+    const std::string& path = node_.files()[static_cast<size_t>(s.file)];
+    SLUICE_ASSIGN_OR_RETURN(TFRecordReader reader,
+                            TFRecordReader::Open(path, node_.reader_options()));
+    auto rd = std::make_unique<TFRecordReader>(std::move(reader));
+    if (s.record > 0) {
+      bool sought = false;
+      if (node_.record_options().use_index) {
+        Result<RecordIndex> index = RecordIndex::LoadFor(path);
+        if (index.ok() && static_cast<uint64_t>(s.record) <= index->size()) {
+          sought = rd->Seek(*index, static_cast<uint64_t>(s.record)).ok();
+        }
+      }
+      if (!sought) {
+        while (rd->next_record_number() < static_cast<uint64_t>(s.record)) {
+          if (ctx()->cancelled()) return Status::Cancelled("TFRecordDataset: cancelled");
+          SLUICE_ASSIGN_OR_RETURN(std::optional<Record> rec, rd->Next());
+          if (!rec) {
+            return Status::DataLoss(path + ": cannot restore to record " +
+                                    std::to_string(s.record) + ": the file has only " +
+                                    std::to_string(rd->next_record_number()) + " records");
+          }
+        }
+      }
+    }
+    s.reader = std::move(rd);
+    return Status::OK();
+  }
+
+  const TFRecordNode& node_;
+  std::vector<OpenSlot> slots_;
+  int64_t next_file_ = 0;
+  int64_t ptr_ = 0;
+};
+
+Result<std::unique_ptr<IteratorNode>> TFRecordNode::MakeIterator(IteratorContext& ctx,
+                                                                 const IteratorParams&) const {
+  if (random_access()) {
+    return std::unique_ptr<IteratorNode>(std::make_unique<IndexedIterator>(ctx, *this));
+  }
+  return std::unique_ptr<IteratorNode>(std::make_unique<TFRecordIterator>(ctx, *this));
+}
+
+}  // namespace
+
+Dataset MakeTFRecordDataset(std::vector<std::string> files, TFRecordDatasetOptions options) {
+  if (files.empty()) {
+    return Dataset::FromError(Status::InvalidArgument("TFRecordDataset: no files given"));
+  }
+  if (options.num_parallel_reads < 1) {
+    return Dataset::FromError(
+        Status::InvalidArgument("TFRecordDataset: num_parallel_reads must be at least 1, got " +
+                                std::to_string(options.num_parallel_reads)));
+  }
+  if (options.buffer_size < 1) {
+    return Dataset::FromError(
+        Status::InvalidArgument("TFRecordDataset: buffer_size must be positive, got " +
+                                std::to_string(options.buffer_size)));
+  }
+  std::vector<IndexedTFRecordFile> indexed;
+  int64_t cardinality = kUnknownCardinality;
+  if (options.use_index &&
+      (options.compression == Compression::kNone || options.compression == Compression::kAuto)) {
+    IndexedTFRecordFileOptions io;
+    io.verify_checksums = options.verify_checksums;
+    int64_t total = 0;
+    for (const std::string& f : files) {
+      Result<IndexedTFRecordFile> file = IndexedTFRecordFile::Open(f, io);
+      if (!file.ok()) {
+        indexed.clear();
+        break;
+      }
+      total += static_cast<int64_t>(file->num_records());
+      indexed.push_back(std::move(file).value());
+    }
+    if (!indexed.empty()) cardinality = total;
+  }
+  return Dataset(std::make_shared<TFRecordNode>(std::move(files), std::move(options),
+                                                std::move(indexed), cardinality));
+}
+
+}  // namespace sluice::pipeline_internal

@@ -1,0 +1,424 @@
+// from_generator, list_files, TFRecordDataset, cache, global_shuffle and
+// shard: conformance and semantics.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <set>
+
+#include "conformance.h"
+#include "sluice/pipeline/dataset.h"
+#include "sluice/records/tfrecord_writer.h"
+#include "test_util.h"
+
+namespace sluice {
+namespace {
+
+using testing::Int64Elements;
+using testing::ReadAll;
+using testing::ReadFileOrDie;
+using testing::RunConformance;
+using testing::ScratchDir;
+using testing::WriteFileOrDie;
+
+std::vector<std::string> StringElements(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) out.push_back(Element({Tensor::StringScalar(v)}).DebugString(1000));
+  return out;
+}
+
+std::string RecordText(int file, int record) {
+  return "f" + std::to_string(file) + "r" + std::to_string(record);
+}
+
+// Writes files f0.. with the given record counts; returns their paths.
+std::vector<std::string> WriteFiles(const ScratchDir& dir, const std::string& prefix,
+                                    const std::vector<int>& counts, bool index,
+                                    Compression compression = Compression::kNone) {
+  std::vector<std::string> paths;
+  for (size_t f = 0; f < counts.size(); ++f) {
+    const std::string path = dir.file(prefix + std::to_string(f) + ".tfrecord");
+    TFRecordWriterOptions o;
+    o.write_index = index;
+    o.compression = compression;
+    auto w = TFRecordWriter::Open(path, o);
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    for (int r = 0; r < counts[f]; ++r)
+      EXPECT_TRUE(w->Write(RecordText(static_cast<int>(f), r)).ok());
+    EXPECT_TRUE(w->Close().ok());
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+std::vector<std::string> Sequential(const std::vector<int>& counts) {
+  std::vector<std::string> v;
+  for (size_t f = 0; f < counts.size(); ++f) {
+    for (int r = 0; r < counts[f]; ++r) v.push_back(RecordText(static_cast<int>(f), r));
+  }
+  return StringElements(v);
+}
+
+Dataset Counting(Dataset ds, std::atomic<int>* calls) {
+  return ds.map([calls](Element e) {
+    calls->fetch_add(1);
+    return e;
+  });
+}
+
+// ---- from_generator ------------------------------------------------------
+
+std::function<GeneratorFn()> CountTo(int64_t n) {
+  return [n] {
+    auto i = std::make_shared<int64_t>(0);
+    return GeneratorFn([i, n]() -> Result<std::optional<Element>> {
+      if (*i >= n) return std::optional<Element>();
+      return std::optional<Element>(Element({Tensor::Scalar<int64_t>((*i)++)}));
+    });
+  };
+}
+
+TEST(FromGeneratorTest, Conformance) {
+  std::vector<int64_t> want;
+  for (int64_t i = 0; i < 20; ++i) want.push_back(i);
+  RunConformance({.name = "from_generator",
+                  .make =
+                      [](int) {
+                        return Dataset::from_generator(CountTo(20),
+                                                       ElementSpec({{"", DType::kInt64, Shape{}}}));
+                      },
+                  .expected = Int64Elements(want)});
+  EXPECT_EQ(Dataset::from_generator(CountTo(3)).cardinality(), kUnknownCardinality);
+}
+
+TEST(FromGeneratorTest, SpecMismatchNamesStage) {
+  auto ds = Dataset::from_generator(CountTo(3), ElementSpec({{"", DType::kFloat32, Shape{}}}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+  auto e = it.next();
+  SLUICE_EXPECT_ERROR(e.status(), StatusCode::kInvalidArgument, "from_generator");
+}
+
+TEST(FromGeneratorTest, ErrorsNameStageAndElement) {
+  auto ds = Dataset::from_generator([] {
+    auto i = std::make_shared<int>(0);
+    return GeneratorFn([i]() -> Result<std::optional<Element>> {
+      if (*i == 2) return Status::DataLoss("boom");
+      return std::optional<Element>(Element({Tensor::Scalar<int64_t>((*i)++)}));
+    });
+  });
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+  SLUICE_ASSERT_OK(it.next().status());
+  SLUICE_ASSERT_OK(it.next().status());
+  SLUICE_EXPECT_ERROR(it.next().status(), StatusCode::kDataLoss,
+                      "stage 'from_generator' failed on element 2");
+}
+
+// ---- list_files -----------------------------------------------------------
+
+TEST(ListFilesTest, SortedDedupedAndShuffled) {
+  ScratchDir dir;
+  for (const char* n : {"b.txt", "a2.txt", "a1.txt", "c.dat"}) WriteFileOrDie(dir.file(n), "x");
+  auto ds = Dataset::list_files({dir.file("*.txt"), dir.file("a*")});
+  SLUICE_ASSERT_OK(ds.status());
+  EXPECT_EQ(ds.cardinality(), 3);
+  const auto want = StringElements({dir.file("a1.txt"), dir.file("a2.txt"), dir.file("b.txt")});
+  EXPECT_EQ(ReadAll(ds), want);
+  RunConformance({.name = "list_files",
+                  .make = [&](int) { return Dataset::list_files(dir.file("*.txt")); },
+                  .expected = want});
+
+  auto s1 = ReadAll(Dataset::list_files(dir.file("*"), {.shuffle = true, .seed = 3}));
+  auto s2 = ReadAll(Dataset::list_files(dir.file("*"), {.shuffle = true, .seed = 3}));
+  EXPECT_EQ(s1, s2);
+  std::sort(s1.begin(), s1.end());
+  EXPECT_EQ(s1, StringElements({dir.file("a1.txt"), dir.file("a2.txt"), dir.file("b.txt"),
+                                dir.file("c.dat")}));
+  SLUICE_EXPECT_ERROR(Dataset::list_files(dir.file("*.none")).status(), StatusCode::kNotFound,
+                      "list_files: no files match '" + dir.file("*.none") + "'");
+}
+
+// ---- TFRecordDataset ------------------------------------------------------
+
+TEST(TFRecordDatasetTest, IndexedAndSequentialConformance) {
+  ScratchDir dir;
+  const std::vector<int> counts = {5, 0, 7, 3};
+  const auto indexed = WriteFiles(dir, "i", counts, true);
+  const auto plain = WriteFiles(dir, "p", counts, false);
+  const auto want = Sequential(counts);
+
+  Dataset a = TFRecordDataset(indexed);
+  SLUICE_ASSERT_OK(a.status());
+  EXPECT_EQ(a.cardinality(), 15);
+  EXPECT_NE(a.DebugString().find("indexed"), std::string::npos) << a.DebugString();
+  Dataset b = TFRecordDataset(plain);
+  EXPECT_EQ(b.cardinality(), kUnknownCardinality);
+  EXPECT_EQ(TFRecordDataset(indexed, {.use_index = false}).cardinality(), kUnknownCardinality);
+  RunConformance(
+      {.name = "indexed", .make = [&](int) { return TFRecordDataset(indexed); }, .expected = want});
+  RunConformance({.name = "sequential",
+                  .make = [&](int) { return TFRecordDataset(plain); },
+                  .expected = want});
+  // Sequential reading of indexed files restores with Seek.
+  RunConformance({.name = "sequential with index",
+                  .make =
+                      [&](int) {
+                        return TFRecordDataset(indexed)
+                            .map([](Element e) { return e; }, {.parallelism = 2})
+                            .take(100);
+                      },
+                  .expected = want});
+}
+
+TEST(TFRecordDatasetTest, ParallelReadsRoundRobinSameWithAndWithoutIndex) {
+  ScratchDir dir;
+  const std::vector<int> counts = {3, 1, 0, 4, 2, 5};
+  const auto indexed = WriteFiles(dir, "i", counts, true);
+  const auto plain = WriteFiles(dir, "p", counts, false);
+  for (int64_t n : {1, 2, 3, 4, 6, 9}) {
+    SCOPED_TRACE("num_parallel_reads " + std::to_string(n));
+    auto x = ReadAll(TFRecordDataset(indexed, {.num_parallel_reads = n}));
+    auto y = ReadAll(TFRecordDataset(plain, {.num_parallel_reads = n}));
+    EXPECT_EQ(x, y);
+    EXPECT_EQ(x.size(), 15u);
+    RunConformance({.name = "parallel reads plain",
+                    .make = [&](int) { return TFRecordDataset(plain, {.num_parallel_reads = n}); },
+                    .expected = y});
+    RunConformance(
+        {.name = "parallel reads indexed",
+         .make = [&](int) { return TFRecordDataset(indexed, {.num_parallel_reads = n}); },
+         .expected = y});
+  }
+  // Slots: f0 f1 | f1 ends -> f2 (empty) -> f3 takes its place.
+  EXPECT_EQ(ReadAll(TFRecordDataset(plain, {.num_parallel_reads = 2})),
+            StringElements({"f0r0", "f1r0", "f0r1", "f3r0", "f0r2", "f3r1", "f4r0", "f3r2", "f4r1",
+                            "f3r3", "f5r0", "f5r1", "f5r2", "f5r3", "f5r4"}));
+}
+
+TEST(TFRecordDatasetTest, GzipViewsAndOrigin) {
+  ScratchDir dir;
+  const auto gz = WriteFiles(dir, "g", {4, 2}, true, Compression::kGzip);
+  Dataset ds = TFRecordDataset(gz);
+  EXPECT_EQ(ds.cardinality(), kUnknownCardinality);
+  RunConformance({.name = "gzip",
+                  .make = [&](int) { return TFRecordDataset(gz); },
+                  .expected = Sequential({4, 2})});
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto e, it.next());
+  SLUICE_ASSERT_OK_AND_ASSIGN(e, it.next());
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->OriginString(), gz[0] + " record 1");
+  EXPECT_EQ((*e)[0].dtype(), DType::kString);
+  EXPECT_FALSE((*e)[0].string_owners().empty());  // a view, not a copy
+  SLUICE_EXPECT_ERROR(TFRecordDataset({}).status(), StatusCode::kInvalidArgument, "no files");
+}
+
+void CorruptByte(const std::string& path, size_t offset) {
+  std::string bytes = ReadFileOrDie(path);
+  bytes[offset] ^= 0x55;
+  WriteFileOrDie(path, bytes);
+}
+
+TEST(TFRecordDatasetTest, CorruptRecordNamesFileAndOffset) {
+  ScratchDir dir;
+  for (bool index : {false, true}) {
+    SCOPED_TRACE(index ? "indexed" : "sequential");
+    const auto files = WriteFiles(dir, index ? "i" : "p", {4}, index);
+    // Record 2's payload: each record is 12 + 4 bytes of payload + 4.
+    CorruptByte(files[0], 2 * 20 + 12 + 1);
+    RunConformance({.name = "corrupt",
+                    .make = [&](int) { return TFRecordDataset(files).take(2); },
+                    .expected = StringElements({"f0r0", "f0r1"}),
+                    .make_failing = [&] { return TFRecordDataset(files); },
+                    .error_substring = files[0]});
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, TFRecordDataset(files).iterator());
+    Status err;
+    for (int i = 0; i < 4 && err.ok(); ++i) err = it.next().status();
+    EXPECT_EQ(err.code(), StatusCode::kDataLoss) << err.ToString();
+    EXPECT_NE(err.message().find("offset"), std::string_view::npos) << err.ToString();
+    EXPECT_NE(err.message().find("40"), std::string_view::npos) << err.ToString();
+  }
+}
+
+// ---- global_shuffle -------------------------------------------------------
+
+TEST(GlobalShuffleTest, IndexedTFRecordsPermutationPerEpoch) {
+  ScratchDir dir;
+  const std::vector<int> counts = {40, 25, 35};
+  const auto files = WriteFiles(dir, "i", counts, true);
+  const auto all = Sequential(counts);
+  const std::set<std::string> want(all.begin(), all.end());
+
+  auto two_epochs = TFRecordDataset(files).global_shuffle({.seed = 5}).repeat(2);
+  const auto got = ReadAll(two_epochs);
+  ASSERT_EQ(got.size(), 200u);
+  const std::vector<std::string> e1(got.begin(), got.begin() + 100),
+      e2(got.begin() + 100, got.end());
+  EXPECT_EQ(std::set<std::string>(e1.begin(), e1.end()), want);
+  EXPECT_EQ(std::set<std::string>(e2.begin(), e2.end()), want);
+  EXPECT_NE(e1, e2) << "reshuffle_each_iteration gave the same order twice";
+  EXPECT_NE(e1, all) << "not shuffled";
+  // Same seed: same order; another seed: another.
+  EXPECT_EQ(ReadAll(TFRecordDataset(files).global_shuffle({.seed = 5}).repeat(2)), got);
+  EXPECT_NE(ReadAll(TFRecordDataset(files).global_shuffle({.seed = 6}).repeat(2)), got);
+  // Without reshuffle both epochs agree.
+  const auto fixed = ReadAll(TFRecordDataset(files)
+                                 .global_shuffle({.seed = 5, .reshuffle_each_iteration = false})
+                                 .repeat(2));
+  EXPECT_EQ(std::vector<std::string>(fixed.begin(), fixed.begin() + 100),
+            std::vector<std::string>(fixed.begin() + 100, fixed.end()));
+
+  RunConformance({.name = "global_shuffle", .make = [&](int) {
+                    return TFRecordDataset(files).global_shuffle(
+                        {.seed = 9, .reshuffle_each_iteration = false});
+                  }});
+  RunConformance({.name = "global_shuffle pipeline seed", .make = [&](int p) {
+                    return Dataset::range(300)
+                        .map([](Element e) { return e; })
+                        .global_shuffle({.reshuffle_each_iteration = false})
+                        .map([](Element e) { return e; }, {.parallelism = p});
+                  }});
+
+  // The state is a cursor and a seed.
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it,
+                              TFRecordDataset(files).global_shuffle({.seed = 5}).iterator());
+  for (int i = 0; i < 37; ++i) SLUICE_ASSERT_OK(it.next().status());
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::string state, it.save());
+  std::printf("global_shuffle saved state: %zu bytes\n", state.size());
+  EXPECT_LT(state.size(), 200u);
+  // Restoring into an iterator of another iteration keeps the saved order.
+  Dataset reshuffled = TFRecordDataset(files).global_shuffle({.seed = 5});
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator other, reshuffled.iterator());
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator other2, reshuffled.iterator());
+  SLUICE_ASSERT_OK(other2.restore(state));
+  for (int i = 0; i < 63; ++i) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(auto x, it.next());
+    SLUICE_ASSERT_OK_AND_ASSIGN(auto y, other2.next());
+    ASSERT_TRUE(x && y);
+    EXPECT_EQ(x->DebugString(), y->DebugString());
+  }
+}
+
+TEST(GlobalShuffleTest, NeedsRandomAccess) {
+  SLUICE_EXPECT_ERROR(Dataset::from_generator(CountTo(3)).global_shuffle().status(),
+                      StatusCode::kFailedPrecondition, "'from_generator'");
+  ScratchDir dir;
+  const auto plain = WriteFiles(dir, "p", {3}, false);
+  SLUICE_EXPECT_ERROR(TFRecordDataset(plain).global_shuffle().status(),
+                      StatusCode::kFailedPrecondition, "TFRecordDataset");
+  SLUICE_EXPECT_ERROR(Dataset::range(5).repeat().global_shuffle().status(),
+                      StatusCode::kFailedPrecondition, "'repeat' does not allow random access");
+}
+
+// ---- shard ----------------------------------------------------------------
+
+TEST(ShardTest, ConformanceAndCardinality) {
+  RunConformance({.name = "shard random access",
+                  .make = [](int) { return Dataset::range(10).shard(3, 1); },
+                  .expected = Int64Elements({1, 4, 7})});
+  RunConformance({.name = "shard sequential",
+                  .make = [](int) { return Dataset::from_generator(CountTo(11)).shard(4, 2); },
+                  .expected = Int64Elements({2, 6, 10})});
+  RunConformance({.name = "shard positional",
+                  .make =
+                      [](int p) {
+                        return Dataset::range(23)
+                            .map([](Element e) { return e; }, {.parallelism = p})
+                            .prefetch(2)
+                            .shard(5, 4);
+                      },
+                  .expected = Int64Elements({4, 9, 14, 19})});
+  for (int64_t i = 0; i < 3; ++i)
+    EXPECT_EQ(Dataset::range(10).shard(3, i).cardinality(), i == 0 ? 4 : 3);
+  EXPECT_EQ(Dataset::range(10).repeat().shard(3, 0).cardinality(), kInfiniteCardinality);
+  SLUICE_EXPECT_ERROR(Dataset::range(3).shard(0, 0).status(), StatusCode::kInvalidArgument,
+                      "num_shards");
+  SLUICE_EXPECT_ERROR(Dataset::range(3).shard(2, 2).status(), StatusCode::kInvalidArgument,
+                      "index");
+}
+
+TEST(ShardTest, IndexedFilesReadOnlyTheirRecords) {
+  ScratchDir dir;
+  const auto files = WriteFiles(dir, "i", {6}, true);
+  // Break record 1 (shard 1 of 2); shard 0 never reads it.
+  CorruptByte(files[0], 1 * 20 + 12 + 1);
+  EXPECT_EQ(ReadAll(TFRecordDataset(files).shard(2, 0)), StringElements({"f0r0", "f0r2", "f0r4"}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, TFRecordDataset(files).shard(2, 1).iterator());
+  EXPECT_EQ(it.next().status().code(), StatusCode::kDataLoss);
+}
+
+// ---- cache ------------------------------------------------------------------
+
+TEST(CacheTest, MemorySecondIteratorReadsCache) {
+  std::atomic<int> calls{0};
+  Dataset ds = Counting(Dataset::range(10), &calls).cache();
+  EXPECT_EQ(ReadAll(ds), Int64Elements({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(calls.load(), 10);
+  EXPECT_EQ(ReadAll(ds), Int64Elements({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(calls.load(), 10);
+
+  // repeat: epoch 2 reads the cache.
+  calls = 0;
+  Dataset rep = Counting(Dataset::range(5), &calls).cache().repeat(3);
+  EXPECT_EQ(ReadAll(rep).size(), 15u);
+  EXPECT_EQ(calls.load(), 5);
+
+  // A partial first pass does not populate the cache.
+  calls = 0;
+  Dataset part = Counting(Dataset::range(6), &calls).cache();
+  {
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, part.iterator());
+    for (int i = 0; i < 3; ++i) SLUICE_ASSERT_OK(it.next().status());
+  }
+  EXPECT_EQ(ReadAll(part).size(), 6u);
+  EXPECT_EQ(calls.load(), 9);
+  EXPECT_EQ(ReadAll(part).size(), 6u);
+  EXPECT_EQ(calls.load(), 9);
+
+  RunConformance({.name = "cache memory", .make = [](int p) {
+                    return Dataset::range(20)
+                        .map([](Element e) { return e; }, {.parallelism = p})
+                        .cache()
+                        .repeat(2);
+                  }});
+}
+
+TEST(CacheTest, FileWrittenThenRead) {
+  ScratchDir dir;
+  const std::string file = dir.file("cache.bin");
+  std::atomic<int> calls{0};
+  auto make = [&] { return Counting(Dataset::range(12), &calls).cache(file); };
+  {
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, make().iterator());
+    SLUICE_ASSERT_OK(it.next().status());
+    SLUICE_EXPECT_ERROR(it.save().status(), StatusCode::kFailedPrecondition,
+                        "cannot save while the cache is being written");
+  }
+  EXPECT_FALSE(std::filesystem::exists(file)) << "a partial pass published the file";
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()),
+                          std::filesystem::directory_iterator()),
+            0)
+      << "temporary files left behind";
+  const auto want = ReadAll(make());
+  EXPECT_EQ(want.size(), 12u);
+  EXPECT_TRUE(std::filesystem::exists(file));
+  calls = 0;
+  EXPECT_EQ(ReadAll(make()), want);  // a new Dataset: reads the file
+  EXPECT_EQ(calls.load(), 0);
+  RunConformance({.name = "cache file", .make = [&](int) { return make(); }, .expected = want});
+  EXPECT_EQ(calls.load(), 0);
+
+  // Corrupt: DataLoss naming the file and the offset.
+  std::string bytes = ReadFileOrDie(file);
+  bytes[bytes.size() / 2] ^= 0x40;
+  WriteFileOrDie(file, bytes);
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, make().iterator());
+  Status err;
+  for (int i = 0; i < 13 && err.ok(); ++i) err = it.next().status();
+  EXPECT_EQ(err.code(), StatusCode::kDataLoss) << err.ToString();
+  EXPECT_NE(err.message().find(file), std::string_view::npos) << err.ToString();
+  EXPECT_NE(err.message().find("offset"), std::string_view::npos) << err.ToString();
+}
+
+}  // namespace
+}  // namespace sluice
