@@ -18,7 +18,8 @@ namespace sluice {
 class Error : public std::runtime_error {
  public:
   // REQUIRES: !status.ok().
-  explicit Error(Status status) : std::runtime_error(status.ToString()), status_(std::move(status)) {}
+  explicit Error(Status status)
+      : std::runtime_error(status.ToString()), status_(std::move(status)) {}
   const Status& status() const { return status_; }
 
  private:

@@ -95,8 +95,8 @@ class BatchNode : public DatasetNode {
 
 Dataset MakeBatch(const Dataset& input, int64_t batch_size, BatchOptions options) {
   if (batch_size < 1) {
-    return Dataset::FromError(
-        Status::InvalidArgument("batch: batch_size must be >= 1, got " + std::to_string(batch_size)));
+    return Dataset::FromError(Status::InvalidArgument("batch: batch_size must be >= 1, got " +
+                                                      std::to_string(batch_size)));
   }
   return Dataset(std::make_shared<BatchNode>(input, batch_size, std::move(options)));
 }

@@ -53,10 +53,10 @@ std::string Dataset::DebugString() const {
 }
 
 // Keeps the first error of a chain.
-#define SLUICE_CHAIN(expr)            \
-  do {                                \
+#define SLUICE_CHAIN(expr)           \
+  do {                               \
     if (!status_.ok()) return *this; \
-    return (expr);                    \
+    return (expr);                   \
   } while (0)
 
 Dataset Dataset::range(int64_t stop) { return pi::MakeRange(0, stop, 1); }
@@ -89,7 +89,9 @@ Dataset Dataset::map(MapFn fn, MapOptions options) const {
 Dataset Dataset::filter(PredicateFn predicate, FilterOptions options) const {
   SLUICE_CHAIN(pi::MakeFilter(*this, std::move(predicate), std::move(options)));
 }
-Dataset Dataset::flat_map(DatasetFn fn) const { SLUICE_CHAIN(pi::MakeFlatMap(*this, std::move(fn))); }
+Dataset Dataset::flat_map(DatasetFn fn) const {
+  SLUICE_CHAIN(pi::MakeFlatMap(*this, std::move(fn)));
+}
 Dataset Dataset::interleave(DatasetFn fn, InterleaveOptions options) const {
   SLUICE_CHAIN(pi::MakeInterleave(*this, std::move(fn), std::move(options)));
 }
@@ -180,7 +182,8 @@ Dataset::RangeIterator Dataset::begin() const {
   return RangeIterator(std::move(it).value());
 }
 
-Dataset::RangeIterator::RangeIterator(Iterator it) : it_(std::make_shared<Iterator>(std::move(it))) {
+Dataset::RangeIterator::RangeIterator(Iterator it)
+    : it_(std::make_shared<Iterator>(std::move(it))) {
   ++*this;
 }
 

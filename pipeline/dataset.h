@@ -88,8 +88,10 @@ class Dataset {
   Dataset map(MapFn fn, MapOptions options = {}) const;
   // Also accepts f(Element) and functions returning Element instead of Result.
   template <typename F>
-    requires(!std::is_convertible_v<F, MapFn> || !std::is_invocable_v<F, Element, const MapContext&>)
-  Dataset map(F&& f, MapOptions options = {}) const;
+  requires(!std::is_convertible_v<F, MapFn> ||
+           !std::is_invocable_v<F, Element, const MapContext&>) Dataset
+      map(F&& f, MapOptions options = {})
+  const;
 
   Dataset filter(PredicateFn predicate, FilterOptions options = {}) const;
   // fn maps each element to a dataset; their elements follow one another.
@@ -196,14 +198,16 @@ class Dataset::RangeIterator {
 // ---------------------------------------------------------------------------
 
 template <typename F>
-  requires(!std::is_convertible_v<F, MapFn> || !std::is_invocable_v<F, Element, const MapContext&>)
-Dataset Dataset::map(F&& f, MapOptions options) const {
+requires(!std::is_convertible_v<F, MapFn> || !std::is_invocable_v<F, Element, const MapContext&>)
+    Dataset Dataset::map(F&& f, MapOptions options)
+const {
   using Fn = std::decay_t<F>;
   if constexpr (std::is_invocable_v<Fn&, Element, const MapContext&>) {
-    return map(MapFn([g = Fn(std::forward<F>(f))](Element e, const MapContext& c) -> Result<Element> {
-                 return g(std::move(e), c);
-               }),
-               std::move(options));
+    return map(
+        MapFn([g = Fn(std::forward<F>(f))](Element e, const MapContext& c) -> Result<Element> {
+          return g(std::move(e), c);
+        }),
+        std::move(options));
   } else {
     static_assert(std::is_invocable_v<Fn&, Element>,
                   "map takes f(Element) or f(Element, const MapContext&)");

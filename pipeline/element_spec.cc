@@ -33,8 +33,7 @@ Status ElementSpec::Check(const Element& e) const {
       const std::string label = c[i].name.empty() ? std::to_string(i) : "'" + c[i].name + "'";
       return Status::InvalidArgument("component " + label + " is " +
                                      ShapeSpecString(e[i].dtype(), e[i].shape()) +
-                                     ", the spec says " +
-                                     ShapeSpecString(c[i].dtype, c[i].shape));
+                                     ", the spec says " + ShapeSpecString(c[i].dtype, c[i].shape));
     }
   }
   return Status::OK();

@@ -58,7 +58,9 @@ class InterleaveIterator : public IteratorNode {
   ~InterleaveIterator() override {
     std::unique_lock<std::mutex> l(mu_);
     stopping_ = true;
-    cv_.wait(l, [this] { return tasks_ == 0; });
+    shared_->stopping = true;
+    // Tasks queued but not started will see `stopping` and not touch this.
+    cv_.wait(l, [this] { return shared_->running == 0; });
     for (Slot& s : slots_) ReleaseBufferLocked(s);
     l.unlock();
     for (Slot& s : slots_) {
@@ -70,7 +72,7 @@ class InterleaveIterator : public IteratorNode {
   Status Save(StateWriter& w) override {
     std::unique_lock<std::mutex> l(mu_);
     paused_ = true;
-    cv_.wait(l, [this] { return tasks_ == 0; });
+    cv_.wait(l, [this] { return shared_->running == 0; });
     Status s = SaveLocked(w);
     paused_ = false;
     LaunchLocked();
@@ -80,7 +82,7 @@ class InterleaveIterator : public IteratorNode {
   Status Restore(StateReader& r) override {
     std::unique_lock<std::mutex> l(mu_);
     paused_ = true;
-    cv_.wait(l, [this] { return tasks_ == 0; });
+    cv_.wait(l, [this] { return shared_->running == 0; });
     Status s = RestoreLocked(r);
     paused_ = false;
     LaunchLocked();
@@ -295,12 +297,19 @@ class InterleaveIterator : public IteratorNode {
       }
       s.queued = true;
       ++tasks_;
-      ctx()->Submit([this, i] { TaskBody(i); });
+      ctx()->Submit([sh = shared_, this, i] {
+        std::unique_lock<std::mutex> l(sh->mu);
+        if (sh->stopping) return;  // the iterator is gone or going
+        ++sh->running;
+        TaskBody(l, i);
+        --sh->running;
+        sh->cv.notify_all();
+      });
     }
   }
 
-  void TaskBody(size_t i) {
-    std::unique_lock<std::mutex> l(mu_);
+  // Reads ahead in slot i while there is room. REQUIRES: l holds mu_.
+  void TaskBody(std::unique_lock<std::mutex>& l, size_t i) {
     Slot& s = slots_[i];
     for (;;) {
       if (stopping_ || paused_ || ctx()->cancelled() || !s.it || s.ended || s.pulling ||
@@ -340,7 +349,6 @@ class InterleaveIterator : public IteratorNode {
     }
     s.queued = false;
     --tasks_;
-    cv_.notify_all();
   }
 
   Status SaveLocked(StateWriter& w) {
@@ -436,8 +444,17 @@ class InterleaveIterator : public IteratorNode {
   const bool parallel_;
   const int64_t capacity_;  // elements buffered per slot (parallel)
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  // What tasks share with the iterator; they hold it, so a task that starts
+  // after the iterator is destroyed finds `stopping` set and leaves.
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool stopping = false;
+    int64_t running = 0;  // tasks inside TaskBody
+  };
+  const std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
+  std::mutex& mu_ = shared_->mu;
+  std::condition_variable& cv_ = shared_->cv;
   std::vector<Slot> slots_;  // cycle_length of them, never resized
   int64_t cycle_index_ = 0;
   int64_t block_index_ = 0;  // elements taken from the current slot's block
@@ -445,7 +462,7 @@ class InterleaveIterator : public IteratorNode {
   int64_t next_index_ = 0;  // index of the next input element
   bool stopping_ = false;
   bool paused_ = false;
-  int64_t tasks_ = 0;  // TaskBody tasks submitted and not finished
+  int64_t tasks_ = 0;  // tasks submitted and not finished (while the iterator lives)
   int64_t est_bytes_ = 0;
 };
 

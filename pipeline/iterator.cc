@@ -28,6 +28,7 @@ Iterator& Iterator::operator=(Iterator&& other) noexcept {
     dataset_ = std::move(other.dataset_);
     root_ = std::move(other.root_);
     started_ = other.started_;
+    error_ = std::move(other.error_);
   }
   return *this;
 }
@@ -41,8 +42,13 @@ Iterator::~Iterator() {
 Result<std::optional<Element>> Iterator::next() {
   if (!root_) return Status::FailedPrecondition("next() on a moved-from Iterator");
   started_ = true;
+  if (!error_.ok()) return error_;
   Result<std::optional<Element>> r = root_->Next();
-  if (r.ok() && r->has_value()) ctx_->OnConsumerElement();
+  if (!r.ok()) {
+    error_ = r.status();  // the pipeline is finished (ignore_errors skips inside it)
+  } else if (r->has_value()) {
+    ctx_->OnConsumerElement();
+  }
   return r;
 }
 
@@ -66,7 +72,8 @@ Status Iterator::restore(std::string_view state) {
   }
   SLUICE_RETURN_IF_ERROR(root_->Restore(r));
   if (!r.done()) {
-    return Status::InvalidArgument("iterator state has " + std::to_string(state.size() - r.offset()) +
+    return Status::InvalidArgument("iterator state has " +
+                                   std::to_string(state.size() - r.offset()) +
                                    " bytes left over: it was saved from a different pipeline");
   }
   return Status::OK();

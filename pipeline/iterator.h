@@ -69,6 +69,7 @@ class Iterator {
   std::shared_ptr<pipeline_internal::IteratorContext> ctx_;
   std::unique_ptr<pipeline_internal::IteratorNode> root_;
   bool started_ = false;
+  Status error_;  // the first error; next() repeats it
 };
 
 }  // namespace sluice

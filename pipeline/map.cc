@@ -81,8 +81,7 @@ class MapNode : public DatasetNode {
  public:
   MapNode(const Dataset& input, MapFn fn, MapOptions o)
       : DatasetNode("map", o.name, {input.node()},
-                    o.output_spec ? *o.output_spec : ElementSpec::Unknown(),
-                    input.cardinality()),
+                    o.output_spec ? *o.output_spec : ElementSpec::Unknown(), input.cardinality()),
         fn_(std::move(fn)),
         options_(std::move(o)) {}
 

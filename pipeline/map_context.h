@@ -15,8 +15,8 @@
 namespace sluice {
 
 struct MapContext {
-  int64_t index = 0;   // position of the element in the stage's input
-  uint64_t seed = 0;   // the stage's seed (from Options::seed, or random)
+  int64_t index = 0;  // position of the element in the stage's input
+  uint64_t seed = 0;  // the stage's seed (from Options::seed, or random)
   const std::atomic<bool>* cancel_flag = nullptr;
 
   // A generator for this element alone: Rng(seed, index).

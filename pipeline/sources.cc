@@ -84,9 +84,9 @@ Dataset MakeFromTensorSlices(std::vector<Tensor> tensors, std::vector<std::strin
     return Dataset::FromError(Status::InvalidArgument("from_tensor_slices: no tensors given"));
   }
   if (!names.empty() && names.size() != tensors.size()) {
-    return Dataset::FromError(Status::InvalidArgument(
-        "from_tensor_slices: " + std::to_string(names.size()) + " names for " +
-        std::to_string(tensors.size()) + " tensors"));
+    return Dataset::FromError(
+        Status::InvalidArgument("from_tensor_slices: " + std::to_string(names.size()) +
+                                " names for " + std::to_string(tensors.size()) + " tensors"));
   }
   names.resize(tensors.size());
   std::string shapes;

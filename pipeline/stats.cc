@@ -39,7 +39,9 @@ std::string IteratorStats::ToJson() const {
     const StageStats& s = stages[i];
     o += i ? ",\n    {" : "\n    {";
     o += "\"name\": " + Quote(s.name) + ", \"kind\": " + Quote(s.kind);
-    auto f = [&](const char* k, long long v) { o += ", \"" + std::string(k) + "\": " + std::to_string(v); };
+    auto f = [&](const char* k, long long v) {
+      o += ", \"" + std::string(k) + "\": " + std::to_string(v);
+    };
     f("elements", s.elements);
     f("bytes", s.bytes);
     f("busy_ns", s.busy_ns);

@@ -15,8 +15,8 @@
 namespace sluice {
 
 struct StageStats {
-  std::string name;   // unique in the pipeline: "map", "map_1", "prefetch"...
-  std::string kind;   // the transformation: "map", "batch", "tfrecord"...
+  std::string name;      // unique in the pipeline: "map", "map_1", "prefetch"...
+  std::string kind;      // the transformation: "map", "batch", "tfrecord"...
   int64_t elements = 0;  // produced
   int64_t bytes = 0;     // tensor bytes produced
   // Time spent producing elements in this stage itself, summed over threads
@@ -25,8 +25,8 @@ struct StageStats {
   // Time the stage's consumer spent blocked waiting for this stage's output
   // (asynchronous stages only).
   int64_t wait_ns = 0;
-  int64_t parallelism = 1;    // current (autotuned or fixed)
-  int64_t buffer_depth = 0;   // elements buffered now
+  int64_t parallelism = 1;   // current (autotuned or fixed)
+  int64_t buffer_depth = 0;  // elements buffered now
   int64_t buffer_capacity = 0;
   int64_t buffered_bytes = 0;
   bool autotuned = false;
@@ -40,8 +40,8 @@ struct IteratorStats {
   int64_t elements = 0;            // returned by next()
   int cpu_budget = 0;
   int64_t ram_budget = 0;
-  int64_t ram_used = 0;            // bytes the buffers hold now
-  int64_t ram_peak = 0;            // the most they ever held
+  int64_t ram_used = 0;  // bytes the buffers hold now
+  int64_t ram_peak = 0;  // the most they ever held
   int64_t tuner_steps = 0;
 
   // Pretty JSON ({"elapsed_ns":..., "stages":[{...}]}).

@@ -89,9 +89,7 @@ class TakeSkipNode : public DatasetNode {
         take_(take),
         count_(count) {}
   std::string Describe() const override { return kind() + "(" + std::to_string(count_) + ")"; }
-  bool random_access() const override {
-    return inputs()[0]->random_access() && cardinality() >= 0;
-  }
+  bool random_access() const override { return inputs()[0]->random_access() && cardinality() >= 0; }
   Result<Element> Get(IteratorContext& ctx, int64_t i) const override {
     return inputs()[0]->Get(ctx, take_ ? i : i + count_);
   }

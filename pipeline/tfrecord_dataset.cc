@@ -183,7 +183,8 @@ class TFRecordIterator : public IteratorNode {
     SLUICE_ASSIGN_OR_RETURN(int64_t n, r.I64());
     const int64_t f = static_cast<int64_t>(node_.files().size());
     if (next_file < 0 || next_file > f || n < 0 ||
-        n > std::min(f, node_.record_options().num_parallel_reads) || ptr < 0 || (n > 0 && ptr >= n)) {
+        n > std::min(f, node_.record_options().num_parallel_reads) || ptr < 0 ||
+        (n > 0 && ptr >= n)) {
       return Status::DataLoss("iterator state: bad TFRecordDataset rotation");
     }
     std::vector<OpenSlot> slots(static_cast<size_t>(n));

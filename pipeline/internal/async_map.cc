@@ -118,8 +118,10 @@ void AsyncMapIterator::RunOne(std::unique_lock<std::mutex>& l, int64_t charged, 
     {
       std::lock_guard<std::mutex> g(mu_);
       seq = next_in_;
-      if (end_seq_ >= 0) ended = true;
-      else ++next_in_;
+      if (end_seq_ >= 0)
+        ended = true;
+      else
+        ++next_in_;
     }
     if (!ended) {
       r = input_->Next();
@@ -138,8 +140,10 @@ void AsyncMapIterator::RunOne(std::unique_lock<std::mutex>& l, int64_t charged, 
       MapContext mc{seq, config_.seed, &ctx_->cancel_flag()};
       Result<Element> out = config_.fn(std::move(in), mc);
       counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
-      if (!out.ok()) r = out.status();
-      else r = std::optional<Element>(std::move(out).value());
+      if (!out.ok())
+        r = out.status();
+      else
+        r = std::optional<Element>(std::move(out).value());
     }
     if (r.ok()) {
       bytes = ElementBytes(**r);
@@ -164,8 +168,10 @@ void AsyncMapIterator::RunOne(std::unique_lock<std::mutex>& l, int64_t charged, 
       ctx_->memory().Release(charged - bytes);
     }
     Slot slot{std::move(r), bytes};
-    if (config_.deterministic) ordered_.emplace(seq, std::move(slot));
-    else fifo_.push_back(std::move(slot));
+    if (config_.deterministic)
+      ordered_.emplace(seq, std::move(slot));
+    else
+      fifo_.push_back(std::move(slot));
     ++buffered_;
     counters()->buffer_depth.store(buffered_, std::memory_order_relaxed);
     counters()->buffered_bytes.fetch_add(bytes, std::memory_order_relaxed);
@@ -327,8 +333,10 @@ Status AsyncMapIterator::Restore(StateReader& r) {
         slot.result = st;
       }
       ctx_->memory().Charge(slot.charged);
-      if (config_.deterministic) ordered_.emplace(seq, std::move(slot));
-      else fifo_.push_back(std::move(slot));
+      if (config_.deterministic)
+        ordered_.emplace(seq, std::move(slot));
+      else
+        fifo_.push_back(std::move(slot));
       ++buffered_;
     }
     return input_->Restore(r);

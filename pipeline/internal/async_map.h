@@ -31,13 +31,13 @@
 namespace sluice::pipeline_internal {
 
 struct AsyncMapConfig {
-  MapFn fn;                  // empty: identity (prefetch)
-  int64_t parallelism = 1;   // workers, or kAutotune
-  int64_t buffer_size = 0;   // results buffered, or kAutotune; 0: 2 x parallelism
+  MapFn fn;                 // empty: identity (prefetch)
+  int64_t parallelism = 1;  // workers, or kAutotune
+  int64_t buffer_size = 0;  // results buffered, or kAutotune; 0: 2 x parallelism
   bool deterministic = true;
   uint64_t seed = 0;
-  std::string name;          // for error messages
-  std::string tag;           // for saved state
+  std::string name;  // for error messages
+  std::string tag;   // for saved state
 };
 
 class AsyncMapIterator : public IteratorNode {
@@ -82,18 +82,18 @@ class AsyncMapIterator : public IteratorNode {
   std::mutex input_mu_;  // serializes input_->Next(); taken before mu_ never after
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;  // destructor
-  bool paused_ = false;    // save/restore
-  int64_t workers_ = 0;    // WorkerBody tasks put and not finished
-  int64_t running_bodies_ = 0;  // WorkerBody calls started and not finished
-  int64_t inflight_ = 0;   // units pulling or computing
-  int64_t next_in_ = 0;    // seq of the next element pulled
-  int64_t next_out_ = 0;   // seq of the next element returned (deterministic)
-  int64_t end_seq_ = -1;   // seq at which the input ended, once known
+  bool stopping_ = false;            // destructor
+  bool paused_ = false;              // save/restore
+  int64_t workers_ = 0;              // WorkerBody tasks put and not finished
+  int64_t running_bodies_ = 0;       // WorkerBody calls started and not finished
+  int64_t inflight_ = 0;             // units pulling or computing
+  int64_t next_in_ = 0;              // seq of the next element pulled
+  int64_t next_out_ = 0;             // seq of the next element returned (deterministic)
+  int64_t end_seq_ = -1;             // seq at which the input ended, once known
   std::map<int64_t, Slot> ordered_;  // deterministic results by seq
   std::deque<Slot> fifo_;            // non-deterministic results
   int64_t buffered_ = 0;
-  int64_t returned_ = 0;   // elements returned (position bookkeeping)
+  int64_t returned_ = 0;  // elements returned (position bookkeeping)
   std::atomic<int64_t> est_bytes_{0};
   bool size_known_ = false;
   // Worker tasks queued but not started may outlive this iterator (or a

@@ -8,8 +8,8 @@
 
 namespace sluice::pipeline_internal {
 namespace {
-constexpr double kGain = 1.04;           // a step must win 4% to be kept
-constexpr int64_t kMinElements = 16;     // a period must see this many elements
+constexpr double kGain = 1.04;        // a step must win 4% to be kept
+constexpr int64_t kMinElements = 16;  // a period must see this many elements
 constexpr int64_t kMaxPeriodNs = 200'000'000;
 constexpr int64_t kFreezeNs = 2'000'000'000;  // undone steps are not retried for 2 s
 }  // namespace

@@ -47,8 +47,8 @@ void EnsureWorkers(int budget) {
   std::lock_guard<std::mutex> l(mu);
   const int want = std::max(budget + 1, static_cast<int>(std::thread::hardware_concurrency()));
   if (want <= current) return;
-  control = std::make_unique<tbb::global_control>(
-      tbb::global_control::max_allowed_parallelism, static_cast<size_t>(want));
+  control = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                  static_cast<size_t>(want));
   current = want;
 }
 }  // namespace
@@ -111,12 +111,12 @@ IteratorContext::IteratorContext(const Options& o)
   arena_ = std::make_unique<tbb::task_arena>(std::max(1, cpu_budget_), 0);
   // A graph runs its tasks in the arena it was made in.
   arena_->execute([this] { graph_ = std::make_unique<tbb::flow::graph>(); });
-  executor_ = std::make_unique<
-      tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>>(
-      *graph_, tbb::flow::unlimited, [](const std::function<void()>& work) {
-        work();
-        return tbb::flow::continue_msg();
-      });
+  executor_ =
+      std::make_unique<tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>>(
+          *graph_, tbb::flow::unlimited, [](const std::function<void()>& work) {
+            work();
+            return tbb::flow::continue_msg();
+          });
   tuner_ = std::make_unique<Autotuner>(this);
 }
 
@@ -170,8 +170,10 @@ Tunable* IteratorContext::AddTunable(StageCounters* stage, std::string what, int
   stage->autotuned = autotune_;
   Tunable* raw = t.get();
   std::lock_guard<std::mutex> l(mu_);
-  if (autotune_) tunables_.push_back(std::move(t));
-  else kept_.push_back(std::move(t));
+  if (autotune_)
+    tunables_.push_back(std::move(t));
+  else
+    kept_.push_back(std::move(t));
   return raw;
 }
 
@@ -231,12 +233,12 @@ void IteratorContext::RecordCounters(int64_t now_ns) {
     trace_busy_[s] = busy;
     const double util = dt > 0 ? static_cast<double>(busy - prev) / static_cast<double>(dt) : 0;
     char buf[512];
-    std::snprintf(buf, sizeof(buf),
-                  R"({"name":"%s","ph":"C","pid":1,"tid":%zu,"ts":%.3f,"args":{"busy_threads":%.3f,)"
-                  R"("buffer_depth":%lld,"parallelism":%lld}})",
-                  s->name.c_str(), i + 1, ts, util,
-                  static_cast<long long>(s->buffer_depth.load()),
-                  static_cast<long long>(s->parallelism.load()));
+    std::snprintf(
+        buf, sizeof(buf),
+        R"({"name":"%s","ph":"C","pid":1,"tid":%zu,"ts":%.3f,"args":{"busy_threads":%.3f,)"
+        R"("buffer_depth":%lld,"parallelism":%lld}})",
+        s->name.c_str(), i + 1, ts, util, static_cast<long long>(s->buffer_depth.load()),
+        static_cast<long long>(s->parallelism.load()));
     AddTraceEvent(buf);
   }
 }
@@ -249,8 +251,8 @@ std::string IteratorContext::TraceJson() const {
     std::lock_guard<std::mutex> l(mu_);
     for (size_t i = 0; i < stage_order_.size(); ++i) {
       out << ",\n"
-          << R"({"name":"thread_name","ph":"M","pid":1,"tid":)" << i + 1
-          << R"(,"args":{"name":")" << stage_order_[i]->name << "\"}}";
+          << R"({"name":"thread_name","ph":"M","pid":1,"tid":)" << i + 1 << R"(,"args":{"name":")"
+          << stage_order_[i]->name << "\"}}";
     }
   }
   std::lock_guard<std::mutex> l(trace_mu_);
@@ -270,6 +272,7 @@ IteratorStats IteratorContext::Snapshot() const {
   std::lock_guard<std::mutex> l(mu_);
   st.tuner_steps = tuner_->steps();
   for (const StageCounters* c : stage_order_) {
+    if (c->kind == "options") continue;  // with_options has no run-time stage
     StageStats s;
     s.name = c->name;
     s.kind = c->kind;

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "sluice/pipeline/options.h"
 #include "sluice/pipeline/internal/node.h"
+#include "sluice/pipeline/options.h"
 #include "sluice/pipeline/stats.h"
 
 namespace sluice::pipeline_internal {
@@ -70,7 +70,7 @@ struct Tunable {
   std::string what;  // "parallelism", "buffer_size"
   std::atomic<int64_t> value{1};
   int64_t min = 1, max = 1;
-  int64_t bytes_per_unit = 0;  // estimated RAM per unit of value
+  int64_t bytes_per_unit = 0;       // estimated RAM per unit of value
   std::function<void()> on_change;  // called after value changes (any thread)
 };
 

@@ -17,8 +17,8 @@ inline Status StageError(const Status& cause, const std::string& stage, int64_t 
   if (index >= 0) where += " failed on element " + std::to_string(index);
   std::string origin;
   if (origin_source) origin = *origin_source;
-  if (origin_index >= 0) origin += (origin.empty() ? "" : " ") + std::string("record ") +
-                                   std::to_string(origin_index);
+  if (origin_index >= 0)
+    origin += (origin.empty() ? "" : " ") + std::string("record ") + std::to_string(origin_index);
   if (!origin.empty()) where += " (" + origin + ")";
   return cause.WithContext(where);
 }

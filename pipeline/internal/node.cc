@@ -36,8 +36,7 @@ void RegisterTree(const DatasetNode& node, IteratorContext& ctx) {
 }
 }  // namespace
 
-Result<std::unique_ptr<IteratorNode>> MakeIteratorOf(const DatasetNode& node,
-                                                     IteratorContext& ctx,
+Result<std::unique_ptr<IteratorNode>> MakeIteratorOf(const DatasetNode& node, IteratorContext& ctx,
                                                      const IteratorParams& params) {
   RegisterTree(node, ctx);
   return node.MakeIterator(ctx, params);

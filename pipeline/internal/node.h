@@ -64,7 +64,9 @@ class IteratorNode {
   // The index of the element Next() returns next. REQUIRES: positional().
   virtual int64_t position() const { return 0; }
   // REQUIRES: positional(). May also move backwards.
-  virtual Status SeekTo(int64_t /*n*/) { return Status::Internal("SeekTo on a non-positional iterator"); }
+  virtual Status SeekTo(int64_t /*n*/) {
+    return Status::Internal("SeekTo on a non-positional iterator");
+  }
 
   IteratorContext* ctx() const { return ctx_; }
   StageCounters* counters() const { return counters_; }
@@ -101,8 +103,8 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
   virtual const Options* options() const { return nullptr; }
 
   // Makes this stage's iterator (and its inputs'), registering stats.
-  virtual Result<std::unique_ptr<IteratorNode>> MakeIterator(IteratorContext& ctx,
-                                                             const IteratorParams& params) const = 0;
+  virtual Result<std::unique_ptr<IteratorNode>> MakeIterator(
+      IteratorContext& ctx, const IteratorParams& params) const = 0;
 
   // Random access, for global_shuffle and record-level shard: element i of
   // one pass, computed without reading the others. Default: unsupported.
@@ -126,8 +128,7 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
 };
 
 // Makes the iterator of `node` with its stage registered in ctx.
-Result<std::unique_ptr<IteratorNode>> MakeIteratorOf(const DatasetNode& node,
-                                                     IteratorContext& ctx,
+Result<std::unique_ptr<IteratorNode>> MakeIteratorOf(const DatasetNode& node, IteratorContext& ctx,
                                                      const IteratorParams& params);
 
 // Mixes two 64-bit values into one (for deriving seeds).

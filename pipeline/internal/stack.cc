@@ -22,9 +22,10 @@ Result<Tensor> StackComponent(const std::vector<Element>& rows, size_t c, const 
     if (t.dtype() != first.dtype() || !(t.shape() == first.shape())) {
       const std::string& n = rows[0].names()[c];
       return Status::InvalidArgument(
-          "stage '" + stage + "': cannot batch component " + (n.empty() ? std::to_string(c) : "'" + n + "'") +
-          ": element 0 of the batch is " + ShapeSpecString(first.dtype(), first.shape()) +
-          " but element " + std::to_string(i) + " is " + ShapeSpecString(t.dtype(), t.shape()) +
+          "stage '" + stage + "': cannot batch component " +
+          (n.empty() ? std::to_string(c) : "'" + n + "'") + ": element 0 of the batch is " +
+          ShapeSpecString(first.dtype(), first.shape()) + " but element " + std::to_string(i) +
+          " is " + ShapeSpecString(t.dtype(), t.shape()) +
           " (use padded_batch for varying shapes)");
     }
   }

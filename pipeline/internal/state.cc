@@ -30,8 +30,8 @@ void StateWriter::Stat(const Status& s) {
 }
 
 Status StateReader::Truncated(std::string_view what) const {
-  return Status::DataLoss("iterator state: truncated reading " + std::string(what) +
-                          " at byte " + std::to_string(offset()));
+  return Status::DataLoss("iterator state: truncated reading " + std::string(what) + " at byte " +
+                          std::to_string(offset()));
 }
 
 Result<uint64_t> StateReader::U64() {
@@ -49,7 +49,8 @@ Result<int64_t> StateReader::I64() {
 
 Result<bool> StateReader::Bool() {
   SLUICE_ASSIGN_OR_RETURN(uint64_t v, U64());
-  if (v > 1) return Status::DataLoss("iterator state: bad flag at byte " + std::to_string(offset()));
+  if (v > 1)
+    return Status::DataLoss("iterator state: bad flag at byte " + std::to_string(offset()));
   return v == 1;
 }
 
@@ -86,8 +87,8 @@ Status StateReader::Stat(Status* out) {
     *out = Status::OK();
     return Status::OK();
   }
-  if (code > 16) return Status::DataLoss("iterator state: bad status code at byte " +
-                                         std::to_string(offset()));
+  if (code > 16)
+    return Status::DataLoss("iterator state: bad status code at byte " + std::to_string(offset()));
   *out = Status(static_cast<StatusCode>(code), msg);
   return Status::OK();
 }

@@ -140,8 +140,10 @@ void RunConformance(const ConformanceCase& c) {
     Status err;
     for (int i = 0; i < 100000 && err.ok(); ++i) {
       Result<std::optional<Element>> e = it->next();
-      if (!e.ok()) err = e.status();
-      else if (!e->has_value()) break;
+      if (!e.ok())
+        err = e.status();
+      else if (!e->has_value())
+        break;
     }
     EXPECT_FALSE(err.ok()) << "the failing dataset did not fail";
     EXPECT_NE(err.message().find(c.error_substring), std::string_view::npos) << err.ToString();

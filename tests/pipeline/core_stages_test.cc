@@ -28,7 +28,8 @@ Element Times(Element e, int64_t k) {
 }
 
 TEST(RangeTest, Conformance) {
-  RunConformance({.name = "range", .make = [](int) { return Dataset::range(3, 20, 2); },
+  RunConformance({.name = "range",
+                  .make = [](int) { return Dataset::range(3, 20, 2); },
                   .expected = Int64Elements(Iota(3, 20, 2))});
   EXPECT_EQ(Dataset::range(10, 0, -3).cardinality(), 4);
   EXPECT_EQ(ReadAll(Dataset::range(10, 0, -3)), Int64Elements({10, 7, 4, 1}));
@@ -47,11 +48,14 @@ TEST(FromTensorSlicesTest, TutorialYearPrice) {
   std::vector<int64_t> seen;
   for (const Element& e : ds) {
     seen.push_back(e.get("year")->scalar<int64_t>());
-    EXPECT_FLOAT_EQ(e.get("price")->scalar<float>(), seen.back() == 2015 ? 1.5f : seen.back() == 2016 ? 2.5f : 3.0f);
+    EXPECT_FLOAT_EQ(e.get("price")->scalar<float>(), seen.back() == 2015   ? 1.5f
+                                                     : seen.back() == 2016 ? 2.5f
+                                                                           : 3.0f);
   }
   EXPECT_EQ(seen, (std::vector<int64_t>{2015, 2016, 2017}));
-  RunConformance({.name = "from_tensor_slices",
-                  .make = [&](int) { return Dataset::from_tensor_slices({years, prices}); }});
+  RunConformance({.name = "from_tensor_slices", .make = [&](int) {
+                    return Dataset::from_tensor_slices({years, prices});
+                  }});
 }
 
 TEST(FromTensorSlicesTest, MismatchedFirstDimensionNamesShapes) {
@@ -71,10 +75,11 @@ TEST(FromTensorSlicesTest, MismatchedFirstDimensionNamesShapes) {
 
 TEST(MapTest, ConformanceSequentialAndParallel) {
   RunConformance({.name = "map",
-                  .make = [](int p) {
-                    return Dataset::range(50).map([](Element e) { return Times(std::move(e), 3); },
-                                                  {.parallelism = p});
-                  },
+                  .make =
+                      [](int p) {
+                        return Dataset::range(50).map(
+                            [](Element e) { return Times(std::move(e), 3); }, {.parallelism = p});
+                      },
                   .expected = Int64Elements(Iota(0, 150, 3)),
                   .make_failing =
                       [] {
@@ -157,19 +162,23 @@ TEST(BatchTest, MismatchedShapesNameTheElement) {
 }
 
 TEST(RepeatTakeSkipTest, Conformance) {
-  RunConformance({.name = "repeat", .make = [](int) { return Dataset::range(4).repeat(3); },
+  RunConformance({.name = "repeat",
+                  .make = [](int) { return Dataset::range(4).repeat(3); },
                   .expected = Int64Elements({0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3})});
-  RunConformance({.name = "take", .make = [](int) { return Dataset::range(10).take(4); },
+  RunConformance({.name = "take",
+                  .make = [](int) { return Dataset::range(10).take(4); },
                   .expected = Int64Elements({0, 1, 2, 3})});
-  RunConformance({.name = "skip", .make = [](int) { return Dataset::range(10).skip(7); },
+  RunConformance({.name = "skip",
+                  .make = [](int) { return Dataset::range(10).skip(7); },
                   .expected = Int64Elements({7, 8, 9})});
   RunConformance({.name = "repeat forever then take",
-                  .make = [](int p) {
-                    return Dataset::range(3)
-                        .map([](Element e) { return e; }, {.parallelism = p})
-                        .repeat()
-                        .take(8);
-                  },
+                  .make =
+                      [](int p) {
+                        return Dataset::range(3)
+                            .map([](Element e) { return e; }, {.parallelism = p})
+                            .repeat()
+                            .take(8);
+                      },
                   .expected = Int64Elements({0, 1, 2, 0, 1, 2, 0, 1})});
   EXPECT_EQ(Dataset::range(3).repeat().cardinality(), kInfiniteCardinality);
   EXPECT_EQ(Dataset::range(3).repeat().take(5).cardinality(), 5);
@@ -178,8 +187,7 @@ TEST(RepeatTakeSkipTest, Conformance) {
 }
 
 TEST(ChainTest, DeepChainSaveRestoreWithParallelStages) {
-  RunConformance({.name = "map-batch-prefetch-repeat",
-                  .make = [](int p) {
+  RunConformance({.name = "map-batch-prefetch-repeat", .make = [](int p) {
                     return Dataset::range(30)
                         .map([](Element e) { return Times(std::move(e), 2); }, {.parallelism = p})
                         .prefetch(4)
@@ -205,9 +213,9 @@ TEST(CancellationTest, SlowMapFunctionStopsQuickly) {
     SLUICE_ASSERT_OK(it.next().status());
     t0 = std::chrono::steady_clock::now();
   }
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - t0)
-                      .count();
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
   // One in-flight call (30 ms) may finish; nothing queued behind it runs.
   EXPECT_LT(ms, 500);
   const int after = calls.load();
@@ -238,7 +246,8 @@ TEST(StatsTest, ReportsStagesAndJson) {
   EXPECT_NE(st.ToJson().find("\"name\": \"ident\""), std::string::npos);
   testing::ScratchDir dir;
   SLUICE_ASSERT_OK(it.WriteTrace(dir.path() + "/trace.json"));
-  EXPECT_NE(testing::ReadFileOrDie(dir.path() + "/trace.json").find("traceEvents"), std::string::npos);
+  EXPECT_NE(testing::ReadFileOrDie(dir.path() + "/trace.json").find("traceEvents"),
+            std::string::npos);
 }
 
 TEST(RamBudgetTest, BuffersNeverExceedTheBudget) {

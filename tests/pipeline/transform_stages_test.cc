@@ -149,8 +149,8 @@ TEST(InterleaveTest, Conformance) {
   }
   RunConformance({.name = "interleave exact",
                   .make = [&](int p) { return make(p, 3, 2); },
-                  .expected = Int64Elements({0, 100, 101, 200, 201, 202, 300, 301, 400, 203, 500,
-                                             501, 600, 601, 302, 303, 502, 602})});
+                  .expected = Int64Elements({0, 100, 101, 200, 201, 300, 301, 202, 302, 303, 400,
+                                             500, 501, 600, 601, 602})});
   RunConformance({.name = "interleave failing",
                   .make = [&](int p) { return make(p, 2, 1); },
                   .make_failing =

@@ -1,0 +1,131 @@
+// Pipeline overhead per element per stage, parallel map scaling, and the
+// memory a shuffle buffer costs per byte of payload.
+//
+// Per-stage overhead: each BM_Stage/<name> runs range(N) through one stage
+// with a trivial function; BM_Source is range(N) alone in the same run, so
+// (stage ns/element - source ns/element) is that stage's own overhead.
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "sluice/pipeline/dataset.h"
+
+namespace sluice {
+namespace {
+
+constexpr int64_t kN = 200'000;
+
+void Drain(benchmark::State& state, const Dataset& ds) {
+  int64_t n = 0;
+  for (auto _ : state) {
+    Result<Iterator> it = ds.iterator();
+    if (!it.ok()) {
+      state.SkipWithError(it.status().ToString().c_str());
+      return;
+    }
+    for (;;) {
+      auto e = it->next();
+      if (!e.ok() || !e->has_value()) break;
+      ++n;
+    }
+  }
+  state.SetItemsProcessed(n);
+  state.counters["ns_per_element"] = benchmark::Counter(
+      static_cast<double>(n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+Dataset Src() { return Dataset::range(kN).with_options({.seed = 1, .autotune = false}); }
+Element Same(Element e) { return e; }
+
+void BM_Source(benchmark::State& s) { Drain(s, Src()); }
+void BM_Stage_map(benchmark::State& s) { Drain(s, Src().map(Same)); }
+void BM_Stage_map_parallel2(benchmark::State& s) { Drain(s, Src().map(Same, {.parallelism = 2})); }
+void BM_Stage_prefetch(benchmark::State& s) { Drain(s, Src().prefetch(16)); }
+void BM_Stage_batch1(benchmark::State& s) { Drain(s, Src().batch(1)); }
+void BM_Stage_take(benchmark::State& s) { Drain(s, Src().take(kN)); }
+void BM_Stage_repeat1(benchmark::State& s) { Drain(s, Src().repeat(1)); }
+void BM_Stage_filter(benchmark::State& s) {
+  Drain(s, Src().filter([](const Element&) -> Result<bool> { return true; }));
+}
+void BM_Stage_shuffle(benchmark::State& s) { Drain(s, Src().shuffle(1024)); }
+void BM_Stage_enumerate(benchmark::State& s) { Drain(s, Src().enumerate()); }
+BENCHMARK(BM_Source)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stage_map)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stage_map_parallel2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stage_prefetch)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stage_batch1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stage_take)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stage_repeat1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stage_filter)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stage_shuffle)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stage_enumerate)->Unit(benchmark::kMillisecond);
+
+// A map doing ~20 us of arithmetic per element, at parallelism 1..N.
+void BM_ParallelMapScaling(benchmark::State& state) {
+  const int64_t p = state.range(0);
+  auto work = [](Element e) {
+    double x = static_cast<double>(e[0].scalar<int64_t>());
+    for (int i = 0; i < 6000; ++i) x = std::sqrt(x + i);
+    benchmark::DoNotOptimize(x);
+    return e;
+  };
+  Drain(state,
+        Dataset::range(4000).map(work, {.parallelism = p}).with_options({.autotune = false}));
+}
+BENCHMARK(BM_ParallelMapScaling)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Heap bytes held by a full 10,000-element shuffle buffer of 1 KiB elements,
+// per payload byte (target < 1.1).
+void BM_ShuffleBufferMemory(benchmark::State& state) {
+  constexpr int64_t kElems = 10'000, kBytes = 1024;
+  double ratio = 0;
+  for (auto _ : state) {
+    auto ds = Dataset::range(2 * kElems)
+                  .map([](Element) -> Result<Element> {
+                    SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(DType::kUInt8, Shape{kBytes}));
+                    return Element({t});
+                  })
+                  .shuffle(kElems, {.seed = 1});
+    malloc_trim(0);
+    const size_t before = mallinfo2().uordblks;
+    Result<Iterator> it = ds.iterator();
+    auto first = it->next();  // fills the buffer
+    const size_t after = mallinfo2().uordblks;
+    ratio = static_cast<double>(after - before) / static_cast<double>(kElems * kBytes);
+    benchmark::DoNotOptimize(first);
+  }
+  state.counters["bytes_per_payload_byte"] = ratio;
+}
+BENCHMARK(BM_ShuffleBufferMemory)->Iterations(3)->Unit(benchmark::kMillisecond);
+
+// How long destroying an iterator takes while a slow map (20 ms per call,
+// parallelism 8) is in flight (target < 100 ms).
+void BM_CancelWithSlowMap(benchmark::State& state) {
+  auto ds = Dataset::range(1'000'000).map(
+      [](Element e) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return e;
+      },
+      {.parallelism = 8});
+  for (auto _ : state) {
+    state.PauseTiming();
+    Result<Iterator> it = ds.iterator();
+    (void)it->next();
+    state.ResumeTiming();
+    it = Status::Cancelled("drop");  // destroys the iterator
+  }
+}
+BENCHMARK(BM_CancelWithSlowMap)->Iterations(10)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace sluice
+
+BENCHMARK_MAIN();
