@@ -170,18 +170,35 @@ TEST(InterleaveTest, NestedParallelStagesDoNotDeadlock) {
   RunConformance({.name = "interleave of parallel maps",
                   .make =
                       [](int p) {
+                        return ParallelRange(6, p).interleave(
+                            [p](const Element& e) -> Result<Dataset> {
+                              const int64_t x = Value(e);
+                              return ParallelRange(10, p)
+                                  .map(
+                                      [x](Element v) {
+                                        return Element(
+                                            {Tensor::Scalar<int64_t>(x * 100 + Value(v))});
+                                      },
+                                      {.parallelism = p})
+                                  .prefetch(3);
+                            },
+                            {.cycle_length = 3, .block_length = 2, .parallelism = p});
+                      },
+                  .max_save_positions = 16});
+}
+
+// An outer prefetch whose consumer helps (holding its input lock) into
+// interleave, which destroys finished sub-iterators that have queued workers
+// of their own, with cpu budgets down to 1: nothing may wait for a task that
+// needs a free thread to start.
+TEST(InterleaveTest, PrefetchOverInterleaveOfPrefetches) {
+  RunConformance({.name = "prefetch over interleave of prefetches",
+                  .make =
+                      [](int p) {
                         return ParallelRange(6, p)
                             .interleave(
                                 [p](const Element& e) -> Result<Dataset> {
-                                  const int64_t x = Value(e);
-                                  return ParallelRange(10, p)
-                                      .map(
-                                          [x](Element v) {
-                                            return Element(
-                                                {Tensor::Scalar<int64_t>(x * 100 + Value(v))});
-                                          },
-                                          {.parallelism = p})
-                                      .prefetch(3);
+                                  return ParallelRange(Value(e) + 10, p).prefetch(3);
                                 },
                                 {.cycle_length = 3, .block_length = 2, .parallelism = p})
                             .prefetch(2);
