@@ -16,11 +16,6 @@ ElementSpec BatchedSpec(const ElementSpec& in, int64_t dim0) {
   return ElementSpec(std::move(out));
 }
 
-int64_t BatchedCardinality(int64_t n, int64_t bs, bool drop) {
-  if (n < 0) return n;
-  return drop ? n / bs : (n + bs - 1) / bs;
-}
-
 class BatchIterator : public IteratorNode {
  public:
   BatchIterator(IteratorContext& ctx, const DatasetNode& node, std::unique_ptr<IteratorNode> input,

@@ -1,9 +1,9 @@
 // flat_map: fn maps each element to a dataset; their elements follow one
 // another.
 #include "sluice/pipeline/internal/context.h"
-#include "sluice/pipeline/internal/errors.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
+#include "sluice/pipeline/internal/sub_dataset.h"
 
 namespace sluice::pipeline_internal {
 namespace {
@@ -64,22 +64,12 @@ class FlatMapIterator : public IteratorNode {
     current_.reset();
     dataset_.reset();
     const int64_t t0 = NowNs();
-    Result<Dataset> ds = fn_(e);
+    Result<SubIterator> sub = OpenSubDataset(fn_, e, index, *ctx(), params_, node_.name());
     counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
     counters()->total_ns.fetch_sub(NowNs() - t0, std::memory_order_relaxed);
-    if (ds.ok() && !ds->status().ok()) ds = ds->status();
-    if (!ds.ok()) {
-      return StageError(ds.status(), node_.name(), index, e.origin_source(), e.origin_index());
-    }
-    IteratorParams p;
-    p.iteration = MixSeed(params_.iteration, static_cast<uint64_t>(index));
-    Result<std::unique_ptr<IteratorNode>> it = MakeIteratorOf(*ds->node(), *ctx(), p);
-    if (!it.ok()) {
-      return StageError(it.status(), node_.name(), index, e.origin_source(), e.origin_index());
-    }
-    // Keeps the dataset alive as long as its iterator.
-    dataset_ = std::move(ds).value();
-    current_ = std::move(it).value();
+    if (!sub.ok()) return sub.status();
+    dataset_ = std::move(sub->dataset);
+    current_ = std::move(sub->it);
     producer_ = std::move(e);
     return Status::OK();
   }

@@ -18,9 +18,9 @@
 #include <mutex>
 
 #include "sluice/pipeline/internal/context.h"
-#include "sluice/pipeline/internal/errors.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
+#include "sluice/pipeline/internal/sub_dataset.h"
 
 namespace sluice::pipeline_internal {
 namespace {
@@ -194,20 +194,11 @@ class InterleaveIterator : public IteratorNode {
   // Makes the sub-iterator of fn(e) into `s`.
   Status MakeSub(Slot& s, Element e, int64_t index) {
     const int64_t t0 = NowNs();
-    Result<Dataset> ds = fn_(e);
+    Result<SubIterator> sub = OpenSubDataset(fn_, e, index, *ctx(), params_, node_.name());
     counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
-    if (ds.ok() && !ds->status().ok()) ds = ds->status();
-    if (!ds.ok()) {
-      return StageError(ds.status(), node_.name(), index, e.origin_source(), e.origin_index());
-    }
-    IteratorParams p;
-    p.iteration = MixSeed(params_.iteration, static_cast<uint64_t>(index));
-    Result<std::unique_ptr<IteratorNode>> it = MakeIteratorOf(*ds->node(), *ctx(), p);
-    if (!it.ok()) {
-      return StageError(it.status(), node_.name(), index, e.origin_source(), e.origin_index());
-    }
-    s.ds = std::move(ds).value();
-    s.it = std::move(it).value();
+    if (!sub.ok()) return sub.status();
+    s.ds = std::move(sub->dataset);
+    s.it = std::move(sub->it);
     s.producer = std::move(e);
     s.index = index;
     s.ended = false;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "sluice/pipeline/internal/context.h"
+#include "sluice/pipeline/internal/stack.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
 
@@ -231,11 +232,6 @@ Result<ElementSpec> PaddedSpec(const ElementSpec& in, int64_t bs, const PaddedBa
     if (!cs.shape.unknown_rank()) cs.shape = cs.shape.Prepend(bs);
   }
   return ElementSpec(std::move(out));
-}
-
-int64_t BatchedCardinality(int64_t n, int64_t bs, bool drop) {
-  if (n < 0) return n;
-  return drop ? n / bs : (n + bs - 1) / bs;
 }
 
 class PaddedBatchNode : public DatasetNode {

@@ -2,12 +2,21 @@
 #ifndef SLUICE_PIPELINE_INTERNAL_STACK_H_
 #define SLUICE_PIPELINE_INTERNAL_STACK_H_
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sluice/core/element.h"
 #include "sluice/core/result.h"
 
 namespace sluice::pipeline_internal {
+
+// Cardinality of batches of `bs` over `n` elements (a count, or unknown /
+// infinite passed through).
+inline int64_t BatchedCardinality(int64_t n, int64_t bs, bool drop_remainder) {
+  if (n < 0) return n;
+  return drop_remainder ? n / bs : (n + bs - 1) / bs;
+}
 
 // Stacks component `c` of every element into one tensor with a new first
 // dimension. InvalidArgument naming `stage`, the component and the two
