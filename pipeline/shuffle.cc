@@ -46,7 +46,12 @@ class ShuffleIterator : public IteratorNode {
     for (uint64_t i = 0; i < n; ++i) {
       SLUICE_ASSIGN_OR_RETURN(Element e, r.Elem());
       const int64_t b = ElementBytes(e);
-      ctx()->memory().Charge(b);  // it was held when saved
+      if (!ctx()->memory().TryCharge(b)) {
+        return Status::ResourceExhausted("restoring stage '" + node_.name() +
+                                         "': " + std::to_string(i + 1) +
+                                         " buffered elements exceed the ram_budget of " +
+                                         std::to_string(ctx()->memory().limit()) + " bytes");
+      }
       Add(std::move(e), b);
     }
     return input_->Restore(r);

@@ -197,7 +197,6 @@ NextResult AsyncMapIterator::GetNext() {
     }
     if (got) {
       --buffered_;
-      ++returned_;
       counters()->buffer_depth.store(buffered_, std::memory_order_relaxed);
       counters()->buffered_bytes.fetch_sub(got->charged, std::memory_order_relaxed);
       ctx_->memory().Release(got->charged);
@@ -254,7 +253,7 @@ Status AsyncMapIterator::SeekTo(int64_t n) {
   QuiesceLocked(l);
   ReleaseAllLocked();
   Status s = input_->SeekTo(n);
-  next_in_ = next_out_ = returned_ = n;
+  next_in_ = next_out_ = n;
   end_seq_ = -1;
   paused_ = false;
   LaunchLocked();
@@ -310,7 +309,7 @@ Status AsyncMapIterator::Restore(StateReader& r) {
                                        "' was saved over a positional input");
       }
       SLUICE_RETURN_IF_ERROR(input_->SeekTo(out));
-      next_in_ = next_out_ = returned_ = out;
+      next_in_ = next_out_ = out;
       end_seq_ = -1;
       return Status::OK();
     }
@@ -318,6 +317,17 @@ Status AsyncMapIterator::Restore(StateReader& r) {
     SLUICE_ASSIGN_OR_RETURN(next_out_, r.I64());
     SLUICE_ASSIGN_OR_RETURN(end_seq_, r.I64());
     SLUICE_ASSIGN_OR_RETURN(uint64_t n, r.U64());
+    // Every element pulled and not returned was buffered when saving; state
+    // that says otherwise would leave next() waiting for an element nobody
+    // computes.
+    const bool counters_ok =
+        next_out_ >= 0 && next_in_ >= next_out_ && (end_seq_ == -1 || end_seq_ == next_in_) &&
+        (config_.deterministic ? n == static_cast<uint64_t>(next_in_ - next_out_)
+                               : n <= static_cast<uint64_t>(next_in_));
+    if (!counters_ok) {
+      return Status::DataLoss("iterator state: inconsistent counters for stage '" + config_.name +
+                              "'");
+    }
     for (uint64_t i = 0; i < n; ++i) {
       SLUICE_ASSIGN_OR_RETURN(int64_t seq, r.I64());
       SLUICE_ASSIGN_OR_RETURN(bool ok, r.Bool());
@@ -332,7 +342,15 @@ Status AsyncMapIterator::Restore(StateReader& r) {
         if (st.ok()) return Status::DataLoss("iterator state: an OK error slot");
         slot.result = st;
       }
-      ctx_->memory().Charge(slot.charged);
+      if (config_.deterministic && (seq < next_out_ || seq >= next_in_ || ordered_.count(seq))) {
+        return Status::DataLoss("iterator state: stage '" + config_.name + "' element " +
+                                std::to_string(seq) + " out of place");
+      }
+      if (!ctx_->memory().TryCharge(slot.charged)) {
+        return Status::ResourceExhausted("restoring stage '" + config_.name +
+                                         "': its buffered elements exceed the ram_budget " +
+                                         std::to_string(ctx_->memory().limit()) + " bytes");
+      }
       if (config_.deterministic)
         ordered_.emplace(seq, std::move(slot));
       else

@@ -93,7 +93,6 @@ class AsyncMapIterator : public IteratorNode {
   std::map<int64_t, Slot> ordered_;  // deterministic results by seq
   std::deque<Slot> fifo_;            // non-deterministic results
   int64_t buffered_ = 0;
-  int64_t returned_ = 0;  // elements returned (position bookkeeping)
   std::atomic<int64_t> est_bytes_{0};
   bool size_known_ = false;
   // Worker tasks queued but not started may outlive this iterator (or a
