@@ -6,9 +6,11 @@
 // try one step on the most loaded tunable stage (its workers busiest), keep
 // it if throughput rose by more than the noise margin, else undo it and
 // leave that parameter alone for a while. A stage whose workers idle is
-// stepped down to free CPU and RAM. Steps never take the sum of parallelism
-// past the CPU budget's limit on tunables or the buffers past the RAM
-// budget. Converges in a second or two (tf.data's period grows to 60 s).
+// stepped down to free CPU and RAM. Each parallelism stays within [1, CPU
+// budget] (the arena caps what actually runs at once), and a buffer grows
+// only while the RAM budget has room for another element. Meant to converge
+// in a second or two (tf.data's period grows to 60 s); see docs/perf.md for
+// what has been measured.
 // Not thread-safe: one consumer thread calls Tick().
 #ifndef SLUICE_PIPELINE_INTERNAL_AUTOTUNE_H_
 #define SLUICE_PIPELINE_INTERNAL_AUTOTUNE_H_
