@@ -36,8 +36,9 @@ struct Options {
   // Threads the pipeline may keep busy (the task arena's size). Default:
   // the CPUs this process may run on (sched_getaffinity).
   std::optional<int> cpu_budget;
-  // Bytes the pipeline's buffers (prefetch, parallel map, shuffle, in-memory
-  // cache) may hold together: a hard ceiling. Default: half of the memory
+  // Bytes the pipeline's buffers (prefetch, parallel map, interleave,
+  // shuffle) may hold together: a hard ceiling. An in-memory cache() belongs
+  // to the Dataset, not the iterator, and is not counted. Default: half of the memory
   // available to the process (MemAvailable, or the cgroup limit if lower).
   std::optional<int64_t> ram_budget;
   // Run the autotuner (default true). Off: kAutotune parameters stay at
