@@ -134,13 +134,10 @@ StageCounters* IteratorContext::CountersFor(const DatasetNode* node) {
   if (!slot) {
     slot = std::make_unique<StageCounters>();
     slot->kind = node->kind();
-    // Unique names: "map", "map_1", ...
+    // Unique names: "map", "map_1", "map_2"... (skipping names users took).
     std::string name = node->name();
-    int dup = 0;
-    for (StageCounters* c : stage_order_) {
-      if (c->name == name || c->name.rfind(node->name() + "_", 0) == 0) ++dup;
-    }
-    if (dup > 0) name += "_" + std::to_string(dup);
+    int& uses = name_uses_[node->name()];
+    while (!stage_names_.insert(name).second) name = node->name() + "_" + std::to_string(++uses);
     slot->name = name;
     stage_order_.push_back(slot.get());
   }

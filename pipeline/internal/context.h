@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,8 @@ class IteratorContext {
   mutable std::mutex mu_;
   std::map<const DatasetNode*, std::unique_ptr<StageCounters>> counters_;
   std::vector<StageCounters*> stage_order_;
+  std::set<std::string> stage_names_;
+  std::map<std::string, int> name_uses_;
   std::map<const DatasetNode*, uint64_t> ordinals_;
   std::vector<std::unique_ptr<Tunable>> tunables_;
   std::vector<std::unique_ptr<Tunable>> kept_;  // fixed (autotune off)

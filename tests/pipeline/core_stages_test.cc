@@ -315,3 +315,18 @@ TEST(IteratorStateTest, CorruptStateIsRejectedOrHarmless) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+TEST(StatsTest, StageNamesAreUnique) {
+  auto id = [](Element e) { return e; };
+  auto ds = Dataset::range(3).map(id).map(id, {.name = "map_1"}).map(id).map(id);
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+  std::vector<std::string> names;
+  for (const StageStats& s : it.stats().stages) names.push_back(s.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"range", "map", "map_1", "map_2", "map_3"}));
+}
+
+}  // namespace
+}  // namespace sluice
