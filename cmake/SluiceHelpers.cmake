@@ -9,8 +9,10 @@ function(sluice_set_compile_options target)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
   if(SLUICE_SANITIZE)
+    # vptr stays recoverable only so scripts/ubsan.supp can silence oneTBB's
+    # header; `make asan` sets halt_on_error=1, so any other report is fatal.
     target_compile_options(${target} PRIVATE -fsanitize=${SLUICE_SANITIZE} -fno-omit-frame-pointer
-                                             -fno-sanitize-recover=all)
+                                             -fno-sanitize-recover=all -fsanitize-recover=vptr)
     target_link_options(${target} PRIVATE -fsanitize=${SLUICE_SANITIZE})
   endif()
   if(SLUICE_FUZZ)
