@@ -16,6 +16,7 @@ PACKAGES=(
   zlib1g-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libtbb-dev
+  libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # fuzzing and sanitizers (clang's libFuzzer + runtimes)
