@@ -33,8 +33,10 @@ struct Options {
   // per-element randomness (MapContext::rng). Unset: a fresh random seed
   // for each iterator, as tf.data does without a seed.
   std::optional<uint64_t> seed;
-  // Threads the pipeline may keep busy (the task arena's size). Default:
-  // the CPUs this process may run on (sched_getaffinity).
+  // Cores the pipeline's computation may keep busy: the autotuner keeps
+  // the CPU its tuned stages use within it. The task arena has 4x as many
+  // slots, so functions that wait (I/O) do not hold compute's cores.
+  // Default: the CPUs this process may run on (sched_getaffinity).
   std::optional<int> cpu_budget;
   // Bytes the pipeline's buffers (prefetch, parallel map, interleave,
   // shuffle) may hold together: a hard ceiling. An in-memory cache() belongs

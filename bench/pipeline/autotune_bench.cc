@@ -8,7 +8,7 @@
 // both, the ratio (target >= 0.95), the RAM peak against the budget, and the
 // autotuner's last decisions.
 //
-//   pipeline_autotune_bench [--window_ms=1500]
+//   pipeline_autotune_bench [--window_ms=1500] [--trace=PATH] [--autotune_only]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -53,6 +53,8 @@ double Secs(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::
 }
 
 // Elements/s between `from` and `to` seconds after the iterator is made.
+std::string g_trace;  // --trace=PATH: the autotuned run's trace
+
 double Measure(const Dataset& ds, double from, double to, IteratorStats* stats = nullptr) {
   Result<Iterator> it = ds.iterator();
   if (!it.ok()) {
@@ -75,7 +77,10 @@ double Measure(const Dataset& ds, double from, double to, IteratorStats* stats =
     }
     if (counting) n += 8;
     if (t >= to) {
-      if (stats) *stats = it->stats();
+      if (stats) {
+        *stats = it->stats();
+        if (!g_trace.empty()) (void)it->WriteTrace(g_trace);
+      }
       return static_cast<double>(n) / Secs(start, now);
     }
   }
@@ -88,16 +93,19 @@ double Measure(const Dataset& ds, double from, double to, IteratorStats* stats =
 int main(int argc, char** argv) {
   using namespace sluice;
   double window = 1.5;
+  bool grid = true;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--window_ms=", 12) == 0) window = std::atof(argv[i] + 12) / 1000;
+    if (std::strncmp(argv[i], "--trace=", 8) == 0) g_trace = argv[i] + 8;
+    if (std::strcmp(argv[i], "--autotune_only") == 0) grid = false;
   }
   const int cpus = static_cast<int>(std::thread::hardware_concurrency());
   std::printf("AUTOTUNE vs grid search (%d CPUs, RAM budget %lld MiB, window %.1f s)\n", cpus,
               static_cast<long long>(kRamBudget >> 20), window);
   double best = 0;
   std::string best_cfg;
-  for (int64_t pe = 1; pe <= cpus; ++pe) {
-    for (int64_t pio : {1, 2, 4}) {
+  for (int64_t pe = 1; grid && pe <= cpus; ++pe) {
+    for (int64_t pio : {1, 2, 4, 8}) {
       for (int64_t pf : {1, 4}) {
         const double r = Measure(Make(pe, pio, pf), 0.3, 0.3 + window);
         std::printf("  grid expensive=%lld io=%lld prefetch=%lld: %9.0f elements/s\n",

@@ -2,7 +2,8 @@
 //
 // Workers run as tasks of the iterator's TBB flow graph (its executor
 // function_node, unlimited concurrency; the arena caps real concurrency at
-// the CPU budget). Each worker repeatedly pulls one input element (the input is
+// IteratorContext::max_threads()). Calls of the function are timed, and
+// sampled for thread CPU time, so the autotuner can tell compute from waits. Each worker repeatedly pulls one input element (the input is
 // pulled by one thread at a time, which numbers it), applies the function
 // (none for prefetch) and deposits the result. A worker exits rather than
 // blocks when the buffer is full, the RAM budget is reached or the target
@@ -94,6 +95,8 @@ class AsyncMapIterator : public IteratorNode {
   std::deque<Slot> fifo_;            // non-deterministic results
   int64_t buffered_ = 0;
   std::atomic<int64_t> est_bytes_{0};
+  std::atomic<int64_t> calls_{0};      // function calls, for CPU sampling
+  std::atomic<bool> slow_fn_{false};  // last sampled call took > 20 us
   bool size_known_ = false;
   // Worker tasks queued but not started may outlive this iterator (or a
   // pause): they check the gate first and touch nothing if it is closed or

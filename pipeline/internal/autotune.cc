@@ -18,6 +18,8 @@ Autotuner::Autotuner(IteratorContext* ctx) : ctx_(ctx) {}
 
 void Autotuner::Forget(Tunable* t) {
   frozen_until_.erase(t);
+  frozen_down_until_.erase(t);
+  last_busy_.erase(t);
   if (has_trial_ && trial_.tunable == t) has_trial_ = false;
 }
 
@@ -70,8 +72,10 @@ void Autotuner::Tick(int64_t now_ns, double rate) {
     Tunable* t = trial_.tunable;
     const int64_t tried = t->value.load();
     char msg[256];
-    if (rate > trial_.baseline * kGain ||
-        (tried < trial_.old_value && rate > trial_.baseline / kGain)) {
+    // A step up must win; a step down, or more threads for a stage that
+    // waits (they cost no CPU), need only not lose.
+    const bool free_step = tried < trial_.old_value || trial_.waits;
+    if (rate > trial_.baseline * kGain || (free_step && rate > trial_.baseline / kGain)) {
       std::snprintf(msg, sizeof(msg), "%s %lld -> %lld kept: %.0f -> %.0f elements/s",
                     t->what.c_str(), static_cast<long long>(trial_.old_value),
                     static_cast<long long>(tried), trial_.baseline, rate);
@@ -82,7 +86,8 @@ void Autotuner::Tick(int64_t now_ns, double rate) {
                     t->what.c_str(), static_cast<long long>(trial_.old_value),
                     static_cast<long long>(tried), trial_.baseline, rate);
       Set(t, trial_.old_value, msg);
-      frozen_until_[t] = now_ns + kFreezeNs;
+      // Only the direction that failed is frozen.
+      (tried > trial_.old_value ? frozen_until_ : frozen_down_until_)[t] = now_ns + kFreezeNs;
       period_ns_ = std::min<int64_t>(period_ns_ * 3 / 2, kMaxPeriodNs);
       settle_ = 1;
     }
@@ -91,30 +96,65 @@ void Autotuner::Tick(int64_t now_ns, double rate) {
   TryStep(rate, now_ns);
 }
 
+double Autotuner::CpuShare(Tunable* t) {
+  StageCounters* c = t->stage;
+  const int64_t cpu = c->cpu_sample_ns.load(std::memory_order_relaxed);
+  const int64_t wall = c->wall_sample_ns.load(std::memory_order_relaxed);
+  auto& last = last_sample_[c];
+  double share = 1.0;  // unmeasured: assume compute
+  if (wall - last.second > 1'000'000) {
+    share = static_cast<double>(cpu - last.first) / static_cast<double>(wall - last.second);
+    last = {cpu, wall};
+  } else if (wall > 0) {
+    share = static_cast<double>(cpu) / static_cast<double>(wall);
+  }
+  return std::clamp(share, 0.0, 1.0);
+}
+
 bool Autotuner::TryStep(double rate, int64_t now_ns) {
   std::vector<Tunable*> tunables = ctx_->TunablesSnapshot();
   if (tunables.empty()) return false;
   const int64_t dt = std::max<int64_t>(now_ns - last_ns_, 1);
+  // CPU the tuned parallel stages use: parallelism x CPU share, in cores.
+  std::map<const Tunable*, double> share;
+  double cores = 0;
+  for (Tunable* t : tunables) {
+    if (t->what != "parallelism") continue;
+    share[t] = CpuShare(t);
+    cores += share[t] * static_cast<double>(t->value.load());
+  }
+  const double budget = static_cast<double>(ctx_->cpu_budget());
   // Utilisation of each tunable's stage: busy time per unit of parallelism.
   Tunable* up = nullptr;
   double up_load = 0;
+  int64_t up_next = 0;
   Tunable* down = nullptr;
   double down_load = 1e9;
   for (Tunable* t : tunables) {
     const int64_t busy = t->stage->busy_ns.load(std::memory_order_relaxed);
-    const int64_t prev = last_busy_.count(t) ? last_busy_[t] : busy;
+    const bool seen = last_busy_.count(t) > 0;
+    const int64_t prev = seen ? last_busy_[t] : busy;
     last_busy_[t] = busy;
+    if (!seen) continue;  // no load known yet: neither up nor down
     const int64_t v = t->value.load();
     const double load =
         static_cast<double>(busy - prev) / static_cast<double>(dt) / static_cast<double>(v);
     const bool frozen = frozen_until_.count(t) && frozen_until_[t] > now_ns;
+    const bool frozen_down = frozen_down_until_.count(t) && frozen_down_until_[t] > now_ns;
     const bool ram_ok = t->bytes_per_unit == 0 ||
                         ctx_->memory().used() + t->bytes_per_unit <= ctx_->memory().limit();
-    if (v < t->max && !frozen && ram_ok && (load > up_load || up == nullptr)) {
+    // A stage that mostly waits (I/O) doubles; compute grows by a quarter,
+    // and only while the cores it would take are within the CPU budget.
+    const bool waits = share.count(t) && share[t] < 0.5;
+    int64_t next = std::min<int64_t>(t->max, waits ? 2 * v : v + std::max<int64_t>(1, v / 4));
+    const bool cpu_ok =
+        !share.count(t) || cores + share[t] * static_cast<double>(next - v) <= budget + 0.25;
+    if (v < t->max && !frozen && ram_ok && cpu_ok && (load > up_load || up == nullptr)) {
       up = t;
       up_load = load;
+      up_next = next;
     }
-    if (v > t->min && load < 0.25 && load < down_load) {
+    if (v > t->min && !frozen_down && load < 0.25 && load < down_load) {
       down = t;
       down_load = load;
     }
@@ -123,20 +163,20 @@ bool Autotuner::TryStep(double rate, int64_t now_ns) {
   int64_t next = 0;
   if (up != nullptr && up_load >= 0.5) {
     t = up;
-    const int64_t v = t->value.load();
-    next = std::min<int64_t>(t->max, v + std::max<int64_t>(1, v / 4));
+    next = up_next;
   } else if (down != nullptr) {
     t = down;
     next = t->value.load() - 1;
   } else {
     return false;
   }
-  trial_ = {t, t->value.load(), rate};
+  trial_ = {t, t->value.load(), rate, t == up && share.count(t) && share[t] < 0.5};
   has_trial_ = true;
   char msg[200];
-  std::snprintf(msg, sizeof(msg), "trying %s %lld -> %lld (per-unit load %.2f)", t->what.c_str(),
-                static_cast<long long>(trial_.old_value), static_cast<long long>(next),
-                t == up ? up_load : down_load);
+  std::snprintf(msg, sizeof(msg), "trying %s %lld -> %lld (per-unit load %.2f, cpu share %.2f)",
+                t->what.c_str(), static_cast<long long>(trial_.old_value),
+                static_cast<long long>(next), t == up ? up_load : down_load,
+                share.count(t) ? share[t] : 0.0);
   Set(t, next, msg);
   settle_ = 1;
   return true;

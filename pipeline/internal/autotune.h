@@ -6,9 +6,12 @@
 // try one step on the most loaded tunable stage (its workers busiest), keep
 // it if throughput rose by more than the noise margin, else undo it and
 // leave that parameter alone for a while. A stage whose workers idle is
-// stepped down to free CPU and RAM. Each parallelism stays within [1, CPU
-// budget] (the arena caps what actually runs at once), and a buffer grows
-// only while the RAM budget has room for another element. Meant to converge
+// stepped down to free CPU and RAM. A stage whose function mostly waits
+// (thread CPU time well under its wall time: I/O) may grow past the CPU
+// budget, up to the arena's threads; compute stages grow only while the
+// cores all tuned stages use (parallelism x CPU share) stay within the
+// budget. A buffer grows only while the RAM budget has room for another
+// element. Meant to converge
 // in a second or two (tf.data's period grows to 60 s); see docs/perf.md for
 // what has been measured.
 // Not thread-safe: one consumer thread calls Tick().
@@ -17,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <string>
 
 namespace sluice::pipeline_internal {
@@ -37,9 +41,13 @@ class Autotuner {
     Tunable* tunable = nullptr;
     int64_t old_value = 0;
     double baseline = 0;  // elements/s before the change
+    bool waits = false;   // more threads for a stage that mostly waits
   };
   void Tick(int64_t now_ns, double rate);
   bool TryStep(double rate, int64_t now_ns);
+  // The stage's CPU share (thread CPU time / wall time of its function
+  // calls) since the last call, in [0, 1]; 1 until measured.
+  double CpuShare(Tunable* t);
   void Set(Tunable* t, int64_t value, const std::string& reason);
   void Record(Tunable* t, const std::string& reason);
 
@@ -48,7 +56,9 @@ class Autotuner {
   int64_t last_ns_ = 0;
   int64_t last_elements_ = 0;
   std::map<const void*, int64_t> last_busy_;
-  std::map<const Tunable*, int64_t> frozen_until_;  // no raise before this time
+  std::map<const void*, std::pair<int64_t, int64_t>> last_sample_;  // cpu, wall
+  std::map<const Tunable*, int64_t> frozen_until_;       // no raise before this time
+  std::map<const Tunable*, int64_t> frozen_down_until_;  // no lowering before this time
   Trial trial_;
   bool has_trial_ = false;
   int64_t steps_ = 0;

@@ -37,9 +37,10 @@ int64_t ReadCgroupLimit() {
   return -1;
 }
 // TBB starts (hardware threads - 1) workers for the whole process. A
-// pipeline with a CPU budget of B needs B of them, since its arena reserves
+// pipeline whose arena has T slots needs T of them, since its arena reserves
 // no slot for the consumer thread (which helps from outside). Raise the
-// process limit to the largest budget seen; never lower it.
+// process limit to the largest arena seen; never lower it. (TBB creates the
+// threads only when tasks need them.)
 void EnsureWorkers(int budget) {
   static std::mutex mu;
   static std::unique_ptr<tbb::global_control> control;
@@ -101,14 +102,15 @@ void MemoryBudget::Charge(int64_t n) {
 
 IteratorContext::IteratorContext(const Options& o)
     : cpu_budget_(o.cpu_budget.value_or(DefaultCpuBudget())),
+      max_threads_(std::max(1, cpu_budget_) * kOversubscription),
       seed_(o.seed ? *o.seed : RandomSeed()),
       deterministic_(o.deterministic.value_or(true)),
       autotune_(o.autotune.value_or(true)),
       start_ns_(NowNs()),
       memory_(o.ram_budget.value_or(DefaultRamBudget())) {
-  EnsureWorkers(cpu_budget_);
+  EnsureWorkers(max_threads_);
   // No slot reserved for a master: the consumer helps from outside.
-  arena_ = std::make_unique<tbb::task_arena>(std::max(1, cpu_budget_), 0);
+  arena_ = std::make_unique<tbb::task_arena>(max_threads_, 0);
   // A graph runs its tasks in the arena it was made in.
   arena_->execute([this] { graph_ = std::make_unique<tbb::flow::graph>(); });
   executor_ =

@@ -1,6 +1,6 @@
 // IteratorContext: what all stages of one running iterator share.
 //
-// Owns the task arena (capped at the CPU budget) and the TBB flow graph in
+// Owns the task arena (max_threads() slots) and the TBB flow graph in
 // which asynchronous stages run their work, the cancellation flag, the RAM
 // budget's accounting, the per-stage counters, the autotuner and the trace.
 // Created by Dataset::iterator(), owned by the Iterator (shared with its
@@ -60,6 +60,10 @@ struct StageCounters {
   std::atomic<int64_t> elements{0}, bytes{0}, total_ns{0}, busy_ns{0}, wait_ns{0};
   std::atomic<int64_t> parallelism{1}, buffer_depth{0}, buffer_capacity{0}, buffered_bytes{0};
   std::atomic<int64_t> errors_ignored{0};
+  // Sampled calls of an async stage's function: their thread CPU time and
+  // wall time. cpu/wall is the stage's CPU share: about 1 for compute,
+  // near 0 for a function that waits (I/O, sleep, a remote call).
+  std::atomic<int64_t> cpu_sample_ns{0}, wall_sample_ns{0};
   std::atomic<bool> autotuned{false};
   mutable std::mutex reason_mu;
   std::string tuner_reason;
@@ -84,6 +88,11 @@ class IteratorContext {
   ~IteratorContext();
 
   int cpu_budget() const { return cpu_budget_; }
+  // Threads the arena may run at once: kOversubscription x the CPU budget,
+  // so that functions which wait (I/O) do not hold the cores compute needs.
+  // The autotuner keeps the CPU the parallel stages use within the budget.
+  int max_threads() const { return max_threads_; }
+  static constexpr int kOversubscription = 4;
   uint64_t seed() const { return seed_; }
   bool deterministic() const { return deterministic_; }
   bool autotune() const { return autotune_; }
@@ -127,6 +136,7 @@ class IteratorContext {
  private:
   friend class Autotuner;
   const int cpu_budget_;
+  const int max_threads_;
   const uint64_t seed_;
   const bool deterministic_;
   const bool autotune_;
