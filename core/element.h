@@ -42,6 +42,9 @@ class Element {
   std::vector<Tensor>& components() { return components_; }
   // One name per component; "" for an unnamed one.
   const std::vector<std::string>& names() const;
+  // The shared list of names (null until the element has components), for
+  // building elements that share it.
+  const std::shared_ptr<const std::vector<std::string>>& shared_names() const { return names_; }
 
   // The first component called `name`, or nullptr.
   const Tensor* find(std::string_view name) const;

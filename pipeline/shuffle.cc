@@ -1,8 +1,12 @@
 // shuffle: a buffer of buffer_size elements from which each output is drawn
 // uniformly at random and replaced by the next input element (tf.data's
-// shuffle). The buffer's bytes are charged to the RAM budget.
+// shuffle). The buffer's bytes are charged to the RAM budget; small
+// elements wait packed (internal/packed_element.h).
+#include <deque>
+
 #include "sluice/core/rng.h"
 #include "sluice/pipeline/internal/context.h"
+#include "sluice/pipeline/internal/packed_element.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
 
@@ -28,7 +32,7 @@ class ShuffleIterator : public IteratorNode {
     w.U64(draws_);
     w.Bool(input_ended_);
     w.U64(buffer_.size());
-    for (const Element& e : buffer_) SLUICE_RETURN_IF_ERROR(w.Elem(e));
+    for (const PackedElement& e : buffer_) SLUICE_RETURN_IF_ERROR(w.Elem(e.Peek()));
     return input_->Save(w);
   }
   Status Restore(StateReader& r) override {
@@ -80,7 +84,7 @@ class ShuffleIterator : public IteratorNode {
     if (buffer_.empty()) return std::optional<Element>();
     Rng rng(seed_, draws_++);
     const size_t i = static_cast<size_t>(rng.UniformInt(buffer_.size()));
-    Element out = std::move(buffer_[i]);
+    Element out = std::move(buffer_[i]).Unpack();
     if (i + 1 != buffer_.size()) buffer_[i] = std::move(buffer_.back());
     buffer_.pop_back();
     const int64_t b = ElementBytes(out);
@@ -93,7 +97,7 @@ class ShuffleIterator : public IteratorNode {
 
  private:
   void Add(Element e, int64_t b) {
-    buffer_.push_back(std::move(e));
+    buffer_.push_back(packer_.Pack(std::move(e)));
     bytes_ += b;
     counters()->buffered_bytes.fetch_add(b, std::memory_order_relaxed);
     counters()->buffer_depth.store(static_cast<int64_t>(buffer_.size()), std::memory_order_relaxed);
@@ -112,7 +116,9 @@ class ShuffleIterator : public IteratorNode {
   uint64_t seed_;
   uint64_t draws_ = 0;  // draw k uses the stream Rng(seed_, k)
   bool input_ended_ = false;
-  std::vector<Element> buffer_;
+  // A deque: no doubling of a vector's capacity (up to 2x the slots).
+  std::deque<PackedElement> buffer_;  // small elements packed: ~1.1x payload
+  ElementPacker packer_;
   int64_t bytes_ = 0;  // charged to the RAM budget
 };
 
