@@ -111,6 +111,7 @@ class CacheIterator : public IteratorNode {
                                         node_.filename() + ")");
     }
     w.Tag("cache");
+    w.U64(params_.iteration);  // inputs made later derive from it
     w.U64(static_cast<uint64_t>(mode_));
     w.I64(pos_);
     if (mode_ == Mode::kWrite) {
@@ -122,6 +123,7 @@ class CacheIterator : public IteratorNode {
 
   Status Restore(StateReader& r) override {
     SLUICE_RETURN_IF_ERROR(r.Tag("cache"));
+    SLUICE_ASSIGN_OR_RETURN(params_.iteration, r.U64());
     SLUICE_ASSIGN_OR_RETURN(uint64_t mode, r.U64());
     SLUICE_ASSIGN_OR_RETURN(int64_t pos, r.I64());
     if (pos < 0) return Status::DataLoss("iterator state: negative cache position");
@@ -299,7 +301,7 @@ class CacheIterator : public IteratorNode {
   }
 
   const CacheNode& node_;
-  const IteratorParams params_;
+  IteratorParams params_;  // iteration restored from saved state
   Mode mode_ = Mode::kWrite;
   int64_t pos_ = 0;
   // Reading from memory.

@@ -23,6 +23,7 @@ class ConcatenateIterator : public IteratorNode {
 
   Status Save(StateWriter& w) override {
     w.Tag("concatenate");
+    w.U64(params_.iteration);  // inputs made later derive from it
     w.I64(phase_);
     w.Bool(input_ != nullptr);
     if (input_) return input_->Save(w);
@@ -30,6 +31,7 @@ class ConcatenateIterator : public IteratorNode {
   }
   Status Restore(StateReader& r) override {
     SLUICE_RETURN_IF_ERROR(r.Tag("concatenate"));
+    SLUICE_ASSIGN_OR_RETURN(params_.iteration, r.U64());
     SLUICE_ASSIGN_OR_RETURN(int64_t phase, r.I64());
     SLUICE_ASSIGN_OR_RETURN(bool has_input, r.Bool());
     if (phase < 0 || phase > 2) return Status::DataLoss("iterator state: bad concatenate phase");
@@ -63,7 +65,7 @@ class ConcatenateIterator : public IteratorNode {
   }
 
   const DatasetNode& node_;
-  const IteratorParams params_;
+  IteratorParams params_;  // iteration restored from saved state
   std::unique_ptr<IteratorNode> input_;
   int64_t phase_ = 0;
 };

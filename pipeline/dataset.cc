@@ -161,6 +161,7 @@ Result<Iterator> Dataset::iterator() const {
   auto ctx = std::make_shared<pi::IteratorContext>(options);
   pi::IteratorParams params;
   params.iteration = node_->NextIterationNumber();
+  ctx->RegisterTree(*node_, /*scope=*/0);
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<pi::IteratorNode> root,
                           pi::MakeIteratorOf(*node_, *ctx, params));
   return Iterator(node_, std::move(ctx), std::move(root));

@@ -20,6 +20,7 @@ class FlatMapIterator : public IteratorNode {
 
   Status Save(StateWriter& w) override {
     w.Tag("flat_map");
+    w.U64(params_.iteration);  // sub-datasets' iterations derive from it
     w.I64(index_);
     SLUICE_RETURN_IF_ERROR(input_->Save(w));
     w.Bool(current_ != nullptr);
@@ -31,6 +32,7 @@ class FlatMapIterator : public IteratorNode {
   }
   Status Restore(StateReader& r) override {
     SLUICE_RETURN_IF_ERROR(r.Tag("flat_map"));
+    SLUICE_ASSIGN_OR_RETURN(params_.iteration, r.U64());
     SLUICE_ASSIGN_OR_RETURN(index_, r.I64());
     SLUICE_RETURN_IF_ERROR(input_->Restore(r));
     current_.reset();
@@ -64,7 +66,7 @@ class FlatMapIterator : public IteratorNode {
     current_.reset();
     dataset_.reset();
     const int64_t t0 = NowNs();
-    Result<SubIterator> sub = OpenSubDataset(fn_, e, index, *ctx(), params_, node_.name());
+    Result<SubIterator> sub = OpenSubDataset(fn_, e, index, *ctx(), params_, node_);
     counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
     counters()->total_ns.fetch_sub(NowNs() - t0, std::memory_order_relaxed);
     if (!sub.ok()) return sub.status();
@@ -75,14 +77,14 @@ class FlatMapIterator : public IteratorNode {
   }
 
   const DatasetNode& node_;
-  const IteratorParams params_;
+  IteratorParams params_;  // iteration restored from saved state
   std::unique_ptr<IteratorNode> input_;
   const DatasetFn& fn_;
   int64_t index_ = 0;  // input elements taken
   Element producer_;
   // The current sub-dataset, declared before its iterator so that it
   // outlives it.
-  std::optional<Dataset> dataset_;
+  std::optional<SubDataset> dataset_;
   std::unique_ptr<IteratorNode> current_;
 };
 

@@ -166,7 +166,7 @@ class InterleaveIterator : public IteratorNode {
     int64_t charged = 0;
   };
   struct Slot {
-    std::optional<Dataset> ds;  // outlives `it`
+    std::optional<SubDataset> ds;  // outlives `it`
     std::unique_ptr<IteratorNode> it;
     Element producer;    // the input element fn made `ds` from
     int64_t index = -1;  // its index in the input
@@ -194,7 +194,7 @@ class InterleaveIterator : public IteratorNode {
   // Makes the sub-iterator of fn(e) into `s`.
   Status MakeSub(Slot& s, Element e, int64_t index) {
     const int64_t t0 = NowNs();
-    Result<SubIterator> sub = OpenSubDataset(fn_, e, index, *ctx(), params_, node_.name());
+    Result<SubIterator> sub = OpenSubDataset(fn_, e, index, *ctx(), params_, node_);
     counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
     if (!sub.ok()) return sub.status();
     s.ds = std::move(sub->dataset);
@@ -254,7 +254,7 @@ class InterleaveIterator : public IteratorNode {
 
   void CloseLocked(std::unique_lock<std::mutex>& l, Slot& s) {
     std::unique_ptr<IteratorNode> it = std::move(s.it);
-    std::optional<Dataset> ds = std::move(s.ds);
+    std::optional<SubDataset> ds = std::move(s.ds);
     s.ds.reset();
     s.producer = Element();
     s.index = -1;
@@ -344,6 +344,7 @@ class InterleaveIterator : public IteratorNode {
 
   Status SaveLocked(StateWriter& w) {
     w.Tag("interleave");
+    w.U64(params_.iteration);  // sub-datasets' iterations derive from it
     w.I64(cycle_index_);
     w.I64(block_index_);
     w.Bool(end_of_input_);
@@ -371,6 +372,7 @@ class InterleaveIterator : public IteratorNode {
 
   Status RestoreLocked(StateReader& r) {
     SLUICE_RETURN_IF_ERROR(r.Tag("interleave"));
+    SLUICE_ASSIGN_OR_RETURN(params_.iteration, r.U64());
     for (Slot& s : slots_) {
       ReleaseBufferLocked(s);
       s.it.reset();
@@ -428,7 +430,7 @@ class InterleaveIterator : public IteratorNode {
   }
 
   const DatasetNode& node_;
-  const IteratorParams params_;
+  IteratorParams params_;  // iteration restored from saved state
   std::unique_ptr<IteratorNode> input_;  // touched by the consumer only
   const DatasetFn& fn_;
   const InterleaveConfig config_;

@@ -28,6 +28,7 @@ class RepeatIterator : public IteratorNode {
 
   Status Save(StateWriter& w) override {
     w.Tag("repeat");
+    w.U64(params_.iteration);  // each epoch's iteration derives from it
     w.I64(epoch_);
     w.Bool(input_ != nullptr);
     w.Bool(epoch_had_elements_);
@@ -36,6 +37,7 @@ class RepeatIterator : public IteratorNode {
   }
   Status Restore(StateReader& r) override {
     SLUICE_RETURN_IF_ERROR(r.Tag("repeat"));
+    SLUICE_ASSIGN_OR_RETURN(params_.iteration, r.U64());
     SLUICE_ASSIGN_OR_RETURN(int64_t epoch, r.I64());
     SLUICE_ASSIGN_OR_RETURN(bool has_input, r.Bool());
     SLUICE_ASSIGN_OR_RETURN(epoch_had_elements_, r.Bool());
@@ -84,7 +86,7 @@ class RepeatIterator : public IteratorNode {
 
  private:
   const DatasetNode& node_;
-  const IteratorParams params_;
+  IteratorParams params_;  // iteration restored from saved state
   const int64_t count_;
   std::unique_ptr<IteratorNode> input_;
   int64_t epoch_ = 0;

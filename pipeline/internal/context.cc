@@ -130,9 +130,49 @@ IteratorContext::~IteratorContext() {
 
 void IteratorContext::Cancel() { cancelled_.store(true); }
 
+void IteratorContext::RegisterTree(const DatasetNode& root, uint64_t scope) {
+  std::lock_guard<std::mutex> l(mu_);
+  RegisterLocked(root, MixSeed(scope, 0x726f6f74));  // "root"
+}
+
+void IteratorContext::RegisterLocked(const DatasetNode& node, uint64_t key) {
+  Alias& a = aliases_[&node];
+  if (a.refs == 0) a.key = key;
+  ++a.refs;
+  const uint64_t own = a.key;  // a node shared by two trees keeps its first key
+  const auto& inputs = node.inputs();
+  for (size_t i = 0; i < inputs.size(); ++i) RegisterLocked(*inputs[i], MixSeed(own, i + 1));
+}
+
+void IteratorContext::UnregisterTree(const DatasetNode& root) {
+  std::lock_guard<std::mutex> l(mu_);
+  UnregisterLocked(root);
+}
+
+void IteratorContext::UnregisterLocked(const DatasetNode& node) {
+  for (const auto& in : node.inputs()) UnregisterLocked(*in);
+  auto it = aliases_.find(&node);
+  if (it != aliases_.end() && it->second.refs > 0 && --it->second.refs == 0) aliases_.erase(it);
+}
+
+uint64_t IteratorContext::KeyOf(const DatasetNode* node) {
+  std::lock_guard<std::mutex> l(mu_);
+  return KeyOfLocked(node);
+}
+
+uint64_t IteratorContext::KeyOfLocked(const DatasetNode* node) {
+  auto it = aliases_.find(node);
+  if (it != aliases_.end()) return it->second.key;
+  // Not under a registered root (a dataset built while iterating): known
+  // by its address for the rest of the pipeline's life.
+  const uint64_t key = MixSeed(reinterpret_cast<uintptr_t>(node), 0x61646472);  // "addr"
+  aliases_[node] = Alias{key, 0};
+  return key;
+}
+
 StageCounters* IteratorContext::CountersFor(const DatasetNode* node) {
   std::lock_guard<std::mutex> l(mu_);
-  auto& slot = counters_[node];
+  auto& slot = counters_[KeyOfLocked(node)];
   if (!slot) {
     slot = std::make_unique<StageCounters>();
     slot->kind = node->kind();
@@ -150,9 +190,7 @@ uint64_t IteratorContext::StageSeed(const DatasetNode* node,
                                     std::optional<uint64_t> explicit_seed) {
   if (explicit_seed) return *explicit_seed;
   std::lock_guard<std::mutex> l(mu_);
-  auto it = ordinals_.find(node);
-  if (it == ordinals_.end()) it = ordinals_.emplace(node, ordinals_.size()).first;
-  return MixSeed(seed_, it->second + 1);
+  return MixSeed(seed_, KeyOfLocked(node));
 }
 
 Tunable* IteratorContext::AddTunable(StageCounters* stage, std::string what, int64_t initial,

@@ -109,10 +109,23 @@ class IteratorContext {
   // Asks every stage to stop; their destructors then wait for their tasks.
   void Cancel();
 
-  // The counters of `node`'s stage, registered on first use.
+  // Stage keys. A stage is known by its place in the graph, not by its
+  // node's address: the root of the pipeline's graph, or of a dataset a
+  // flat_map/interleave opened (scope: that stage's key), then the input
+  // index at each step down. Every sub-dataset a stage opens thus shares
+  // one set of counters and the same seeds, whatever the order of opening,
+  // so stats stay bounded and restored iterators draw the same numbers.
+  // RegisterTree() maps the nodes of the tree under `root` to their keys
+  // (counted: a node may be in several live trees); UnregisterTree() undoes
+  // it once the tree's iterators are gone.
+  void RegisterTree(const DatasetNode& root, uint64_t scope);
+  void UnregisterTree(const DatasetNode& root);
+  uint64_t KeyOf(const DatasetNode* node);
+
+  // The counters of `node`'s stage, made on first use.
   StageCounters* CountersFor(const DatasetNode* node);
-  // A seed for `node` derived from the pipeline seed and the node's place
-  // in the graph, or `explicit_seed` if given.
+  // A seed for `node` derived from the pipeline seed and the node's key,
+  // or `explicit_seed` if given.
   uint64_t StageSeed(const DatasetNode* node, std::optional<uint64_t> explicit_seed);
 
   // Registers a tunable (owned by the context). If autotuning is off it
@@ -149,11 +162,18 @@ class IteratorContext {
       executor_;
 
   mutable std::mutex mu_;
-  std::map<const DatasetNode*, std::unique_ptr<StageCounters>> counters_;
+  struct Alias {
+    uint64_t key = 0;
+    int64_t refs = 0;  // live trees holding the node; 0: permanent
+  };
+  uint64_t KeyOfLocked(const DatasetNode* node);
+  void RegisterLocked(const DatasetNode& node, uint64_t key);
+  void UnregisterLocked(const DatasetNode& node);
+  std::map<const DatasetNode*, Alias> aliases_;
+  std::map<uint64_t, std::unique_ptr<StageCounters>> counters_;  // by stage key
   std::vector<StageCounters*> stage_order_;
   std::set<std::string> stage_names_;
   std::map<std::string, int> name_uses_;
-  std::map<const DatasetNode*, uint64_t> ordinals_;
   std::vector<std::unique_ptr<Tunable>> tunables_;
   std::vector<std::unique_ptr<Tunable>> kept_;  // fixed (autotune off)
   std::atomic<int64_t> consumer_elements_{0};

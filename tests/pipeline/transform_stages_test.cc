@@ -104,6 +104,59 @@ TEST(FlatMapTest, ReturnedDatasetErrorIsReported) {
   SLUICE_EXPECT_ERROR(it.next().status(), StatusCode::kInvalidArgument, "step must not be 0");
 }
 
+TEST(FlatMapTest, SubDatasetStagesShareOneEntryInStats) {
+  // Every sub-dataset's map is the same stage: the stats list does not grow
+  // with the number of sub-datasets opened.
+  auto ds = Dataset::range(200).flat_map([](const Element& e) -> Result<Dataset> {
+    return Dataset::range(Value(e) % 3 + 1).map([](Element x) { return x; }, {.name = "inner"});
+  });
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+  int64_t n = 0;
+  while (true) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> e, it.next());
+    if (!e) break;
+    ++n;
+  }
+  const IteratorStats st = it.stats();
+  int inner = 0;
+  for (const StageStats& s : st.stages) inner += s.name.rfind("inner", 0) == 0;
+  EXPECT_EQ(inner, 1);
+  EXPECT_LE(st.stages.size(), 4u);
+  for (const StageStats& s : st.stages) {
+    if (s.name == "inner") {
+      EXPECT_EQ(s.elements, n);
+    }
+  }
+}
+
+TEST(FlatMapTest, UnseededShufflesInsideRestoreExactly) {
+  // Shuffles without their own seed inside the sub-datasets take their seed
+  // from their place in the graph and the saved iteration, so a restored
+  // iterator shuffles the later sub-datasets exactly as the original does.
+  // Over a repeat, so later epochs (reshuffled) are covered too.
+  auto ds = Dataset::range(4)
+                .flat_map([](const Element& e) -> Result<Dataset> {
+                  return Dataset::range(Value(e) * 10, Value(e) * 10 + 8).shuffle(4);
+                })
+                .repeat(2)
+                .with_options({.seed = 3});
+  for (size_t k : {0u, 5u, 13u, 30u, 40u}) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator a, ds.iterator());
+    for (size_t i = 0; i < k; ++i) ASSERT_TRUE(a.next().ok());
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::string state, a.save());
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator b, ds.iterator());
+    SLUICE_ASSERT_OK(b.restore(state));
+    for (size_t i = k; i < 64; ++i) {
+      SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> x, a.next());
+      SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> y, b.next());
+      ASSERT_TRUE(x.has_value() && y.has_value()) << i;
+      EXPECT_EQ(Value(*y), Value(*x)) << "restored at " << k << ", element " << i;
+    }
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> end, b.next());
+    EXPECT_FALSE(end.has_value());
+  }
+}
+
 // ---- interleave ----------------------------------------------------------------
 
 TEST(InterleaveTest, TfDocsExample) {
