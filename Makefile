@@ -5,6 +5,7 @@
 #
 #   make bench   run the Google Benchmark programs (results: docs/perf.md)
 #   make asan    build and test under AddressSanitizer + UBSan (build-asan/)
+#   make tsan    build and run the pipeline tests under ThreadSanitizer (build-tsan/)
 #   make fuzz    build the libFuzzer targets with clang and run each briefly
 #   make format  clang-format every C++ file
 #   make install PREFIX=/usr/local
@@ -17,7 +18,7 @@ CMAKE_FLAGS ?=
 
 CONFIGURE = cmake -S . -G Ninja -Wno-dev -DSLUICE_WERROR=ON
 
-.PHONY: all deps build test demo bench asan fuzz format install clean
+.PHONY: all deps build test demo bench asan tsan fuzz format install clean
 
 all: build
 
@@ -46,6 +47,16 @@ asan: deps
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/scripts/ubsan.supp \
 	  ctest --output-on-failure -j $(JOBS) -LE no-sanitizer
+
+# The pipeline is where the threads are. scripts/tsan.supp explains the one
+# suppression (oneTBB's own code, which Debian does not build with TSan).
+tsan: deps
+	@$(CONFIGURE) -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_SANITIZE=thread \
+	  -DSLUICE_BUILD_BENCH=OFF -DSLUICE_BUILD_TOOLS=OFF -DSLUICE_BUILD_SAMPLES=OFF \
+	  > build-tsan.configure.log 2>&1 || { cat build-tsan.configure.log; exit 1; }
+	@cmake --build build-tsan -j $(JOBS) --target pipeline_test
+	@TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0:suppressions=$(CURDIR)/scripts/tsan.supp \
+	  build-tsan/tests/pipeline/pipeline_test --gtest_brief=1
 
 fuzz: deps
 	@CC=clang CXX=clang++ $(CONFIGURE) -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_FUZZ=ON \

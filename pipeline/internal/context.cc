@@ -115,8 +115,10 @@ IteratorContext::IteratorContext(const Options& o)
   arena_->execute([this] { graph_ = std::make_unique<tbb::flow::graph>(); });
   executor_ =
       std::make_unique<tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>>(
-          *graph_, tbb::flow::unlimited, [](const std::function<void()>& work) {
+          *graph_, tbb::flow::unlimited, [this](const std::function<void()>& work) {
+            SLUICE_TSAN_ACQUIRE(&submitted_);
             work();
+            SLUICE_TSAN_RELEASE(&finished_);
             return tbb::flow::continue_msg();
           });
   tuner_ = std::make_unique<Autotuner>(this);
@@ -125,6 +127,7 @@ IteratorContext::IteratorContext(const Options& o)
 IteratorContext::~IteratorContext() {
   Cancel();
   arena_->execute([this] { graph_->wait_for_all(); });
+  SLUICE_TSAN_ACQUIRE(&finished_);
   executor_.reset();
 }
 

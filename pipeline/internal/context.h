@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sluice/pipeline/internal/node.h"
+#include "sluice/pipeline/internal/tsan.h"
 #include "sluice/pipeline/options.h"
 #include "sluice/pipeline/stats.h"
 
@@ -103,7 +104,10 @@ class IteratorContext {
   // Runs `work` as a task of the graph (in the arena). The node lives as
   // long as the context, so a stage may be destroyed as soon as its own
   // bodies have returned.
-  void Submit(std::function<void()> work) { executor_->try_put(std::move(work)); }
+  void Submit(std::function<void()> work) {
+    SLUICE_TSAN_RELEASE(&submitted_);
+    executor_->try_put(std::move(work));
+  }
   const std::atomic<bool>& cancel_flag() const { return cancelled_; }
   bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
   // Asks every stage to stop; their destructors then wait for their tasks.
@@ -156,6 +160,7 @@ class IteratorContext {
   const int64_t start_ns_;
   MemoryBudget memory_;
   std::atomic<bool> cancelled_{false};
+  char submitted_ = 0, finished_ = 0;  // addresses for the TSan annotations
   std::unique_ptr<tbb::task_arena> arena_;
   std::unique_ptr<tbb::flow::graph> graph_;
   std::unique_ptr<tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>>
