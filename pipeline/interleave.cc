@@ -31,6 +31,7 @@ struct InterleaveConfig {
   int64_t cycle_length = 1;
   int64_t block_length = 1;
   int64_t parallelism = 1;  // 1: sequential, in the caller's thread
+  bool autotune_parallelism = false;  // `parallelism` is the tuner's start
   bool deterministic = true;
 };
 
@@ -45,10 +46,21 @@ class InterleaveIterator : public IteratorNode {
         input_(std::move(input)),
         fn_(fn),
         config_(config),
-        parallel_(config.parallelism > 1),
+        parallel_(config.parallelism > 1 || config.autotune_parallelism),
         capacity_(std::clamp<int64_t>(config.block_length, 2, 64)),
         slots_(static_cast<size_t>(config.cycle_length)) {
     counters()->parallelism.store(config_.parallelism, std::memory_order_relaxed);
+    if (config_.autotune_parallelism) {
+      // No more tasks than open datasets; waiting reads may pass the CPU
+      // budget (the tuner watches their CPU share).
+      parallelism_tunable_ = ctx.AddTunable(
+          counters(), "parallelism", config_.parallelism, 1,
+          std::max<int64_t>(1, std::min<int64_t>(config_.cycle_length, ctx.max_threads())), 0,
+          [this] {
+            std::lock_guard<std::mutex> l(mu_);
+            LaunchLocked();
+          });
+    }
     if (parallel_) {
       counters()->buffer_capacity.store(capacity_ * config_.cycle_length,
                                         std::memory_order_relaxed);
@@ -67,6 +79,12 @@ class InterleaveIterator : public IteratorNode {
       s.it.reset();
       s.ds.reset();
     }
+    if (parallelism_tunable_) ctx()->RemoveTunable(parallelism_tunable_);
+  }
+
+  int64_t Parallelism() const {
+    return parallelism_tunable_ ? parallelism_tunable_->value.load(std::memory_order_relaxed)
+                                : config_.parallelism;
   }
 
   Status Save(StateWriter& w) override {
@@ -279,7 +297,9 @@ class InterleaveIterator : public IteratorNode {
   // Starts tasks reading ahead, nearest slots in the cycle first.
   void LaunchLocked() {
     if (!parallel_ || stopping_ || paused_ || ctx()->cancelled()) return;
-    for (int64_t k = 0; k < config_.cycle_length && tasks_ < config_.parallelism; ++k) {
+    const int64_t parallelism = Parallelism();
+    counters()->parallelism.store(parallelism, std::memory_order_relaxed);
+    for (int64_t k = 0; k < config_.cycle_length && tasks_ < parallelism; ++k) {
       const size_t i = static_cast<size_t>((cycle_index_ + k) % config_.cycle_length);
       Slot& s = slots_[i];
       if (!s.it || s.ended || s.queued || s.pulling ||
@@ -314,10 +334,11 @@ class InterleaveIterator : public IteratorNode {
       s.pulling = true;
       IteratorNode* it = s.it.get();
       l.unlock();
-      const int64_t t0 = NowNs();
-      NextResult r = it->Next();
+      NextResult r = [&] {
+        CallTimer timer(counters());
+        return it->Next();
+      }();
       const int64_t bytes = r.ok() && r->has_value() ? ElementBytes(**r) : 0;
-      counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
       l.lock();
       s.pulling = false;
       est_bytes_ = std::max(est_bytes_, bytes);
@@ -435,6 +456,7 @@ class InterleaveIterator : public IteratorNode {
   const DatasetFn& fn_;
   const InterleaveConfig config_;
   const bool parallel_;
+  Tunable* parallelism_tunable_ = nullptr;  // set when parallelism is kAutotune
   const int64_t capacity_;  // elements buffered per slot (parallel)
 
   // What tasks share with the iterator; they hold it, so a task that starts
@@ -478,7 +500,10 @@ class InterleaveNode : public DatasetNode {
     InterleaveConfig c;
     c.cycle_length = o_.cycle_length == kAutotune ? std::max(1, ctx.cpu_budget()) : o_.cycle_length;
     c.block_length = o_.block_length;
-    c.parallelism = o_.parallelism == kAutotune ? std::max(1, ctx.cpu_budget()) : o_.parallelism;
+    c.autotune_parallelism = o_.parallelism == kAutotune;
+    c.parallelism = c.autotune_parallelism
+                        ? std::min<int64_t>(c.cycle_length, std::max(1, ctx.cpu_budget()))
+                        : o_.parallelism;
     c.deterministic = o_.deterministic.value_or(ctx.deterministic());
     return std::unique_ptr<IteratorNode>(
         std::make_unique<InterleaveIterator>(ctx, *this, params, std::move(input), fn_, c));

@@ -126,6 +126,8 @@ struct TFRecordDatasetOptions {
   // Bytes read per system call (default 1 MiB; tf.data's 256 KiB is slower).
   int64_t buffer_size = 1 << 20;
   // Files read at once, interleaved record by record (1: one after another).
+  // kAutotune: as many as the CPUs this process may use (capped at the file
+  // count), as tf.data; the record order then depends on the machine.
   int64_t num_parallel_reads = 1;
   bool verify_checksums = true;
   // Use FILE.idx where present: exact cardinality, random access (global

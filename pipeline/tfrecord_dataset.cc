@@ -289,6 +289,12 @@ Dataset MakeTFRecordDataset(std::vector<std::string> files, TFRecordDatasetOptio
   if (files.empty()) {
     return Dataset::FromError(Status::InvalidArgument("TFRecordDataset: no files given"));
   }
+  if (options.num_parallel_reads == kAutotune) {
+    // As tf.data: as many files at once as this process has CPUs. The
+    // order then depends on the machine; give a number to fix it.
+    options.num_parallel_reads =
+        std::min<int64_t>(DefaultCpuBudget(), static_cast<int64_t>(files.size()));
+  }
   if (options.num_parallel_reads < 1) {
     return Dataset::FromError(
         Status::InvalidArgument("TFRecordDataset: num_parallel_reads must be at least 1, got " +

@@ -1,8 +1,6 @@
 #include "sluice/pipeline/internal/async_map.h"
 
 #include <algorithm>
-#include <time.h>
-
 #include <chrono>
 
 #include "sluice/pipeline/internal/state.h"
@@ -11,11 +9,6 @@ namespace sluice::pipeline_internal {
 namespace {
 constexpr auto kWaitSlice = std::chrono::milliseconds(2);
 
-int64_t ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 }  // namespace
 
 AsyncMapIterator::AsyncMapIterator(IteratorContext* ctx, StageCounters* counters,
@@ -143,22 +136,12 @@ void AsyncMapIterator::RunOne(std::unique_lock<std::mutex>& l, int64_t charged, 
   int64_t bytes = 0;
   if (!ended && r.ok()) {
     if (config_.fn) {
-      // The thread's CPU clock costs ~0.5 us to read: sample every call of
-      // a slow function, every 32nd of a fast one.
-      const int64_t calls = calls_.fetch_add(1, std::memory_order_relaxed);
-      const bool sample = slow_fn_.load(std::memory_order_relaxed) || calls % 32 == 0;
-      const int64_t c0 = sample ? ThreadCpuNs() : 0;
-      const int64_t t0 = NowNs();
       Element in = std::move(**r);
       MapContext mc{seq, config_.seed, &ctx_->cancel_flag()};
-      Result<Element> out = config_.fn(std::move(in), mc);
-      const int64_t wall = NowNs() - t0;
-      counters()->busy_ns.fetch_add(wall, std::memory_order_relaxed);
-      if (sample) {
-        counters()->cpu_sample_ns.fetch_add(ThreadCpuNs() - c0, std::memory_order_relaxed);
-        counters()->wall_sample_ns.fetch_add(wall, std::memory_order_relaxed);
-        slow_fn_.store(wall > 20'000, std::memory_order_relaxed);
-      }
+      Result<Element> out = [&] {
+        CallTimer timer(counters());
+        return config_.fn(std::move(in), mc);
+      }();
       if (!out.ok())
         r = out.status();
       else

@@ -95,8 +95,6 @@ class AsyncMapIterator : public IteratorNode {
   std::deque<Slot> fifo_;            // non-deterministic results
   int64_t buffered_ = 0;
   std::atomic<int64_t> est_bytes_{0};
-  std::atomic<int64_t> calls_{0};      // function calls, for CPU sampling
-  std::atomic<bool> slow_fn_{false};  // last sampled call took > 20 us
   bool size_known_ = false;
   // Worker tasks queued but not started may outlive this iterator (or a
   // pause): they check the gate first and touch nothing if it is closed or

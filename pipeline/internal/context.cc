@@ -1,5 +1,7 @@
 #include "sluice/pipeline/internal/context.h"
 
+#include <time.h>
+
 #include <sched.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -80,6 +82,31 @@ int64_t DefaultRamBudget() {
   if (cg > 0 && (avail < 0 || cg < avail)) avail = cg;
   if (avail <= 0) avail = int64_t{1} << 30;
   return avail / 2;
+}
+
+namespace {
+int64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace
+
+CallTimer::CallTimer(StageCounters* c)
+    : c_(c),
+      sampled_(c->slow_calls.load(std::memory_order_relaxed) ||
+               c->calls.fetch_add(1, std::memory_order_relaxed) % 32 == 0),
+      cpu0_(sampled_ ? ThreadCpuNs() : 0),
+      wall0_(NowNs()) {}
+
+CallTimer::~CallTimer() {
+  const int64_t wall = NowNs() - wall0_;
+  c_->busy_ns.fetch_add(wall, std::memory_order_relaxed);
+  if (sampled_) {
+    c_->cpu_sample_ns.fetch_add(ThreadCpuNs() - cpu0_, std::memory_order_relaxed);
+    c_->wall_sample_ns.fetch_add(wall, std::memory_order_relaxed);
+    c_->slow_calls.store(wall > 20'000, std::memory_order_relaxed);
+  }
 }
 
 bool MemoryBudget::TryCharge(int64_t n) {

@@ -290,6 +290,31 @@ TEST(InterleaveTest, AutotuneCycleLengthIsTheCpuBudget) {
             StatusCode::kInvalidArgument);
 }
 
+TEST(InterleaveTest, AutotuneParallelismIsTunedWithinTheCycle) {
+  auto ds = Dataset::range(8)
+                .interleave(
+                    [](const Element& e) -> Result<Dataset> {
+                      return Dataset::from_tensors(Element({e[0]})).repeat(50);
+                    },
+                    {.cycle_length = 4, .parallelism = kAutotune, .name = "files"})
+                .with_options({.cpu_budget = 2});
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+  std::vector<int64_t> got;
+  for (;;) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> e, it.next());
+    if (!e) break;
+    got.push_back(Value(*e));
+  }
+  ASSERT_EQ(got.size(), 400u);
+  EXPECT_EQ(std::vector<int64_t>(got.begin(), got.begin() + 4), (std::vector<int64_t>{0, 1, 2, 3}));
+  for (const StageStats& s : it.stats().stages) {
+    if (s.name != "files") continue;
+    EXPECT_TRUE(s.autotuned);
+    EXPECT_GE(s.parallelism, 1);
+    EXPECT_LE(s.parallelism, 4);  // never more tasks than open datasets
+  }
+}
+
 // ---- shuffle ----------------------------------------------------------------
 
 TEST(ShuffleTest, Conformance) {
