@@ -1,15 +1,13 @@
 // list_files: the file names matching glob(3) patterns, as string scalars,
-// sorted and without duplicates; or shuffled once, when the dataset is built,
-// with options.seed (a random seed if unset). Unlike tf.data, the order does
-// not change between iterations. The names are listed when the dataset is
-// built (NotFound if no pattern matches anything) and held in memory, so the
+// sorted and without duplicates; with options.shuffle, followed by a
+// global_shuffle (a new order each iteration, as tf.data, from options.seed
+// or the pipeline's seed). The names are listed when the dataset is built
+// (NotFound if no pattern matches anything) and held in memory, so the
 // dataset allows random access.
 #include <glob.h>
 
 #include <algorithm>
-#include <random>
 
-#include "sluice/core/rng.h"
 #include "sluice/pipeline/internal/indexed_iterator.h"
 #include "sluice/pipeline/internal/stages.h"
 
@@ -68,23 +66,12 @@ Dataset MakeListFiles(const std::vector<std::string>& patterns, ListFilesOptions
   }
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());
-  std::string describe = "list_files(" + std::to_string(files.size()) + " files";
-  if (options.shuffle) {
-    uint64_t seed = 0;
-    if (options.seed) {
-      seed = *options.seed;
-    } else {
-      std::random_device rd;
-      seed = (uint64_t{rd()} << 32) | rd();
-    }
-    Rng rng(seed);
-    for (size_t i = files.size(); i > 1; --i) {
-      std::swap(files[i - 1], files[rng.UniformInt(i)]);
-    }
-    describe += ", shuffled";
-  }
-  describe += ")";
-  return Dataset(std::make_shared<ListFilesNode>(std::move(files), std::move(describe)));
+  std::string describe = "list_files(" + std::to_string(files.size()) + " files)";
+  Dataset listed(std::make_shared<ListFilesNode>(std::move(files), std::move(describe)));
+  if (!options.shuffle) return listed;
+  // As tf.data: a new order every iteration, from the seed (or the
+  // pipeline's seed). An index permutation: no buffer, tiny saved state.
+  return listed.global_shuffle({.seed = options.seed, .name = "list_files_shuffle"});
 }
 
 }  // namespace sluice::pipeline_internal

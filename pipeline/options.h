@@ -115,8 +115,9 @@ struct GlobalShuffleOptions {
 };
 
 struct ListFilesOptions {
-  // Shuffle the matched names (default false here; tf.data's default is
-  // true, which surprises people: sluice lists in sorted order unless asked).
+  // Shuffle the matched names, in a new order each iteration (default false
+  // here; tf.data's default is true, which surprises people: sluice lists in
+  // sorted order unless asked). `seed` unset: the pipeline's seed.
   bool shuffle = false;
   std::optional<uint64_t> seed;
 };

@@ -135,6 +135,15 @@ TEST(ListFilesTest, SortedDedupedAndShuffled) {
   std::sort(s1.begin(), s1.end());
   EXPECT_EQ(s1, StringElements({dir.file("a1.txt"), dir.file("a2.txt"), dir.file("b.txt"),
                                 dir.file("c.dat")}));
+  // A new order each iteration (as tf.data), the same sequence of orders
+  // for the same seed.
+  for (int i = 0; i < 20; ++i) WriteFileOrDie(dir.file("n" + std::to_string(i)), "x");
+  auto many = Dataset::list_files(dir.file("n*"), {.shuffle = true, .seed = 5});
+  auto again = Dataset::list_files(dir.file("n*"), {.shuffle = true, .seed = 5});
+  const auto first = ReadAll(many), second = ReadAll(many);
+  EXPECT_NE(first, second);
+  EXPECT_EQ(ReadAll(again), first);
+  EXPECT_EQ(ReadAll(again), second);
   SLUICE_EXPECT_ERROR(Dataset::list_files(dir.file("*.none")).status(), StatusCode::kNotFound,
                       "list_files: no files match '" + dir.file("*.none") + "'");
 }
