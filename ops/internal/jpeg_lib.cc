@@ -1,0 +1,201 @@
+#include "sluice/ops/internal/jpeg_lib.h"
+
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#include <jerror.h>
+
+namespace sluice::ops_internal {
+namespace {
+
+JpegErrorManager* ErrorManagerOf(j_common_ptr cinfo) {
+  // pub is the first member, as libjpeg's own examples do it.
+  return reinterpret_cast<JpegErrorManager*>(cinfo->err);
+}
+
+void ErrorExit(j_common_ptr cinfo) {
+  JpegErrorManager* err = ErrorManagerOf(cinfo);
+  err->error_code = err->pub.msg_code;
+  (*err->pub.format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+// level < 0: a warning (recoverable corruption); level >= 0: trace output.
+void EmitMessage(j_common_ptr cinfo, int level) {
+  if (level >= 0) return;
+  JpegErrorManager* err = ErrorManagerOf(cinfo);
+  ++err->pub.num_warnings;
+  if (err->first_warning == 0) err->first_warning = err->pub.msg_code;
+  if (err->strict) ErrorExit(cinfo);
+}
+
+// libjpeg's default prints to stderr; messages go into the Status instead.
+void OutputMessage(j_common_ptr) {}
+
+// --- Memory source -----------------------------------------------------------
+
+const JOCTET kFakeEoi[2] = {0xFF, JPEG_EOI};
+
+JpegMemorySource* SourceOf(j_decompress_ptr cinfo) {
+  return reinterpret_cast<JpegMemorySource*>(cinfo->src);
+}
+
+void InitSource(j_decompress_ptr cinfo) {
+  JpegMemorySource* src = SourceOf(cinfo);
+  src->pub.next_input_byte = src->data;
+  src->pub.bytes_in_buffer = src->size;
+}
+
+boolean FillInputBuffer(j_decompress_ptr cinfo) {
+  JpegMemorySource* src = SourceOf(cinfo);
+  if (!src->recover) {
+    // Suspend: libjpeg returns to the caller with what it could decode.
+    src->suspended = true;
+    return FALSE;
+  }
+  WARNMS(cinfo, JWRN_JPEG_EOF);
+  src->pub.next_input_byte = kFakeEoi;
+  src->pub.bytes_in_buffer = sizeof(kFakeEoi);
+  return TRUE;
+}
+
+void SkipInputData(j_decompress_ptr cinfo, long num_bytes) {
+  JpegMemorySource* src = SourceOf(cinfo);
+  if (num_bytes <= 0) return;
+  if (static_cast<unsigned long>(num_bytes) <= src->pub.bytes_in_buffer) {
+    src->pub.next_input_byte += num_bytes;
+    src->pub.bytes_in_buffer -= static_cast<size_t>(num_bytes);
+    return;
+  }
+  // Skipping past the end: the next read finds no data.
+  src->pub.next_input_byte += src->pub.bytes_in_buffer;
+  src->pub.bytes_in_buffer = 0;
+  if (src->recover) {
+    (void)FillInputBuffer(cinfo);
+  } else {
+    src->suspended = true;
+  }
+}
+
+void TermSource(j_decompress_ptr) {}
+
+void ProgressMonitor(j_common_ptr cinfo) {
+  if (!cinfo->is_decompressor) return;
+  const auto* dinfo = reinterpret_cast<j_decompress_ptr>(cinfo);
+  const auto* progress = reinterpret_cast<const JpegProgress*>(cinfo->progress);
+  if (dinfo->input_scan_number > progress->max_scans) {
+    JpegFail(cinfo, "too many progressive scans (the limit is 500)");
+  }
+}
+
+struct CreateArgs {
+  j_decompress_ptr cinfo;
+};
+
+void Create(void* p) { jpeg_create_decompress(static_cast<CreateArgs*>(p)->cinfo); }
+
+}  // namespace
+
+void InstallJpegErrorManager(j_common_ptr cinfo, JpegErrorManager* err) {
+  cinfo->err = jpeg_std_error(&err->pub);
+  err->pub.error_exit = ErrorExit;
+  err->pub.emit_message = EmitMessage;
+  err->pub.output_message = OutputMessage;
+  err->strict = false;
+  err->first_warning = 0;
+  err->error_code = 0;
+  err->message[0] = '\0';
+}
+
+void JpegFail(j_common_ptr cinfo, const char* message) {
+  JpegErrorManager* err = ErrorManagerOf(cinfo);
+  err->error_code = -1;
+  std::strncpy(err->message, message, sizeof(err->message) - 1);
+  err->message[sizeof(err->message) - 1] = '\0';
+  std::longjmp(err->jump, 1);
+}
+
+bool JpegCall(JpegErrorManager* err, void (*fn)(void*), void* arg) {
+  if (setjmp(err->jump) != 0) return false;
+  fn(arg);
+  return true;
+}
+
+JpegDecompressor::~JpegDecompressor() {
+  if (created) jpeg_destroy_decompress(&cinfo);
+}
+
+Result<JpegDecompressor*> ThreadJpegDecompressor() {
+  thread_local std::unique_ptr<JpegDecompressor> decompressor;
+  if (decompressor) return decompressor.get();
+  auto d = std::make_unique<JpegDecompressor>();
+  InstallJpegErrorManager(reinterpret_cast<j_common_ptr>(&d->cinfo), &d->err);
+  CreateArgs args{&d->cinfo};
+  if (!JpegCall(&d->err, Create, &args)) {
+    return Status::ResourceExhausted(std::string("jpeg: cannot create a libjpeg decompressor: ") +
+                                     d->err.message);
+  }
+  d->created = true;
+  decompressor = std::move(d);
+  return decompressor.get();
+}
+
+void BeginJpegDecode(JpegDecompressor* d, std::string_view bytes, bool recover, bool strict,
+                     int64_t max_memory) {
+  InstallJpegErrorManager(reinterpret_cast<j_common_ptr>(&d->cinfo), &d->err);
+  d->err.strict = strict;
+  JpegMemorySource& src = d->src;
+  src.pub.init_source = InitSource;
+  src.pub.fill_input_buffer = FillInputBuffer;
+  src.pub.skip_input_data = SkipInputData;
+  src.pub.resync_to_restart = jpeg_resync_to_restart;
+  src.pub.term_source = TermSource;
+  src.data = reinterpret_cast<const JOCTET*>(bytes.data());
+  src.size = bytes.size();
+  src.pub.next_input_byte = src.data;
+  src.pub.bytes_in_buffer = src.size;
+  src.recover = recover;
+  src.suspended = false;
+  d->cinfo.src = &src.pub;
+  d->progress.pub.progress_monitor = ProgressMonitor;
+  d->progress.max_scans = kMaxJpegScans;
+  d->cinfo.progress = &d->progress.pub;
+  const int64_t cap = std::numeric_limits<long>::max();
+  d->cinfo.mem->max_memory_to_use = static_cast<long>(max_memory < cap ? max_memory : cap);
+}
+
+void EndJpegDecode(JpegDecompressor* d) {
+  // Frees the image's memory and returns to the start state; never fails.
+  jpeg_abort_decompress(&d->cinfo);
+}
+
+std::string JpegWhere(std::string_view op, std::string_view name, size_t size) {
+  std::string where(op);
+  where += ": ";
+  if (name.empty()) {
+    where += "<" + std::to_string(size) + "-byte input>";
+  } else {
+    where += name;
+  }
+  return where;
+}
+
+Status JpegError(const JpegErrorManager& err, std::string_view where) {
+  std::string msg = std::string(where) + ": ";
+  switch (err.error_code) {
+    case JERR_BAD_PRECISION:
+      msg += std::string(err.message) + " (only 8-bit JPEG is supported; 12-bit is not)";
+      return Status::InvalidArgument(msg);
+    case JERR_OUT_OF_MEMORY:
+    case JERR_NO_BACKING_STORE:
+      msg += std::string("libjpeg needs more memory than allowed for this image (") + err.message +
+             ")";
+      return Status::ResourceExhausted(msg);
+    case JERR_IMAGE_TOO_BIG:
+    case JERR_WIDTH_OVERFLOW: return Status::ResourceExhausted(msg + err.message);
+    default: return Status::InvalidArgument(msg + err.message);
+  }
+}
+
+}  // namespace sluice::ops_internal

@@ -1,0 +1,101 @@
+// libjpeg glue shared by the JPEG decoder and encoder: an error manager that
+// never lets libjpeg print or exit(), a memory source with TensorFlow's
+// truncation semantics, a progressive-scan limit, and the per-thread
+// decompressor.
+//
+// libjpeg reports fatal errors by calling error_exit(), which must not
+// return. Ours longjmp()s back into JpegCall(), so every libjpeg call that can
+// fail runs inside JpegCall(). The function it runs must hold no C++ object
+// with a destructor (longjmp would skip it): only plain pointers and ints.
+#ifndef SLUICE_OPS_INTERNAL_JPEG_LIB_H_
+#define SLUICE_OPS_INTERNAL_JPEG_LIB_H_
+
+// jpeglib.h uses FILE and size_t without including their headers.
+#include <csetjmp>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include <jpeglib.h>
+
+#include "sluice/core/result.h"
+#include "sluice/core/status.h"
+
+namespace sluice::ops_internal {
+
+// Most progressive scans a decode accepts (TurboJPEG's TJFLAG_LIMITSCANS
+// uses the same number); more is a denial-of-service pattern, not a photo.
+inline constexpr int kMaxJpegScans = 500;
+
+struct JpegErrorManager {
+  jpeg_error_mgr pub;
+  std::jmp_buf jump;
+  bool strict = false;    // a warning is an error
+  int first_warning = 0;  // msg_code of the first warning (0: none yet)
+  int error_code = 0;     // msg_code of the error (-1: ours, see message)
+  char message[JMSG_LENGTH_MAX] = {};
+};
+
+// Points cinfo->err at `err` and resets it.
+void InstallJpegErrorManager(j_common_ptr cinfo, JpegErrorManager* err);
+// Raises a fatal error with our own message (cinfo->err must be ours).
+[[noreturn]] void JpegFail(j_common_ptr cinfo, const char* message);
+
+// Runs fn(arg); false if libjpeg raised an error, whose text is then in
+// err->message. See the file comment for what fn may hold.
+bool JpegCall(JpegErrorManager* err, void (*fn)(void*), void* arg);
+
+// A source over bytes in memory. Like TensorFlow's: at the end of the data
+// it suspends (libjpeg then returns "no rows" or "suspended"), or, with
+// `recover`, inserts one fake EOI marker with a warning so that libjpeg
+// decodes the rest as blank.
+struct JpegMemorySource {
+  jpeg_source_mgr pub;
+  const JOCTET* data = nullptr;
+  size_t size = 0;
+  bool recover = false;
+  bool suspended = false;  // the decoder asked for bytes past the end
+};
+
+struct JpegProgress {
+  jpeg_progress_mgr pub;
+  int max_scans = kMaxJpegScans;
+};
+
+// One libjpeg decompressor with its managers. Lives on the heap (libjpeg
+// keeps pointers into it) and is reused, image after image, by one thread.
+struct JpegDecompressor {
+  jpeg_decompress_struct cinfo;
+  JpegErrorManager err;
+  JpegMemorySource src;
+  JpegProgress progress;
+  bool created = false;
+
+  JpegDecompressor() = default;
+  JpegDecompressor(const JpegDecompressor&) = delete;
+  JpegDecompressor& operator=(const JpegDecompressor&) = delete;
+  ~JpegDecompressor();
+};
+
+// The calling thread's decompressor, created on first use and destroyed at
+// thread exit. ResourceExhausted if libjpeg cannot allocate its state.
+Result<JpegDecompressor*> ThreadJpegDecompressor();
+
+// Readies `d` for one image: resets the error manager (`strict`), installs
+// the source over `bytes`, the scan limit and a memory limit for libjpeg's
+// own buffers. Pair with EndJpegDecode() (any state is fine).
+void BeginJpegDecode(JpegDecompressor* d, std::string_view bytes, bool recover, bool strict,
+                     int64_t max_memory);
+void EndJpegDecode(JpegDecompressor* d);
+
+// "<op>: <name or 'N-byte input'>" for messages.
+std::string JpegWhere(std::string_view op, std::string_view name, size_t size);
+// The Status for a failed JpegCall: ResourceExhausted for memory and size
+// limits, InvalidArgument otherwise (corrupt, truncated or unsupported data).
+Status JpegError(const JpegErrorManager& err, std::string_view where);
+
+}  // namespace sluice::ops_internal
+
+#endif  // SLUICE_OPS_INTERNAL_JPEG_LIB_H_

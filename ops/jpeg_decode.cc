@@ -1,0 +1,298 @@
+// DecodeJpeg, DecodeAndCropJpeg and their *Into() and shape forms.
+//
+// One path for all of them, on libjpeg's scanline API (the same calls as
+// TensorFlow's decoder, hence the same pixels): read the header, configure
+// color space, DCT scale and method, check limits, start, optionally crop
+// (jpeg_crop_scanline for columns, jpeg_skip_scanlines for rows), then read
+// rows straight into the output, or through one scratch row when columns
+// must be trimmed or CMYK converted.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "sluice/ops/internal/jpeg_lib.h"
+#include "sluice/ops/internal/jpeg_rows.h"
+#include "sluice/ops/jpeg.h"
+
+namespace sluice::ops {
+namespace {
+
+using ops_internal::JpegCall;
+using ops_internal::JpegDecompressor;
+using ops_internal::JpegError;
+using ops_internal::RowPlan;
+
+// The decompressor of this thread, configured for one image, released at
+// scope exit (jpeg_abort_decompress never fails).
+struct Session {
+  JpegDecompressor* d = nullptr;
+  std::string where;
+  int channels = 0;  // of the output
+  ~Session() {
+    if (d != nullptr) ops_internal::EndJpegDecode(d);
+  }
+};
+
+struct HeaderArgs {
+  j_decompress_ptr cinfo;
+  int result;
+};
+
+void ReadHeader(void* p) {
+  auto* a = static_cast<HeaderArgs*>(p);
+  a->result = jpeg_read_header(a->cinfo, TRUE);
+}
+
+void CalcOutputDimensions(void* p) {
+  jpeg_calc_output_dimensions(static_cast<j_decompress_ptr>(p));
+}
+
+Status CheckOptions(const DecodeJpegOptions& o, const std::string& where) {
+  if (o.channels != 0 && o.channels != 1 && o.channels != 3) {
+    return Status::InvalidArgument(where + ": channels must be 0, 1 or 3, got " +
+                                   std::to_string(o.channels));
+  }
+  if (o.ratio != 1 && o.ratio != 2 && o.ratio != 4 && o.ratio != 8) {
+    return Status::InvalidArgument(where + ": ratio must be 1, 2, 4 or 8, got " +
+                                   std::to_string(o.ratio));
+  }
+  if (o.min_width < 0 || o.min_height < 0) {
+    return Status::InvalidArgument(where + ": min_width and min_height must be >= 0");
+  }
+  if ((o.min_width > 0 || o.min_height > 0) && o.ratio != 1) {
+    return Status::InvalidArgument(where + ": set either ratio or min_width/min_height, not both");
+  }
+  if (!(o.acceptable_fraction >= 0.0f && o.acceptable_fraction <= 1.0f)) {
+    return Status::InvalidArgument(where + ": acceptable_fraction must be in [0, 1]");
+  }
+  if (o.max_pixels <= 0) return Status::InvalidArgument(where + ": max_pixels must be > 0");
+  return Status::OK();
+}
+
+// Reads the header and configures the output; afterwards cinfo.output_width,
+// output_height describe the (scaled) image and s->channels the tensor.
+Status Open(std::string_view bytes, const DecodeJpegOptions& o, std::string_view op, Session* s) {
+  s->where = ops_internal::JpegWhere(op, o.name, bytes.size());
+  SLUICE_RETURN_IF_ERROR(CheckOptions(o, s->where));
+  if (bytes.empty()) return Status::InvalidArgument(s->where + ": empty input");
+  SLUICE_ASSIGN_OR_RETURN(s->d, ops_internal::ThreadJpegDecompressor());
+  // libjpeg's own buffers (the whole-image coefficients of a progressive
+  // file: up to 8 bytes per pixel) stay within what max_pixels implies.
+  const int64_t max_memory = o.max_pixels > (int64_t{1} << 58) / 8
+                                 ? int64_t{1} << 58
+                                 : 8 * o.max_pixels + (int64_t{64} << 20);
+  ops_internal::BeginJpegDecode(s->d, bytes, o.try_recover_truncated, o.strict, max_memory);
+  j_decompress_ptr cinfo = &s->d->cinfo;
+  HeaderArgs args{cinfo, 0};
+  if (!JpegCall(&s->d->err, ReadHeader, &args)) return JpegError(s->d->err, s->where);
+  if (args.result != JPEG_HEADER_OK) {
+    return Status::InvalidArgument(s->where + ": the data ends before the first scan (truncated)");
+  }
+  const int64_t width = cinfo->image_width;
+  const int64_t height = cinfo->image_height;
+  if (width * height > o.max_pixels) {
+    return Status::ResourceExhausted(s->where + ": the image is " + std::to_string(width) + "x" +
+                                     std::to_string(height) + ", more than max_pixels (" +
+                                     std::to_string(o.max_pixels) + ")");
+  }
+  const bool cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
+  s->channels = o.channels;
+  if (s->channels == 0) {
+    if (cinfo->num_components != 1 && cinfo->num_components < 3) {
+      return Status::InvalidArgument(s->where + ": unsupported JPEG with " +
+                                     std::to_string(cinfo->num_components) + " components");
+    }
+    s->channels = cinfo->num_components == 1 ? 1 : 3;
+  }
+  cinfo->out_color_space = cmyk ? JCS_CMYK : s->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  cinfo->scale_num = 1;
+  cinfo->scale_denom = o.min_width > 0 || o.min_height > 0
+                           ? JpegScaleDenominator(width, height, o.min_width, o.min_height)
+                           : o.ratio;
+  cinfo->dct_method = o.dct_method == JpegDctMethod::kIntegerFast ? JDCT_IFAST : JDCT_ISLOW;
+  cinfo->do_fancy_upsampling = o.fancy_upscaling ? TRUE : FALSE;
+  if (!JpegCall(&s->d->err, CalcOutputDimensions, cinfo)) return JpegError(s->d->err, s->where);
+  return Status::OK();
+}
+
+Status CheckOut(const Tensor& out, const Shape& shape, const std::string& where) {
+  if (out.dtype() != DType::kUInt8 || out.shape() != shape) {
+    return Status::InvalidArgument(where + ": the output tensor is " +
+                                   std::string(DTypeName(out.dtype())) + out.shape().ToString() +
+                                   ", the image needs uint8" + shape.ToString());
+  }
+  return Status::OK();
+}
+
+struct StartArgs {
+  j_decompress_ptr cinfo;
+  boolean started;
+};
+
+void Start(void* p) {
+  auto* a = static_cast<StartArgs*>(p);
+  a->started = jpeg_start_decompress(a->cinfo);
+}
+
+struct CropArgs {
+  j_decompress_ptr cinfo;
+  JDIMENSION x, width, skip_rows;
+};
+
+void Crop(void* p) {
+  auto* a = static_cast<CropArgs*>(p);
+  // Whole-width crops must not go through jpeg_crop_scanline (it wants a
+  // strictly narrower window on some libjpeg-turbo versions).
+  if (a->x != 0 || a->width != a->cinfo->output_width) {
+    jpeg_crop_scanline(a->cinfo, &a->x, &a->width);
+  }
+  if (a->skip_rows > 0) a->skip_rows = jpeg_skip_scanlines(a->cinfo, a->skip_rows);
+}
+
+struct FinishArgs {
+  j_decompress_ptr cinfo;
+  boolean finished;
+};
+
+void Finish(void* p) {
+  auto* a = static_cast<FinishArgs*>(p);
+  a->finished = jpeg_finish_decompress(a->cinfo);
+}
+
+// Decodes `window` (or the whole image) of the image opened in `s` into out.
+Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window, Tensor* out) {
+  JpegDecompressor* d = s->d;
+  j_decompress_ptr cinfo = &d->cinfo;
+  StartArgs start{cinfo, FALSE};
+  if (!JpegCall(&d->err, Start, &start)) return JpegError(d->err, s->where);
+  if (!start.started) {
+    return Status::InvalidArgument(s->where +
+                                   ": the data ends inside a progressive scan (truncated)");
+  }
+  const JDIMENSION out_w = static_cast<JDIMENSION>(out->shape().dim(1));
+  const JDIMENSION out_h = static_cast<JDIMENSION>(out->shape().dim(0));
+  RowPlan plan;
+  plan.cmyk = cinfo->out_color_space == JCS_CMYK;
+  plan.adobe_inverted = cinfo->saw_Adobe_marker != 0;
+  plan.in_channels = cinfo->output_components;
+  plan.out_channels = s->channels;
+  plan.width = out_w;
+  JDIMENSION discard = 0;  // rows to read and drop before the window
+  if (window != nullptr) {
+    // Widen the decoded columns by a margin so that libjpeg's upsampler sees
+    // real neighbors at the window's borders, not replicated edges.
+    const int64_t margin = ops_internal::kJpegCropMargin;
+    const int64_t x0 = std::max<int64_t>(0, window->x - margin);
+    const int64_t x1 = std::min<int64_t>(cinfo->output_width, window->x + window->width + margin);
+    CropArgs crop{cinfo, static_cast<JDIMENSION>(x0), static_cast<JDIMENSION>(x1 - x0),
+                  static_cast<JDIMENSION>(window->y)};
+    if (!JpegCall(&d->err, Crop, &crop)) return JpegError(d->err, s->where);
+    plan.skip = static_cast<size_t>(window->x) - crop.x;
+    // jpeg_skip_scanlines skips fewer rows only if the image ends first.
+    discard = static_cast<JDIMENSION>(window->y) - crop.skip_rows;
+  }
+  plan.direct = !plan.cmyk && plan.skip == 0 && cinfo->output_width == out_w && discard == 0;
+  std::vector<uint8_t> scratch;
+  if (!plan.direct) scratch.resize(static_cast<size_t>(cinfo->output_width) * plan.in_channels);
+  ops_internal::ReadRowsArgs read{cinfo,
+                                  &plan,
+                                  static_cast<uint8_t*>(out->raw_data()),
+                                  static_cast<size_t>(out_w) * s->channels,
+                                  scratch.data(),
+                                  discard,
+                                  out_h,
+                                  0};
+  if (!JpegCall(&d->err, ops_internal::ReadRows, &read)) return JpegError(d->err, s->where);
+  if (read.done < out_h) {
+    // The data ended (libjpeg suspended): TF's acceptable_fraction rule.
+    const double fraction = static_cast<double>(read.done) / out_h;
+    if (o.strict || fraction < o.acceptable_fraction) {
+      return Status::InvalidArgument(s->where + ": premature end of JPEG data after row " +
+                                     std::to_string(read.done) + " of " + std::to_string(out_h) +
+                                     " (truncated)");
+    }
+    std::memset(read.out + read.done * read.stride, 0, (out_h - read.done) * read.stride);
+    return Status::OK();
+  }
+  if (window == nullptr) {
+    // Reads up to EOI; in strict mode warnings there are errors too. If the
+    // data ends right after the last scan (no EOI, yet every row decoded),
+    // finishing suspends: accepted, as TF ignores it, unless strict.
+    FinishArgs finish{cinfo, FALSE};
+    if (!JpegCall(&d->err, Finish, &finish)) return JpegError(d->err, s->where);
+    if (!finish.finished && o.strict) {
+      return Status::InvalidArgument(s->where + ": the data ends before the EOI marker");
+    }
+  }
+  return Status::OK();
+}
+
+Result<Shape> OutputShape(const Session& s) {
+  return Shape{static_cast<int64_t>(s.d->cinfo.output_height),
+               static_cast<int64_t>(s.d->cinfo.output_width), s.channels};
+}
+
+Status CheckWindow(const Session& s, const JpegCropWindow& w) {
+  const int64_t W = s.d->cinfo.output_width;
+  const int64_t H = s.d->cinfo.output_height;
+  if (w.width <= 0 || w.height <= 0 || w.x < 0 || w.y < 0 || w.x > W - w.width ||
+      w.y > H - w.height) {
+    return Status::InvalidArgument(
+        s.where + ": crop window (y=" + std::to_string(w.y) + ", x=" + std::to_string(w.x) +
+        ", height=" + std::to_string(w.height) + ", width=" + std::to_string(w.width) +
+        ") is empty or not inside the " + std::to_string(W) + "x" + std::to_string(H) +
+        " (scaled) image");
+  }
+  return Status::OK();
+}
+
+Status DecodeWindow(std::string_view bytes, const DecodeJpegOptions& o,
+                    const JpegCropWindow* window, Tensor* out, bool allocate) {
+  Session s;
+  SLUICE_RETURN_IF_ERROR(Open(bytes, o, window ? "decode_and_crop_jpeg" : "decode_jpeg", &s));
+  Shape shape;
+  if (window != nullptr) {
+    SLUICE_RETURN_IF_ERROR(CheckWindow(s, *window));
+    shape = Shape{window->height, window->width, s.channels};
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(shape, OutputShape(s));
+  }
+  if (allocate) {
+    SLUICE_ASSIGN_OR_RETURN(*out, Tensor::Allocate(DType::kUInt8, shape));
+  } else {
+    SLUICE_RETURN_IF_ERROR(CheckOut(*out, shape, s.where));
+  }
+  return Run(&s, o, window, out);
+}
+
+}  // namespace
+
+Result<Shape> JpegOutputShape(std::string_view bytes, const DecodeJpegOptions& options) {
+  Session s;
+  SLUICE_RETURN_IF_ERROR(Open(bytes, options, "jpeg_output_shape", &s));
+  return OutputShape(s);
+}
+
+Result<Tensor> DecodeJpeg(std::string_view bytes, const DecodeJpegOptions& options) {
+  Tensor out;
+  SLUICE_RETURN_IF_ERROR(DecodeWindow(bytes, options, nullptr, &out, /*allocate=*/true));
+  return out;
+}
+
+Status DecodeJpegInto(std::string_view bytes, const DecodeJpegOptions& options, Tensor* out) {
+  return DecodeWindow(bytes, options, nullptr, out, /*allocate=*/false);
+}
+
+Result<Tensor> DecodeAndCropJpeg(std::string_view bytes, const JpegCropWindow& window,
+                                 const DecodeJpegOptions& options) {
+  Tensor out;
+  SLUICE_RETURN_IF_ERROR(DecodeWindow(bytes, options, &window, &out, /*allocate=*/true));
+  return out;
+}
+
+Status DecodeAndCropJpegInto(std::string_view bytes, const JpegCropWindow& window,
+                             const DecodeJpegOptions& options, Tensor* out) {
+  return DecodeWindow(bytes, options, &window, out, /*allocate=*/false);
+}
+
+}  // namespace sluice::ops

@@ -1,0 +1,161 @@
+// Normalize and PerImageStandardization (declared in image_ops.h).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "sluice/ops/image_ops.h"
+#include "sluice/ops/internal/image_dims.h"
+#include "sluice/ops/internal/simd.h"
+
+namespace sluice::ops {
+namespace {
+
+template <typename T>
+inline float F(T v) {
+  return static_cast<float>(v);
+}
+
+// Calls fn(T{}) for a numeric dtype.
+template <typename Fn>
+void VisitNumeric(DType dtype, Fn&& fn) {
+  VisitDType(dtype, [&](auto v) {
+    if constexpr (!std::is_same_v<decltype(v), std::string_view>) fn(v);
+  });
+}
+
+// out[i] = (in[i] - mean[i % C]) / stddev[i % C], four lanes at a time. The
+// per-channel values are tiled over a block of whole pixels that is also a
+// multiple of four elements, so the lanes line up with the channels.
+template <typename T>
+void NormalizeLoop(const T* in, int64_t n, int64_t channels, const float* mean, const float* sd,
+                   float* out) {
+  using ops_internal::F4;
+  using ops_internal::Load4AsF4;
+  using ops_internal::LoadF4;
+  using ops_internal::StoreF4;
+  constexpr int64_t kMaxBlock = 64;
+  if (channels > kMaxBlock / 4) {  // wide pixels: the lanes run over the channels
+    for (int64_t i = 0; i < n; i += channels) {
+      int64_t c = 0;
+      for (; c + 4 <= channels; c += 4) {
+        StoreF4(out + i + c, (Load4AsF4(in + i + c) - LoadF4(mean + c)) / LoadF4(sd + c));
+      }
+      for (; c < channels; ++c) out[i + c] = (F(in[i + c]) - mean[c]) / sd[c];
+    }
+    return;
+  }
+  const int64_t block = 4 * channels * (kMaxBlock / (4 * channels));
+  float m[kMaxBlock], s[kMaxBlock];
+  for (int64_t j = 0; j < block; ++j) {
+    m[j] = mean[j % channels];
+    s[j] = sd[j % channels];
+  }
+  int64_t i = 0;
+  for (; i + block <= n; i += block) {
+    for (int64_t j = 0; j < block; j += 4) {
+      StoreF4(out + i + j, (Load4AsF4(in + i + j) - LoadF4(m + j)) / LoadF4(s + j));
+    }
+  }
+  for (int64_t j = 0; i + j < n; ++j) out[i + j] = (F(in[i + j]) - m[j]) / s[j];
+}
+
+Status CheckNormalize(const Tensor& image, std::span<const float> mean,
+                      std::span<const float> stddev, std::vector<float>* m, std::vector<float>* s) {
+  SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(image.dtype(), "Normalize"));
+  const Shape& shape = image.shape();
+  if (shape.rank() < 1) {
+    return Status::InvalidArgument("Normalize: image must have a channel dimension, got shape " +
+                                   shape.ToString());
+  }
+  const int64_t channels = shape.dim(shape.rank() - 1);
+  auto expand = [&](std::span<const float> v, const char* name, std::vector<float>* dst) {
+    if (v.size() == 1) {
+      dst->assign(channels, v[0]);
+    } else if (!v.empty() && static_cast<int64_t>(v.size()) == channels) {
+      dst->assign(v.begin(), v.end());
+    } else {
+      return Status::InvalidArgument("Normalize: " + std::string(name) + " has " +
+                                     std::to_string(v.size()) + " values, expected 1 or " +
+                                     std::to_string(channels) + " (channels of shape " +
+                                     shape.ToString() + ")");
+    }
+    return Status::OK();
+  };
+  SLUICE_RETURN_IF_ERROR(expand(mean, "mean", m));
+  SLUICE_RETURN_IF_ERROR(expand(stddev, "stddev", s));
+  for (float x : *s) {
+    if (x == 0.0f || !std::isfinite(x)) {
+      return Status::InvalidArgument("Normalize: stddev values must be finite and non-zero, got " +
+                                     std::to_string(x));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status NormalizeInto(const Tensor& image, std::span<const float> mean,
+                     std::span<const float> stddev, Tensor* out) {
+  std::vector<float> m, s;
+  SLUICE_RETURN_IF_ERROR(CheckNormalize(image, mean, stddev, &m, &s));
+  SLUICE_RETURN_IF_ERROR(
+      ops_internal::CheckOutput(image, out, DType::kFloat32, image.shape(), "NormalizeInto"));
+  const int64_t channels = image.shape().dim(image.shape().rank() - 1);
+  if (image.num_elements() == 0) return Status::OK();
+  VisitNumeric(image.dtype(), [&](auto t) {
+    using T = decltype(t);
+    NormalizeLoop(image.flat<T>().data(), image.num_elements(), channels, m.data(), s.data(),
+                  out->flat<float>().data());
+  });
+  return Status::OK();
+}
+
+Result<Tensor> Normalize(const Tensor& image, std::span<const float> mean,
+                         std::span<const float> stddev) {
+  std::vector<float> m, s;
+  SLUICE_RETURN_IF_ERROR(CheckNormalize(image, mean, stddev, &m, &s));
+  SLUICE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(DType::kFloat32, image.shape()));
+  SLUICE_RETURN_IF_ERROR(NormalizeInto(image, mean, stddev, &out));
+  return out;
+}
+
+Result<Tensor> PerImageStandardization(const Tensor& image) {
+  const Shape& shape = image.shape();
+  SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(image.dtype(), "PerImageStandardization"));
+  if (shape.rank() < 3) {
+    return Status::InvalidArgument(
+        "PerImageStandardization: image must have at least 3 dimensions, got shape " +
+        shape.ToString());
+  }
+  SLUICE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(DType::kFloat32, shape));
+  const int r = shape.rank();
+  const int64_t n = shape.dim(r - 3) * shape.dim(r - 2) * shape.dim(r - 1);
+  if (n == 0) return out;
+  const int64_t images = image.num_elements() / n;
+  // TF: rsqrt(float(N)) in float32.
+  const float min_stddev = 1.0f / std::sqrt(static_cast<float>(n));
+  VisitNumeric(image.dtype(), [&](auto t) {
+    using T = decltype(t);
+    for (int64_t b = 0; b < images; ++b) {
+      const T* x = image.flat<T>().data() + b * n;
+      float* y = out.flat<float>().data() + b * n;
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) sum += F(x[i]);
+      const double mean = sum / static_cast<double>(n);
+      double sq = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double d = F(x[i]) - mean;
+        sq += d * d;
+      }
+      const float mean_f = static_cast<float>(mean);
+      const float stddev = static_cast<float>(std::sqrt(sq / static_cast<double>(n)));
+      const float adjusted = std::max(stddev, min_stddev);
+      for (int64_t i = 0; i < n; ++i) y[i] = (F(x[i]) - mean_f) / adjusted;
+    }
+  });
+  return out;
+}
+
+}  // namespace sluice::ops

@@ -1,0 +1,91 @@
+// libFuzzer target for the JPEG decoder (ops/jpeg.h).
+//
+// Input: 4 option bytes, then the JPEG. The options pick channels, DCT
+// scale, DCT method, upsampling, strict/recover modes and a crop window.
+// Every outcome must be an image or InvalidArgument / ResourceExhausted
+// naming the input; a decoded image must have JpegOutputShape(); in strict
+// mode (no recovered corruption), the crop must equal the same window of
+// the full decode.
+//
+// Build with -DSLUICE_FUZZ=ON under clang; run for example
+//   ./jpeg_decode_fuzz tests/fuzz/corpus/jpeg_decode -max_total_time=60
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "sluice/ops/jpeg.h"
+
+namespace {
+
+constexpr std::string_view kName = "fuzz.jpg";
+
+[[noreturn]] void Fail(const char* what, const std::string& detail) {
+  std::fprintf(stderr, "jpeg_decode_fuzz: %s\n%s\n", what, detail.c_str());
+  std::abort();
+}
+
+void CheckError(const sluice::Status& s) {
+  if (s.code() != sluice::StatusCode::kInvalidArgument &&
+      s.code() != sluice::StatusCode::kResourceExhausted) {
+    Fail("unexpected error code", s.ToString());
+  }
+  if (s.message().find(kName) == std::string_view::npos)
+    Fail("error without the name", s.ToString());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 4) return 0;
+  const std::string_view jpeg(reinterpret_cast<const char*>(data) + 4, size - 4);
+  sluice::ops::DecodeJpegOptions o;
+  static constexpr int kChannels[] = {0, 1, 3, 3};
+  static constexpr int kRatios[] = {1, 2, 4, 8};
+  o.channels = kChannels[data[0] & 3];
+  o.ratio = kRatios[(data[0] >> 2) & 3];
+  o.dct_method = (data[0] & 16) ? sluice::ops::JpegDctMethod::kIntegerAccurate
+                                : sluice::ops::JpegDctMethod::kIntegerFast;
+  o.fancy_upscaling = (data[0] & 32) == 0;
+  o.strict = (data[0] & 64) != 0;
+  o.try_recover_truncated = (data[0] & 128) != 0;
+  o.acceptable_fraction = (data[1] & 1) ? 0.5f : 1.0f;
+  o.max_pixels = 1 << 22;  // keep each run small and fast
+  o.name = kName;
+
+  (void)sluice::ops::ReadJpegHeader(jpeg, kName);
+  const sluice::Result<sluice::Shape> shape = sluice::ops::JpegOutputShape(jpeg, o);
+  const sluice::Result<sluice::Tensor> full = sluice::ops::DecodeJpeg(jpeg, o);
+  if (!full.ok()) {
+    CheckError(full.status());
+    return 0;
+  }
+  if (!shape.ok() || *shape != full->shape()) Fail("shape differs from JpegOutputShape", "");
+  const int64_t h = full->shape().dim(0), w = full->shape().dim(1), c = full->shape().dim(2);
+  sluice::ops::JpegCropWindow win;
+  win.y = data[2] % h;
+  win.x = data[3] % w;
+  win.height = 1 + (data[1] >> 1) % (h - win.y);
+  win.width = 1 + (data[2] ^ data[3]) % (w - win.x);
+  const sluice::Result<sluice::Tensor> crop = sluice::ops::DecodeAndCropJpeg(jpeg, win, o);
+  if (!crop.ok()) {
+    CheckError(crop.status());
+    if (o.strict) Fail("strict full decode worked but the crop failed", crop.status().ToString());
+    return 0;
+  }
+  if (o.strict) {
+    const uint8_t* f = full->flat<uint8_t>().data();
+    const uint8_t* p = crop->flat<uint8_t>().data();
+    for (int64_t y = 0; y < win.height; ++y) {
+      if (std::memcmp(p + y * win.width * c, f + ((win.y + y) * w + win.x) * c, win.width * c) !=
+          0) {
+        Fail("crop differs from the full decode",
+             std::to_string(win.y) + "," + std::to_string(win.x));
+      }
+    }
+  }
+  return 0;
+}
