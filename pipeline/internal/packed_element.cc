@@ -64,10 +64,9 @@ Element PackedElement::Build(bool owning) const {
   BlockHeader h;
   std::memcpy(&h, base, sizeof(h));
   void* block = block_;
-  Buffer buf = Buffer::Wrap(block, h.size, owning ? std::function<void()>([block] {
-    std::free(block);
-  })
-                                                  : std::function<void()>());
+  Buffer buf = Buffer::Wrap(
+      block, h.size,
+      owning ? std::function<void()>([block] { std::free(block); }) : std::function<void()>());
   std::vector<Tensor> comps;
   comps.reserve(h.components);
   size_t at = sizeof(BlockHeader);

@@ -46,10 +46,10 @@ class PackedElement {
   friend class ElementPacker;
   Element Build(bool owning) const;
 
-  void* block_ = nullptr;               // header + payload (malloc'd), or null
+  void* block_ = nullptr;  // header + payload (malloc'd), or null
   std::shared_ptr<const PackedMeta> meta_;
   int64_t origin_index_ = -1;
-  std::unique_ptr<Element> loose_;      // an element kept as it was
+  std::unique_ptr<Element> loose_;  // an element kept as it was
 };
 
 class ElementPacker {
