@@ -1,0 +1,164 @@
+// `sluice convert images DIR --out PREFIX`: a class-per-subfolder image tree
+// to sharded TFRecords of the common image schema (image_example.h).
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "convert_command.h"
+#include "image_convert.h"
+#include "image_folder.h"
+
+namespace sluice::tools {
+namespace {
+
+constexpr std::string_view kCommand = "convert images";
+constexpr double kDefaultShardMb = 100;
+
+struct ConvertImagesOptions {
+  ConvertCommonOptions common;
+  std::string dir;
+  std::string resize;  // "WxH"
+  bool keep_aspect = false;
+  int quality = 95;
+  std::string check = "header";
+};
+
+// "WxH" -> {H, W}; each side 1..65500 (JPEG's limit).
+std::optional<ops::ImageSize> ParseSize(std::string_view s) {
+  const size_t x = s.find('x');
+  if (x == std::string_view::npos) return std::nullopt;
+  int64_t w = 0, h = 0;
+  const auto parse = [](std::string_view part, int64_t* v) {
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), *v);
+    return ec == std::errc() && end == part.data() + part.size() && *v >= 1 && *v <= 65500;
+  };
+  if (!parse(s.substr(0, x), &w) || !parse(s.substr(x + 1), &h)) return std::nullopt;
+  return ops::ImageSize{h, w};
+}
+
+void PrintFolderNotes(const ImageFolder& folder) {
+  fmt::print("found {} images in {} classes under {}\n", folder.files.size(), folder.classes.size(),
+             folder.root);
+  if (!folder.ignored.empty()) {
+    fmt::print("ignored {} files without an image extension or outside a class folder (e.g. {})\n",
+               folder.ignored.size(), folder.ignored.front());
+  }
+  for (size_t i = 0; i < folder.classes.size(); ++i) {
+    if (folder.class_counts[i] == 0) {
+      fmt::print("note: class {} ({}) has no images\n", i, folder.classes[i]);
+    }
+  }
+}
+
+// The output may not go inside DIR: its folder would become a class.
+Status CheckOutputOutside(const std::string& dir, const std::string& prefix) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path in = fs::weakly_canonical(dir, ec);
+  const fs::path out = fs::weakly_canonical(fs::absolute(prefix, ec).parent_path(), ec);
+  if (ec) return Status::OK();
+  auto [in_end, out_it] = std::mismatch(in.begin(), in.end(), out.begin(), out.end());
+  if (in_end == in.end() && out_it != out.end()) {
+    return Status::InvalidArgument("--out " + prefix + " lies inside " + dir +
+                                   ", where its folder would be taken for a class");
+  }
+  return Status::OK();
+}
+
+int RunConvertImages(const ConvertImagesOptions& o) {
+  const ConvertCommonOptions& c = o.common;
+  Status st = CheckOutputOutside(o.dir, c.out);
+  if (st.ok()) st = PrepareOutputPrefix(c.out);
+  if (!st.ok()) return Fail(kCommand, st);
+  Result<ImageFolder> folder = ScanImageFolder(o.dir);
+  if (!folder.ok()) return Fail(kCommand, folder.status());
+  if (folder->classes.empty() || folder->files.empty()) {
+    return Fail(kCommand,
+                Status::InvalidArgument(fmt::format(
+                    "{}: no images found; expected {}/<class>/<image>.jpg or .png", o.dir, o.dir)));
+  }
+  PrintFolderNotes(*folder);
+  std::vector<ImageFile> files = std::move(folder->files);
+  if (c.shuffle) SeededShuffle(files, c.seed);
+  std::vector<uint64_t> sizes;
+  sizes.reserve(files.size());
+  for (const ImageFile& f : files) sizes.push_back(f.size);
+
+  ConvertJob job = MakeConvertJob(c);
+  if (c.shards > 0) {
+    job.shards = PlanShardsByCount(files.size(), c.shards);
+  } else {
+    const double mb = c.shard_size_mb > 0 ? c.shard_size_mb : kDefaultShardMb;
+    job.shards = PlanShardsBySize(sizes, std::max<uint64_t>(1, static_cast<uint64_t>(mb * 1e6)));
+  }
+  st = WriteLabelsFile(c.out, folder->classes, folder->class_counts);
+  if (!st.ok()) return Fail(kCommand, st);
+
+  ImageConvertOptions image_options;
+  image_options.full_check = o.check == "full";
+  image_options.resize = o.resize.empty() ? std::nullopt : ParseSize(o.resize);
+  image_options.keep_aspect = o.keep_aspect;
+  image_options.quality = o.quality;
+  const std::vector<std::string>& classes = folder->classes;
+  job.process = [&](size_t i) {
+    return ConvertImageFile(o.dir, files[i], classes[files[i].label], image_options);
+  };
+  job.item_bytes = std::move(sizes);
+  job.progress_label = "converting " + o.dir;
+  const ConvertReport report = RunConversion(job);
+  return ReportConversion(kCommand, c, job, report, "images",
+                          [&](size_t i) { return files[i].relative; });
+}
+
+}  // namespace
+
+void AddConvertImagesCommand(CLI::App& convert, int* exit_code) {
+  auto o = std::make_shared<ConvertImagesOptions>();
+  CLI::App* cmd = convert.add_subcommand(
+      "images",
+      "Convert DIR/<class>/<image> (JPEG or PNG) into sharded TFRecords of tf.train.Example "
+      "with the image/encoded, image/format, image/height, image/width, image/channels, "
+      "image/class/label, image/class/text and image/filename features. Class ids follow the "
+      "sorted folder names (PREFIX-labels.txt lists them). Files that cannot be converted are "
+      "skipped and listed at the end (exit status 3).");
+  cmd->add_option("dir", o->dir, "Folder with one subfolder per class")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  AddConvertCommonOptions(cmd, &o->common, /*shard_size_option=*/true);
+  CLI::Option* resize =
+      cmd->add_option("--resize", o->resize,
+                      "Decode, resize to WxH (bilinear, antialias) and re-encode as JPEG")
+          ->check(CLI::Validator(
+              [](std::string& s) {
+                return ParseSize(s) ? std::string() : "expected WxH such as 256x256";
+              },
+              "WxH"));
+  cmd->add_flag("--keep-aspect", o->keep_aspect,
+                "With --resize: fit inside WxH keeping the aspect ratio")
+      ->needs(resize);
+  cmd->add_option("--quality", o->quality, "JPEG quality after --resize")
+      ->check(CLI::Range(0, 100))
+      ->needs(resize)
+      ->capture_default_str();
+  cmd->add_option("--check", o->check,
+                  "header: parse each image's header; full: also decode it (finds truncated or "
+                  "corrupt data, slower)")
+      ->check(CLI::IsMember({"header", "full"}))
+      ->capture_default_str();
+  cmd->footer(
+      "Examples:\n"
+      "  sluice convert images ~/imagenet/train --out /data/imagenet/train --shards 1024 "
+      "--shuffle --seed 1 --index\n"
+      "  sluice convert images photos --out out/photos --shard-size 200 --resize 256x256 "
+      "--quality 90\n"
+      "  sluice convert images photos --out out/photos --resume   # finish an interrupted run\n"
+      "Exit status: 0 all converted, 3 some files skipped (listed on stderr), 1 error, 2 usage.\n"
+      "Docs: docs/convert.md");
+  cmd->callback([o, exit_code] { *exit_code = RunConvertImages(*o); });
+}
+
+}  // namespace sluice::tools

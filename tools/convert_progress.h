@@ -1,0 +1,41 @@
+// ConvertProgress: the progress of a long conversion on stderr. On a
+// terminal, one line redrawn in place at most five times a second (items,
+// MB, items/s, MB/s, ETA); otherwise (a log file, a pipe) a plain line every
+// five seconds, so batch logs show the run is alive without filling up.
+// (tools/progress.h draws records and MB/s on terminals only; conversions
+// know their total and so can show an ETA.)
+//
+// Not thread-safe: call from one thread.
+#ifndef SLUICE_TOOLS_CONVERT_PROGRESS_H_
+#define SLUICE_TOOLS_CONVERT_PROGRESS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace sluice::tools {
+
+class ConvertProgress {
+ public:
+  // `unit` names the items ("images"); `total_items` may be 0 (no ETA).
+  ConvertProgress(std::string label, std::string unit, uint64_t total_items, bool enabled = true);
+  ~ConvertProgress();
+  // Call often; draws only when due.
+  void Update(uint64_t items, uint64_t bytes);
+  // Erases the terminal line.
+  void Done();
+
+  // "1:02:03" or "2:03".
+  static std::string FormatDuration(double seconds);
+
+ private:
+  std::string label_, unit_;
+  uint64_t total_;
+  bool enabled_, tty_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+}  // namespace sluice::tools
+
+#endif  // SLUICE_TOOLS_CONVERT_PROGRESS_H_

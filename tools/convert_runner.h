@@ -1,0 +1,101 @@
+// RunConversion: the parallel engine under `sluice convert`.
+//
+// Workers (std::threads) turn items of an ordered list into serialized
+// records with a caller's function, and the records are written to shards
+// in list order, so every shard's bytes are the same whatever the number of
+// workers. Up to `workers` shards are filled at once (items are handed out
+// round-robin over them), so that compression runs in parallel too; each
+// shard is written by one thread at a time, under a temporary name that is
+// renamed when the shard is complete (TFRecordWriter's atomic mode), its
+// .idx likewise.
+//
+// An item whose function fails is skipped and reported with its Status;
+// the run goes on. Writing errors (an unwritable output, a full disk) are
+// fatal: the run stops, unfinished shards are discarded and finished ones
+// stay (a --resume run completes them).
+//
+// Memory is bounded: a worker takes a new item only while fewer than
+// 8 x workers items are in flight or waiting for their turn to be written,
+// and while those waiting hold less than 256 MB.
+//
+// RunConversion blocks; it calls `process` from its worker threads (so
+// `process` must be thread-safe) and draws the progress from the calling
+// thread.
+#ifndef SLUICE_TOOLS_CONVERT_RUNNER_H_
+#define SLUICE_TOOLS_CONVERT_RUNNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "convert_shards.h"
+#include "sluice/core/result.h"
+#include "sluice/records/tfrecord_writer.h"
+
+namespace sluice::tools {
+
+// One serialized record: a string, or a span of a larger buffer (a record
+// built around a file read straight into its place). Move-only.
+class RecordBytes {
+ public:
+  explicit RecordBytes(std::string bytes) : str_(std::move(bytes)), end_(str_.size()) {}
+  RecordBytes(std::unique_ptr<char[]> buffer, size_t begin, size_t end)
+      : buf_(std::move(buffer)), begin_(begin), end_(end) {}
+  std::string_view view() const {
+    return std::string_view(buf_ ? buf_.get() : str_.data(), end_).substr(begin_);
+  }
+  size_t size() const { return end_ - begin_; }
+
+ private:
+  std::string str_;
+  std::unique_ptr<char[]> buf_;
+  size_t begin_ = 0, end_ = 0;
+};
+
+struct ConvertJob {
+  // The plan: shard i holds items shards[i] (contiguous, in order, covering
+  // the list). Shard files are ShardPath(prefix, i, shards.size(), compression).
+  std::string prefix;
+  std::vector<ShardRange> shards;
+  Compression compression = Compression::kNone;
+  bool write_index = false;
+  // Skip shards whose file (and .idx, with write_index) already exists.
+  bool resume = false;
+  // Worker threads (>= 1).
+  int workers = 1;
+  // The serialized record for item i, or why it is skipped. Thread-safe.
+  std::function<Result<RecordBytes>(size_t item)> process;
+  // Input bytes of item i, for the progress line (may be empty).
+  std::vector<uint64_t> item_bytes;
+  // Progress on stderr (see convert_progress.h).
+  bool progress = true;
+  std::string progress_label = "converting";
+};
+
+struct ConvertReport {
+  Status status;                 // a fatal error; OK otherwise
+  size_t shards_total = 0;       // in the plan
+  size_t shards_written = 0;     // by this run
+  size_t shards_resumed = 0;     // complete already, left as they were
+  size_t stale_temporaries = 0;  // files of an interrupted run removed
+  uint64_t items_processed = 0;  // converted or skipped by this run
+  uint64_t items_converted = 0;
+  uint64_t bytes_in = 0;   // item_bytes of the items processed
+  uint64_t bytes_out = 0;  // record stream bytes written (before compression)
+  double seconds = 0;
+  // Items skipped, in list order, with why.
+  std::vector<std::pair<size_t, Status>> skipped;
+};
+
+ConvertReport RunConversion(const ConvertJob& job);
+
+// CPUs this process may run on (its affinity mask), at least 1.
+int AvailableCpus();
+
+}  // namespace sluice::tools
+
+#endif  // SLUICE_TOOLS_CONVERT_RUNNER_H_

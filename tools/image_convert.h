@@ -1,0 +1,45 @@
+// ConvertImageFile: one image file of a class folder to one serialized
+// Example of the common image schema (image_example.h).
+//
+// The file is read straight into its place inside the record. Its format is
+// decided by its first bytes (a .jpg holding a PNG is a PNG), and it is
+// checked: by default its header is parsed (ReadJpegHeader / ReadPngHeader
+// through ops::ImageOutputShape, which also gives height, width and
+// channels); with `full_check` it is decoded too (catching data corrupted or
+// cut short after the header). With `resize` it is decoded, resized with
+// ops::Resize (bilinear, antialias), rounded to uint8 and re-encoded with
+// ops::EncodeJpeg at `quality`: every output is then a JPEG, with 1 channel
+// for gray (and gray+alpha) inputs and 3 for the rest (alpha is dropped).
+//
+// Errors are the reason the file is skipped: unreadable (NotFound,
+// FailedPrecondition, Unavailable from the OS), not JPEG or PNG, or a
+// header or data the codecs reject (InvalidArgument, ResourceExhausted).
+// Thread-safe.
+#ifndef SLUICE_TOOLS_IMAGE_CONVERT_H_
+#define SLUICE_TOOLS_IMAGE_CONVERT_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "convert_runner.h"
+#include "image_folder.h"
+#include "sluice/core/result.h"
+#include "sluice/ops/resize.h"
+
+namespace sluice::tools {
+
+struct ImageConvertOptions {
+  bool full_check = false;
+  std::optional<ops::ImageSize> resize;
+  bool keep_aspect = false;  // resize to fit inside, keeping the aspect ratio
+  int quality = 95;          // JPEG quality after resizing
+};
+
+Result<RecordBytes> ConvertImageFile(const std::string& root, const ImageFile& file,
+                                     std::string_view class_name,
+                                     const ImageConvertOptions& options);
+
+}  // namespace sluice::tools
+
+#endif  // SLUICE_TOOLS_IMAGE_CONVERT_H_
