@@ -44,18 +44,23 @@ Result<Tensor> ReadFile(const std::string& path, int64_t max_bytes) {
   size_t n = 0;
   for (;;) {
     if (n == buf.size()) {
-      const size_t grown = buf.size() * 2;
-      if (static_cast<int64_t>(buf.size()) >= max_bytes) {
-        // Probe for one more byte: exactly max_bytes is allowed.
-        char probe;
-        const ssize_t r = ::pread(fd, &probe, 1, static_cast<off_t>(n));
-        if (r == 0) break;
+      // Full: one byte more means the file grew (a file being written, a
+      // pipe). Probe before allocating, so a regular file is read into one
+      // buffer of its size.
+      char probe;
+      ssize_t r;
+      do {
+        r = ::pread(fd, &probe, 1, static_cast<off_t>(n));
+      } while (r < 0 && errno == EINTR);
+      if (r < 0) return Errno("read_file: cannot read", path, errno);
+      if (r == 0) break;
+      if (static_cast<int64_t>(n) >= max_bytes) {
         return Status::ResourceExhausted("read_file: " + path + " grew past the limit of " +
                                          std::to_string(max_bytes) + " bytes");
       }
       SLUICE_ASSIGN_OR_RETURN(
-          Buffer bigger,
-          Buffer::Allocate(std::min<size_t>(grown, static_cast<size_t>(max_bytes))));
+          Buffer bigger, Buffer::Allocate(std::min<size_t>(std::max<size_t>(2 * n, 4096),
+                                                           static_cast<size_t>(max_bytes))));
       std::memcpy(bigger.data(), buf.data(), n);
       buf = std::move(bigger);
     }
