@@ -203,7 +203,9 @@ NextResult AsyncMapIterator::GetNext() {
       counters()->buffered_bytes.fetch_sub(got->charged, std::memory_order_relaxed);
       ctx_->memory().Release(got->charged);
       if (waited_from) counters()->wait_ns.fetch_add(NowNs() - waited_from);
-      LaunchLocked();
+      // Refill once the buffer is half empty, not after every element: a
+      // launch wakes a thread, and each then fills several slots.
+      if (2 * (buffered_ + inflight_) <= Capacity()) LaunchLocked();
       return std::move(got->result);
     }
     const bool ended = end_seq_ >= 0;
