@@ -9,11 +9,13 @@
 // checkpoint mid-way publishes nothing.
 //
 // In a file: if `filename` exists when an iterator is made, the elements are
-// read from it. Otherwise the pass runs the input and writes each element
+// read from it. Otherwise the pass runs the input and writes a header record
+// (magic and a fingerprint of the input graph) and then each element
 // (EncodeElement) as one record of a TFRecord file "<filename>.tmp-<random>"
 // (with its .idx), renamed to `filename` when the pass completes; the
-// TFRecord framing's checksums guard the encoded elements. A corrupt file is
-// DataLoss naming the file, the record and its offset.
+// TFRecord framing's checksums guard the encoded elements. A file made from
+// another input graph is FailedPrecondition; a corrupt file is DataLoss
+// naming the file, the record and its offset.
 //
 // Save/restore: a reading iterator saves its position; a memory-writing one
 // its position and the input's state (restored, it finishes its pass but
@@ -39,6 +41,33 @@ namespace sluice::pipeline_internal {
 namespace {
 
 using Elements = std::vector<Element>;
+
+// The first record of a cache file: magic, then the input's fingerprint
+// (little-endian), so a file made from another input is refused.
+constexpr std::string_view kCacheMagic = "SLCACHE1";
+
+// A hash of the input graph's structure: each stage's kind, description
+// (parameters, file names), element spec and cardinality. User functions
+// are opaque: a changed map function is not seen.
+uint64_t Fingerprint(const DatasetNode& node) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the text, then mixed
+  auto add = [&h](std::string_view s) {
+    for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ULL;
+    h = (h ^ 0xff) * 0x100000001b3ULL;
+  };
+  add(node.kind());
+  add(node.Describe());
+  add(node.spec().DebugString());
+  add(std::to_string(node.cardinality()));
+  for (const auto& in : node.inputs()) h = MixSeed(h, Fingerprint(*in));
+  return h;
+}
+
+std::string CacheHeader(uint64_t fingerprint) {
+  std::string h(kCacheMagic);
+  for (int i = 0; i < 8; ++i) h.push_back(static_cast<char>(fingerprint >> (8 * i)));
+  return h;
+}
 
 class CacheNode : public DatasetNode {
  public:
@@ -102,6 +131,11 @@ class CacheIterator : public IteratorNode {
     Result<TFRecordWriter> w = TFRecordWriter::Open(tmp_, wo);
     if (!w.ok()) return w.status().WithContext("cache: cannot write " + node_.filename());
     writer_ = std::make_unique<TFRecordWriter>(std::move(w).value());
+    Status hs = writer_->Write(CacheHeader(Fingerprint(*node_.inputs()[0])));
+    if (!hs.ok()) {
+      AbandonFile();
+      return hs.WithContext("cache: writing " + node_.filename());
+    }
     return Status::OK();
   }
 
@@ -250,11 +284,13 @@ class CacheIterator : public IteratorNode {
     Result<TFRecordReader> r = TFRecordReader::Open(node_.filename());
     if (!r.ok()) return r.status().WithContext("cache: reading " + node_.filename());
     reader_ = std::make_unique<TFRecordReader>(std::move(r).value());
+    SLUICE_RETURN_IF_ERROR(CheckHeader());
     pos_ = 0;
     if (pos > 0) {
+      // Element i is record i + 1 (record 0 is the header).
       Result<RecordIndex> index = RecordIndex::LoadFor(node_.filename());
-      if (index.ok() && static_cast<uint64_t>(pos) <= index->size() &&
-          reader_->Seek(*index, static_cast<uint64_t>(pos)).ok()) {
+      if (index.ok() && static_cast<uint64_t>(pos) + 1 <= index->size() &&
+          reader_->Seek(*index, static_cast<uint64_t>(pos) + 1).ok()) {
         pos_ = pos;
       }
       while (pos_ < pos) {
@@ -265,6 +301,24 @@ class CacheIterator : public IteratorNode {
         }
         ++pos_;
       }
+    }
+    return Status::OK();
+  }
+
+  Status CheckHeader() {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<Record> rec, reader_->Next());
+    const std::string want = CacheHeader(Fingerprint(*node_.inputs()[0]));
+    if (!rec || rec->data.substr(0, kCacheMagic.size()) != kCacheMagic ||
+        rec->data.size() != want.size()) {
+      return Status::DataLoss("cache: " + node_.filename() +
+                              " is not a sluice cache file (no header record); delete it to "
+                              "rebuild the cache");
+    }
+    if (rec->data != want) {
+      return Status::FailedPrecondition(
+          "cache: " + node_.filename() +
+          " was made from a different input (its stages, parameters, files or element spec "
+          "changed); delete it, and its .idx, to rebuild the cache");
     }
     return Status::OK();
   }

@@ -434,5 +434,20 @@ TEST(CacheTest, FileWrittenThenRead) {
   EXPECT_NE(err.message().find("offset"), std::string_view::npos) << err.ToString();
 }
 
+TEST(CacheTest, FileFromAnotherInputIsRefused) {
+  ScratchDir dir;
+  const std::string file = dir.file("cache.bin");
+  EXPECT_EQ(ReadAll(Dataset::range(5).cache(file)).size(), 5u);
+  // The same input again reads the file; a changed input is refused rather
+  // than fed stale elements.
+  EXPECT_EQ(ReadAll(Dataset::range(5).cache(file)).size(), 5u);
+  SLUICE_EXPECT_ERROR(Dataset::range(7).cache(file).iterator().status(),
+                      StatusCode::kFailedPrecondition, "was made from a different input");
+  // Not a cache file at all.
+  WriteFileOrDie(dir.file("other.bin"), "");
+  SLUICE_EXPECT_ERROR(Dataset::range(5).cache(dir.file("other.bin")).iterator().status(),
+                      StatusCode::kDataLoss, "not a sluice cache file");
+}
+
 }  // namespace
 }  // namespace sluice
