@@ -33,9 +33,8 @@ Result<Tensor> ReadFile(const std::string& path, int64_t max_bytes) {
     return Status::InvalidArgument("read_file: " + path + " is a directory");
   }
   if (st.st_size > max_bytes) {
-    return Status::ResourceExhausted("read_file: " + path + " has " +
-                                     std::to_string(st.st_size) + " bytes, more than the limit of " +
-                                     std::to_string(max_bytes));
+    return Status::ResourceExhausted("read_file: " + path + " has " + std::to_string(st.st_size) +
+                                     " bytes, more than the limit of " + std::to_string(max_bytes));
   }
   // The size may change while reading (a file being written, a pipe): read
   // until EOF, growing within the limit.
@@ -58,9 +57,9 @@ Result<Tensor> ReadFile(const std::string& path, int64_t max_bytes) {
         return Status::ResourceExhausted("read_file: " + path + " grew past the limit of " +
                                          std::to_string(max_bytes) + " bytes");
       }
-      SLUICE_ASSIGN_OR_RETURN(
-          Buffer bigger, Buffer::Allocate(std::min<size_t>(std::max<size_t>(2 * n, 4096),
-                                                           static_cast<size_t>(max_bytes))));
+      SLUICE_ASSIGN_OR_RETURN(Buffer bigger,
+                              Buffer::Allocate(std::min<size_t>(std::max<size_t>(2 * n, 4096),
+                                                                static_cast<size_t>(max_bytes))));
       std::memcpy(bigger.data(), buf.data(), n);
       buf = std::move(bigger);
     }

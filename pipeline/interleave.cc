@@ -30,7 +30,7 @@ constexpr auto kWaitSlice = std::chrono::milliseconds(2);
 struct InterleaveConfig {
   int64_t cycle_length = 1;
   int64_t block_length = 1;
-  int64_t parallelism = 1;  // 1: sequential, in the caller's thread
+  int64_t parallelism = 1;            // 1: sequential, in the caller's thread
   bool autotune_parallelism = false;  // `parallelism` is the tuner's start
   bool deterministic = true;
 };
@@ -451,13 +451,13 @@ class InterleaveIterator : public IteratorNode {
   }
 
   const DatasetNode& node_;
-  IteratorParams params_;  // iteration restored from saved state
+  IteratorParams params_;                // iteration restored from saved state
   std::unique_ptr<IteratorNode> input_;  // touched by the consumer only
   const DatasetFn& fn_;
   const InterleaveConfig config_;
   const bool parallel_;
   Tunable* parallelism_tunable_ = nullptr;  // set when parallelism is kAutotune
-  const int64_t capacity_;  // elements buffered per slot (parallel)
+  const int64_t capacity_;                  // elements buffered per slot (parallel)
 
   // What tasks share with the iterator; they hold it, so a task that starts
   // after the iterator is destroyed finds `stopping` set and leaves.

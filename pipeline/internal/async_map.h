@@ -3,15 +3,14 @@
 // Workers run as tasks of the iterator's TBB flow graph (its executor
 // function_node, unlimited concurrency; the arena caps real concurrency at
 // IteratorContext::max_threads()). Calls of the function are timed, and
-// sampled for thread CPU time, so the autotuner can tell compute from waits. Each worker repeatedly pulls one input element (the input is
-// pulled by one thread at a time, which numbers it), applies the function
-// (none for prefetch) and deposits the result. A worker exits rather than
-// blocks when the buffer is full, the RAM budget is reached or the target
-// parallelism dropped; the consumer relaunches workers as it takes
-// elements. The consumer takes results in input order (deterministic, via a
-// reorder buffer) or in completion order; if the result it needs is not
-// being computed by anyone it computes it itself rather than wait, so
-// nested stages can never all wait on each other.
+// sampled for thread CPU time, so the autotuner can tell compute from waits. Each worker repeatedly
+// pulls one input element (the input is pulled by one thread at a time, which numbers it), applies
+// the function (none for prefetch) and deposits the result. A worker exits rather than blocks when
+// the buffer is full, the RAM budget is reached or the target parallelism dropped; the consumer
+// relaunches workers as it takes elements. The consumer takes results in input order
+// (deterministic, via a reorder buffer) or in completion order; if the result it needs is not being
+// computed by anyone it computes it itself rather than wait, so nested stages can never all wait on
+// each other.
 //
 // Saving pauses the workers. Over a positional input the state is the
 // input's cursor rewound to the first unconsumed element (buffered results

@@ -20,8 +20,8 @@
 
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 
 namespace sluice::pipeline_internal {
 
@@ -57,8 +57,8 @@ class Autotuner {
   int64_t last_elements_ = 0;
   std::map<const void*, int64_t> last_busy_;
   std::map<const void*, std::pair<int64_t, int64_t>> last_sample_;  // cpu, wall
-  std::map<const Tunable*, int64_t> frozen_until_;       // no raise before this time
-  std::map<const Tunable*, int64_t> frozen_down_until_;  // no lowering before this time
+  std::map<const Tunable*, int64_t> frozen_until_;                  // no raise before this time
+  std::map<const Tunable*, int64_t> frozen_down_until_;             // no lowering before this time
   Trial trial_;
   bool has_trial_ = false;
   int64_t steps_ = 0;

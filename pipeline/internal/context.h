@@ -65,7 +65,7 @@ struct StageCounters {
   // wall time. cpu/wall is the stage's CPU share: about 1 for compute,
   // near 0 for a function that waits (I/O, sleep, a remote call).
   std::atomic<int64_t> cpu_sample_ns{0}, wall_sample_ns{0};
-  std::atomic<int64_t> calls{0};      // timed calls, for sampling
+  std::atomic<int64_t> calls{0};        // timed calls, for sampling
   std::atomic<bool> slow_calls{false};  // the last sampled call took > 20 us
   std::atomic<bool> autotuned{false};
   mutable std::mutex reason_mu;
