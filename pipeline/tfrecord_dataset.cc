@@ -13,7 +13,8 @@
 // exact and the dataset allows random access: element i maps to (file,
 // record) through the round robin's segments (stretches of the order during
 // which the same files are open) and is read with one pread. Its iterator is
-// a cursor (positional). Otherwise the files are read in order with
+// a cursor (positional) that reads each file in runs of adjacent records (one
+// pread per buffer_size bytes). Otherwise the files are read in order with
 // TFRecordReader; the state is the rotation (which file is in which slot,
 // at which record) and restore seeks with the file's index when there is
 // one, else reads up to the record.
@@ -117,20 +118,32 @@ class TFRecordNode : public DatasetNode {
     return d + ")";
   }
   bool random_access() const override { return !indexed_.empty(); }
-  Result<Element> Get(IteratorContext&, int64_t i) const override {
-    if (indexed_.empty() || i < 0 || i >= cardinality()) {
-      return Status::OutOfRange(name() + ": element " + std::to_string(i) + " of " +
-                                std::to_string(cardinality()));
-    }
+  // Element i of the round robin: (file, record). REQUIRES: indexed.
+  std::pair<int64_t, int64_t> Locate(int64_t i) const {
     auto it = std::upper_bound(segments_.begin(), segments_.end(), i,
                                [](int64_t v, const Segment& s) { return v < s.start; });
     const Segment& s = *(it - 1);
     const int64_t o = i - s.start;
     const int64_t m = static_cast<int64_t>(s.slots.size());
     const Slot& slot = s.slots[static_cast<size_t>((s.ptr + o) % m)];
-    SLUICE_ASSIGN_OR_RETURN(Record rec, indexed_[static_cast<size_t>(slot.file)].Read(
-                                            static_cast<uint64_t>(slot.record + o / m)));
-    return RecordElement(rec, sources_[static_cast<size_t>(slot.file)]);
+    return {slot.file, slot.record + o / m};
+  }
+  Status CheckElement(int64_t i) const {
+    if (indexed_.empty() || i < 0 || i >= cardinality()) {
+      return Status::OutOfRange(name() + ": element " + std::to_string(i) + " of " +
+                                std::to_string(cardinality()));
+    }
+    return Status::OK();
+  }
+  Result<Element> Get(IteratorContext&, int64_t i) const override {
+    SLUICE_RETURN_IF_ERROR(CheckElement(i));
+    const auto [file, record] = Locate(i);
+    SLUICE_ASSIGN_OR_RETURN(
+        Record rec, indexed_[static_cast<size_t>(file)].Read(static_cast<uint64_t>(record)));
+    return RecordElement(rec, sources_[static_cast<size_t>(file)]);
+  }
+  const IndexedTFRecordFile& indexed(int64_t file) const {
+    return indexed_[static_cast<size_t>(file)];
   }
 
   Result<std::unique_ptr<IteratorNode>> MakeIterator(IteratorContext& ctx,
@@ -155,6 +168,64 @@ class TFRecordNode : public DatasetNode {
   TFRecordDatasetOptions options_;
   std::vector<IndexedTFRecordFile> indexed_;  // empty unless every file is indexed
   std::vector<Segment> segments_;
+};
+
+// Indexed, in order: element i is Get(i), but each file is read in runs of
+// adjacent records (IndexedTFRecordFile::ReadRun, up to buffer_size bytes
+// per pread) instead of one pread per record. A positional cursor, saved as
+// IndexedIterator saves it.
+class IndexedTFRecordIterator : public IteratorNode {
+ public:
+  IndexedTFRecordIterator(IteratorContext& ctx, const TFRecordNode& node)
+      : IteratorNode(&ctx, ctx.CountersFor(&node)),
+        node_(node),
+        n_(node.cardinality()),
+        runs_(node.files().size()) {}
+
+  Status Save(StateWriter& w) override {
+    w.Tag(node_.kind());
+    w.I64(next_);
+    return Status::OK();
+  }
+  Status Restore(StateReader& r) override {
+    SLUICE_RETURN_IF_ERROR(r.Tag(node_.kind()));
+    SLUICE_ASSIGN_OR_RETURN(int64_t next, r.I64());
+    return SeekTo(next);
+  }
+  bool positional() const override { return true; }
+  int64_t position() const override { return next_; }
+  Status SeekTo(int64_t n) override {
+    if (n < 0) {
+      return Status::OutOfRange(node_.name() + ": negative position " + std::to_string(n));
+    }
+    next_ = std::min(n, n_);
+    return Status::OK();
+  }
+
+ protected:
+  NextResult GetNext() override {
+    if (next_ >= n_) return std::optional<Element>();
+    const auto [file, record] = node_.Locate(next_);
+    std::vector<Record>& run = runs_[static_cast<size_t>(file)];
+    const uint64_t r = static_cast<uint64_t>(record);
+    if (run.empty() || r < run.front().number || r > run.back().number) {
+      run.clear();  // drop the old buffer before reading the next
+      SLUICE_ASSIGN_OR_RETURN(
+          run, node_.indexed(file).ReadRun(r, static_cast<size_t>(std::max<int64_t>(
+                                                  node_.record_options().buffer_size, 1))));
+    }
+    const Record& rec = run[static_cast<size_t>(r - run.front().number)];
+    SLUICE_ASSIGN_OR_RETURN(Element e, RecordElement(rec, node_.source(file)));
+    ++next_;
+    if (r == run.back().number) run.clear();  // the file's next run comes later
+    return std::optional<Element>(std::move(e));
+  }
+
+ private:
+  const TFRecordNode& node_;
+  const int64_t n_;
+  int64_t next_ = 0;
+  std::vector<std::vector<Record>> runs_;  // per file: the records read ahead
 };
 
 // Sequential reading: the round robin over open readers.
@@ -278,7 +349,7 @@ class TFRecordIterator : public IteratorNode {
 Result<std::unique_ptr<IteratorNode>> TFRecordNode::MakeIterator(IteratorContext& ctx,
                                                                  const IteratorParams&) const {
   if (random_access()) {
-    return std::unique_ptr<IteratorNode>(std::make_unique<IndexedIterator>(ctx, *this));
+    return std::unique_ptr<IteratorNode>(std::make_unique<IndexedTFRecordIterator>(ctx, *this));
   }
   return std::unique_ptr<IteratorNode>(std::make_unique<TFRecordIterator>(ctx, *this));
 }

@@ -75,7 +75,7 @@ Result<Record> IndexedTFRecordFile::Read(uint64_t i) const {
   return Read(i, &scratch);
 }
 
-Result<Record> IndexedTFRecordFile::Read(uint64_t i, Buffer* scratch) const {
+Status IndexedTFRecordFile::CheckEntry(uint64_t i) const {
   const Impl& m = *impl_;
   if (i >= m.index.size()) {
     return Status::OutOfRange(fmt::format("{}: cannot read record {}: the index lists {}",
@@ -96,21 +96,14 @@ Result<Record> IndexedTFRecordFile::Read(uint64_t i, Buffer* scratch) const {
     return Status::DataLoss(fmt::format("{}: record length {} exceeds max_record_size {}",
                                         m.Where(i, e.offset), payload, m.opts.max_record_size));
   }
-  const size_t framed = static_cast<size_t>(e.length);
-  if (!*scratch || !scratch->unique() || scratch->size() < framed) {
-    Result<Buffer> fresh = Buffer::Allocate(framed);
-    if (!fresh.ok()) return fresh.status().WithContext(m.Where(i, e.offset));
-    *scratch = std::move(fresh).value();
-  }
-  uint8_t* bytes = scratch->data();
-  Result<size_t> got = m.file->ReadAt(e.offset, bytes, framed);
-  if (!got.ok()) return got.status().WithContext(fmt::format("reading record {}", i));
-  if (*got < framed) {
-    return Status::DataLoss(
-        fmt::format("{}: truncated: the index says the record takes {} bytes but the file "
-                    "ends {} bytes in (did the file shrink after it was opened?)",
-                    m.Where(i, e.offset), framed, *got));
-  }
+  return Status::OK();
+}
+
+Result<Record> IndexedTFRecordFile::CheckFramed(uint64_t i, const uint8_t* bytes,
+                                                const Buffer& owner) const {
+  const Impl& m = *impl_;
+  const RecordIndexEntry& e = m.index[i];
+  const uint64_t payload = e.length - tfrecord::kFramingSize;
   if (!tfrecord::HeaderChecksumOk(bytes)) {
     return Status::DataLoss(fmt::format(
         "{}: corrupt record header: the length checksum does not match (stored 0x{:08x}, "
@@ -135,8 +128,68 @@ Result<Record> IndexedTFRecordFile::Read(uint64_t i, Buffer* scratch) const {
           m.Where(i, e.offset), stored, computed, payload));
     }
   }
-  return Record{std::string_view(reinterpret_cast<const char*>(data), payload), *scratch, e.offset,
-                i};
+  return Record{std::string_view(reinterpret_cast<const char*>(data), payload), owner, e.offset, i};
+}
+
+Result<Record> IndexedTFRecordFile::Read(uint64_t i, Buffer* scratch) const {
+  const Impl& m = *impl_;
+  SLUICE_RETURN_IF_ERROR(CheckEntry(i));
+  const RecordIndexEntry& e = m.index[i];
+  const size_t framed = static_cast<size_t>(e.length);
+  if (!*scratch || !scratch->unique() || scratch->size() < framed) {
+    Result<Buffer> fresh = Buffer::Allocate(framed);
+    if (!fresh.ok()) return fresh.status().WithContext(m.Where(i, e.offset));
+    *scratch = std::move(fresh).value();
+  }
+  uint8_t* bytes = scratch->data();
+  Result<size_t> got = m.file->ReadAt(e.offset, bytes, framed);
+  if (!got.ok()) return got.status().WithContext(fmt::format("reading record {}", i));
+  if (*got < framed) {
+    return Status::DataLoss(
+        fmt::format("{}: truncated: the index says the record takes {} bytes but the file "
+                    "ends {} bytes in (did the file shrink after it was opened?)",
+                    m.Where(i, e.offset), framed, *got));
+  }
+  return CheckFramed(i, bytes, *scratch);
+}
+
+Result<std::vector<Record>> IndexedTFRecordFile::ReadRun(uint64_t first, size_t max_bytes) const {
+  const Impl& m = *impl_;
+  SLUICE_RETURN_IF_ERROR(CheckEntry(first));
+  // The longest run of adjacent records from `first` within max_bytes (at
+  // least one record, whatever its size).
+  const uint64_t start = m.index[first].offset;
+  uint64_t end = start + m.index[first].length;
+  uint64_t last = first;
+  while (last + 1 < m.index.size()) {
+    const RecordIndexEntry& next = m.index[last + 1];
+    if (next.offset != end || end - start + next.length > max_bytes) break;
+    if (!CheckEntry(last + 1).ok()) break;  // read alone later, with its error
+    end += next.length;
+    ++last;
+  }
+  const size_t bytes = static_cast<size_t>(end - start);
+  Result<Buffer> buf = Buffer::Allocate(bytes);
+  if (!buf.ok()) return buf.status().WithContext(m.Where(first, start));
+  Result<size_t> got = m.file->ReadAt(start, buf->data(), bytes);
+  if (!got.ok()) return got.status().WithContext(fmt::format("reading record {}", first));
+  if (*got < bytes) {
+    return Status::DataLoss(
+        fmt::format("{}: truncated: the index says records {}..{} take {} bytes but the file "
+                    "ends {} bytes in (did the file shrink after it was opened?)",
+                    m.Where(first, start), first, last, bytes, *got));
+  }
+  std::vector<Record> run;
+  run.reserve(static_cast<size_t>(last - first + 1));
+  for (uint64_t i = first; i <= last; ++i) {
+    Result<Record> r = CheckFramed(i, buf->data() + (m.index[i].offset - start), *buf);
+    if (!r.ok()) {
+      if (i == first) return r.status();
+      break;  // the good records before it; reading from i reports the error
+    }
+    run.push_back(std::move(r).value());
+  }
+  return run;
 }
 
 uint64_t IndexedTFRecordFile::num_records() const { return impl_->index.size(); }

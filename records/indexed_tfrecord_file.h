@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sluice/core/buffer.h"
 #include "sluice/core/result.h"
@@ -81,8 +82,15 @@ class IndexedTFRecordFile {
   // in `*scratch`. The Record shares `*scratch`: drop it before the next call
   // to let that call reuse the bytes. REQUIRES: scratch != nullptr.
   Result<Record> Read(uint64_t i, Buffer* scratch) const;
+  // Records first, first + 1, ... read with one pread: the longest run of
+  // adjacent records whose framed bytes fit in `max_bytes` (at least one).
+  // Each Record views one shared buffer. Errors as Read(first); a later
+  // record's corruption is its own DataLoss (naming it).
+  Result<std::vector<Record>> ReadRun(uint64_t first, size_t max_bytes) const;
 
  private:
+  Status CheckEntry(uint64_t i) const;
+  Result<Record> CheckFramed(uint64_t i, const uint8_t* bytes, const Buffer& owner) const;
   struct Impl;
   explicit IndexedTFRecordFile(std::shared_ptr<const Impl> impl);
   std::shared_ptr<const Impl> impl_;

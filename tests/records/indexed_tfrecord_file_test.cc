@@ -87,6 +87,59 @@ TEST(IndexedTFRecordFileTest, RandomReadsMatchSequentialReading) {
   SLUICE_EXPECT_ERROR(file.Read(~uint64_t{0}), StatusCode::kOutOfRange, "the index lists 300");
 }
 
+TEST(IndexedTFRecordFileTest, ReadRunReadsAdjacentRecordsWithinTheByteLimit) {
+  ScratchDir dir;
+  const std::string path = dir.file("data.tfrecord");
+  const std::vector<std::string> payloads = MakePayloads(300);
+  WriteFile(path, payloads);
+  SLUICE_ASSERT_OK_AND_ASSIGN(IndexedTFRecordFile file, IndexedTFRecordFile::Open(path));
+  for (size_t limit : {size_t{1}, size_t{4096}, size_t{64} << 10, size_t{1} << 20}) {
+    uint64_t next = 0;
+    int runs = 0;
+    while (next < file.num_records()) {
+      SLUICE_ASSERT_OK_AND_ASSIGN(std::vector<Record> run, file.ReadRun(next, limit));
+      ASSERT_FALSE(run.empty());
+      uint64_t bytes = 0;
+      for (const Record& r : run) {
+        EXPECT_EQ(r.number, next);
+        EXPECT_EQ(r.data, payloads[next]) << "record " << next << ", limit " << limit;
+        bytes += file.index()[next].length;
+        ++next;
+      }
+      if (run.size() > 1) {
+        EXPECT_LE(bytes, limit);
+      }
+      ++runs;
+    }
+    if (limit == 1) {
+      EXPECT_EQ(runs, 300);  // at least one record per run
+    }
+    if (limit == (size_t{1} << 20)) {
+      EXPECT_LT(runs, 10);
+    }
+  }
+  SLUICE_EXPECT_ERROR(file.ReadRun(300, 1 << 20), StatusCode::kOutOfRange,
+                      "cannot read record 300");
+}
+
+TEST(IndexedTFRecordFileTest, ReadRunStopsBeforeACorruptRecord) {
+  ScratchDir dir;
+  const std::string path = dir.file("data.tfrecord");
+  WriteFile(path, {"zero", "one one", "two two two", "three"});
+  SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex index, RecordIndex::LoadFor(path));
+  std::string bytes = ReadFileOrDie(path);
+  bytes[index[2].offset + 12 + 3] ^= 0x40;  // a payload byte of record 2
+  WriteFileOrDie(path, bytes);
+  SLUICE_ASSERT_OK_AND_ASSIGN(IndexedTFRecordFile file, IndexedTFRecordFile::Open(path));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::vector<Record> run, file.ReadRun(0, 1 << 20));
+  ASSERT_EQ(run.size(), 2u);  // the good records before the damage
+  EXPECT_EQ(run[1].data, "one one");
+  SLUICE_EXPECT_ERROR(file.ReadRun(2, 1 << 20), StatusCode::kDataLoss,
+                      path + ": record 2 at offset " + std::to_string(index[2].offset));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::vector<Record> tail, file.ReadRun(3, 1 << 20));
+  EXPECT_EQ(tail.at(0).data, "three");
+}
+
 TEST(IndexedTFRecordFileTest, ReadsGoldenFileWithTfrecord2idxIndex) {
   SLUICE_ASSERT_OK_AND_ASSIGN(IndexedTFRecordFile file,
                               IndexedTFRecordFile::Open(TestDataPath("tf/records_none.tfrecord")));
