@@ -172,59 +172,32 @@ class TFRecordNode : public DatasetNode {
 
 // Indexed, in order: element i is Get(i), but each file is read in runs of
 // adjacent records (IndexedTFRecordFile::ReadRun, up to buffer_size bytes
-// per pread) instead of one pread per record. A positional cursor, saved as
-// IndexedIterator saves it.
-class IndexedTFRecordIterator : public IteratorNode {
+// per pread) instead of one pread per record.
+class IndexedTFRecordIterator : public IndexedIterator {
  public:
   IndexedTFRecordIterator(IteratorContext& ctx, const TFRecordNode& node)
-      : IteratorNode(&ctx, ctx.CountersFor(&node)),
-        node_(node),
-        n_(node.cardinality()),
-        runs_(node.files().size()) {}
-
-  Status Save(StateWriter& w) override {
-    w.Tag(node_.kind());
-    w.I64(next_);
-    return Status::OK();
-  }
-  Status Restore(StateReader& r) override {
-    SLUICE_RETURN_IF_ERROR(r.Tag(node_.kind()));
-    SLUICE_ASSIGN_OR_RETURN(int64_t next, r.I64());
-    return SeekTo(next);
-  }
-  bool positional() const override { return true; }
-  int64_t position() const override { return next_; }
-  Status SeekTo(int64_t n) override {
-    if (n < 0) {
-      return Status::OutOfRange(node_.name() + ": negative position " + std::to_string(n));
-    }
-    next_ = std::min(n, n_);
-    return Status::OK();
-  }
+      : IndexedIterator(ctx, node), node_(node), runs_(node.files().size()) {}
 
  protected:
-  NextResult GetNext() override {
-    if (next_ >= n_) return std::optional<Element>();
-    const auto [file, record] = node_.Locate(next_);
+  Result<Element> Fetch(int64_t i) override {
+    const auto [file, record] = node_.Locate(i);
     std::vector<Record>& run = runs_[static_cast<size_t>(file)];
     const uint64_t r = static_cast<uint64_t>(record);
     if (run.empty() || r < run.front().number || r > run.back().number) {
       run.clear();  // drop the old buffer before reading the next
       SLUICE_ASSIGN_OR_RETURN(
-          run, node_.indexed(file).ReadRun(r, static_cast<size_t>(std::max<int64_t>(
-                                                  node_.record_options().buffer_size, 1))));
+          run, node_.indexed(file).ReadRun(
+                   r, static_cast<size_t>(std::max<int64_t>(node_.record_options().buffer_size,
+                                                            1))));
     }
-    const Record& rec = run[static_cast<size_t>(r - run.front().number)];
-    SLUICE_ASSIGN_OR_RETURN(Element e, RecordElement(rec, node_.source(file)));
-    ++next_;
+    Result<Element> e =
+        RecordElement(run[static_cast<size_t>(r - run.front().number)], node_.source(file));
     if (r == run.back().number) run.clear();  // the file's next run comes later
-    return std::optional<Element>(std::move(e));
+    return e;
   }
 
  private:
   const TFRecordNode& node_;
-  const int64_t n_;
-  int64_t next_ = 0;
   std::vector<std::vector<Record>> runs_;  // per file: the records read ahead
 };
 
