@@ -101,10 +101,11 @@ int FusedScaleDenominator(const CropWindow& w, ImageSize size) {
   return 1;
 }
 
-Result<Tensor> DecodeCropResize(std::string_view bytes, const CropWindow& w,
-                                const DecodeCropResizeOptions& o) {
-  SLUICE_RETURN_IF_ERROR(CheckOptions(o));
-  SLUICE_ASSIGN_OR_RETURN(CropWindow full, HeaderSize(bytes, o));
+namespace {
+
+// DecodeCropResize once the options are checked and the image's size read.
+Result<Tensor> DecodeWindow(std::string_view bytes, const CropWindow& full, const CropWindow& w,
+                            const DecodeCropResizeOptions& o) {
   if (w.height < 1 || w.width < 1 || w.y < 0 || w.x < 0 || w.y + w.height > full.height ||
       w.x + w.width > full.width) {
     return Status::InvalidArgument(
@@ -144,13 +145,22 @@ Result<Tensor> DecodeCropResize(std::string_view bytes, const CropWindow& w,
   return ResizeWindow(crop, CropWindow{0, 0, sw_win.height, sw_win.width}, o);
 }
 
+}  // namespace
+
+Result<Tensor> DecodeCropResize(std::string_view bytes, const CropWindow& w,
+                                const DecodeCropResizeOptions& o) {
+  SLUICE_RETURN_IF_ERROR(CheckOptions(o));
+  SLUICE_ASSIGN_OR_RETURN(CropWindow full, HeaderSize(bytes, o));
+  return DecodeWindow(bytes, full, w, o);
+}
+
 Result<Tensor> DecodeRandomCropResize(std::string_view bytes, Rng& rng,
                                       const DecodeCropResizeOptions& o) {
   SLUICE_RETURN_IF_ERROR(CheckOptions(o));
   SLUICE_ASSIGN_OR_RETURN(CropWindow full, HeaderSize(bytes, o));
   SLUICE_ASSIGN_OR_RETURN(CropWindow w,
                           SampleRandomResizedCrop(full.height, full.width, rng, o.scale, o.ratio));
-  return DecodeCropResize(bytes, w, o);
+  return DecodeWindow(bytes, full, w, o);
 }
 
 }  // namespace sluice::ops
