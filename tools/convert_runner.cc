@@ -14,7 +14,7 @@
 #include <optional>
 #include <thread>
 
-#include "convert_progress.h"
+#include "progress.h"
 #include "sluice/records/record_index.h"
 
 namespace sluice::tools {
@@ -130,7 +130,7 @@ ConvertReport Conversion::Run() {
       CloseShard(*s);
     }
   }
-  ConvertProgress progress(job_.progress_label, "images", order_.size(), job_.progress);
+  Progress progress(job_.progress_label, "images", order_.size(), job_.progress);
   std::vector<std::thread> threads;
   const int workers = std::max(1, job_.workers);
   {

@@ -71,7 +71,7 @@ struct ConvertJob {
   std::function<Result<RecordBytes>(size_t item)> process;
   // Input bytes of item i, for the progress line (may be empty).
   std::vector<uint64_t> item_bytes;
-  // Progress on stderr (see convert_progress.h).
+  // Progress on stderr (see progress.h).
   bool progress = true;
   std::string progress_label = "converting";
 };
