@@ -159,6 +159,21 @@ void Finish(void* p) {
   a->finished = jpeg_finish_decompress(a->cinfo);
 }
 
+// True if libjpeg may apply block smoothing to this progressive image: its
+// scans left some of the low-frequency coefficients unknown or approximate
+// (the test mirrors libjpeg's smoothing_ok, conservatively).
+bool IncompleteProgressive(j_decompress_ptr cinfo) {
+  if (!cinfo->progressive_mode || !cinfo->do_block_smoothing || cinfo->coef_bits == nullptr) {
+    return false;
+  }
+  for (int c = 0; c < cinfo->num_components; ++c) {
+    for (int k = 0; k < 10; ++k) {
+      if (cinfo->coef_bits[c][k] != 0) return true;
+    }
+  }
+  return false;
+}
+
 // Decodes `window` (or the whole image) of the image opened in `s` into out.
 Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window, Tensor* out) {
   JpegDecompressor* d = s->d;
@@ -178,7 +193,14 @@ Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window,
   plan.out_channels = s->channels;
   plan.width = out_w;
   JDIMENSION discard = 0;  // rows to read and drop before the window
-  if (window != nullptr) {
+  if (window != nullptr && IncompleteProgressive(cinfo)) {
+    // libjpeg smooths the blocks of a progressive image whose scans stop
+    // early using neighboring blocks, which a cropped or skipped decode does
+    // not see: decode whole rows and keep the window's part (found by
+    // jpeg_decode_fuzz). Complete files crop as below.
+    plan.skip = static_cast<size_t>(window->x);
+    discard = static_cast<JDIMENSION>(window->y);
+  } else if (window != nullptr) {
     // Widen the decoded columns by a margin so that libjpeg's upsampler sees
     // real neighbors at the window's borders, not replicated edges.
     const int64_t margin = ops_internal::kJpegCropMargin;

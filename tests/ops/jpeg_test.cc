@@ -186,6 +186,34 @@ TEST(DecodeAndCropJpeg, EqualsCropOfFullDecodeEverywhere) {
   EXPECT_GT(checked, 5000);
 }
 
+TEST(DecodeAndCropJpeg, EqualsCropOfFullDecodeForAProgressiveFileEndingEarly) {
+  // Only the first two scans, then EOI: libjpeg smooths the blocks whose
+  // coefficients are missing using their neighbors, so the crop must decode
+  // whole rows (jpeg_decode_fuzz found the difference; its input is in the
+  // corpus as regression-incomplete-progressive-crop).
+  const std::string bytes = CodecGolden::Read("rgb420_prog.jpg");
+  size_t cut = 0;
+  int scans = 0;
+  for (size_t i = 0; i + 1 < bytes.size(); ++i) {
+    if (static_cast<uint8_t>(bytes[i]) == 0xFF && static_cast<uint8_t>(bytes[i + 1]) == 0xDA &&
+        ++scans == 3) {
+      cut = i;
+      break;
+    }
+  }
+  ASSERT_GT(cut, 0u);
+  const std::string early = bytes.substr(0, cut) + "\xFF\xD9";
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor full, DecodeJpeg(early, {.strict = true}));
+  const int64_t H = full.shape().dim(0), W = full.shape().dim(1);
+  for (int64_t y = 0; y < H; y += std::max<int64_t>(1, H / 6)) {
+    for (int64_t x = 0; x < W; x += std::max<int64_t>(1, W / 6)) {
+      const JpegCropWindow win{y, x, std::min<int64_t>(3, H - y), std::min<int64_t>(5, W - x)};
+      SLUICE_ASSERT_OK_AND_ASSIGN(Tensor crop, DecodeAndCropJpeg(early, win, {.strict = true}));
+      ASSERT_EQ(MaxAbsDiff(crop, CropOf(full, win)), 0) << "window y=" << y << " x=" << x;
+    }
+  }
+}
+
 TEST(DecodeAndCropJpeg, CloseToTensorFlowsDecodeAndCrop) {
   // TF crops without a margin, so its upsampler replicates edge samples at
   // the window's iMCU-aligned borders; sluice's crop equals the full decode
