@@ -1,0 +1,126 @@
+#include "sluice/nn/cpu/cpu_backend.h"
+
+#include <omp.h>
+#include <sched.h>
+
+#include <cstring>
+
+#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/cpu/dnnl_context.h"
+#include "sluice/nn/internal/cpu_factory.h"
+
+namespace sluice::nn {
+namespace cpu {
+namespace {
+
+// The cores this process may run on (taskset, cgroups' cpusets), which is
+// what a training loop can actually use; at least 1.
+int AllowedCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  return std::max(1, omp_get_num_procs());
+}
+
+Status CheckNumeric(std::string_view method, DType dtype) {
+  if (dtype == DType::kString) {
+    return Status::InvalidArgument(std::string(method) +
+                                   ": string tensors cannot live on a device");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(Device device)
+    : device_(device), num_threads_(AllowedCores()), dnnl_(std::make_unique<DnnlContext>()) {}
+
+CpuBackend::~CpuBackend() = default;
+
+std::string CpuBackend::name() const {
+  const dnnl_version_t* v = dnnl_version();
+  const int n = num_threads();
+  return "cpu (oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+         std::to_string(v->patch) + ", " + std::to_string(n) + (n == 1 ? " thread)" : " threads)");
+}
+
+void CpuBackend::SetNumThreads(int n) {
+  num_threads_.store(std::max(1, n), std::memory_order_relaxed);
+}
+
+int CpuBackend::UseThreads() const {
+  // -1: this thread has not set OpenMP's count yet.
+  thread_local int current = -1;
+  const int n = num_threads();
+  if (current != n) {
+    omp_set_num_threads(n);
+    current = n;
+  }
+  return n;
+}
+
+Result<DeviceTensor> CpuBackend::Allocate(DType dtype, const Shape& shape) {
+  SLUICE_RETURN_IF_ERROR(CheckNumeric("Allocate", dtype));
+  SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, shape));
+  return DeviceTensor(device_, std::move(t));
+}
+
+Result<DeviceTensor> CpuBackend::ToDevice(const Tensor& host) {
+  SLUICE_RETURN_IF_ERROR(CheckNumeric("ToDevice", host.dtype()));
+  return DeviceTensor(device_, host);
+}
+
+Result<Tensor> CpuBackend::ToHost(const DeviceTensor& x) {
+  if (x.device() != device_) return Invalid("ToHost", "x is not on " + device_.ToString(), {{"x", &x}});
+  return x.storage();
+}
+
+Status CpuBackend::CopyFromHost(const Tensor& host, DeviceTensor* dst) {
+  SLUICE_RETURN_IF_ERROR(CheckNumeric("CopyFromHost", host.dtype()));
+  if (dst == nullptr) return Status::InvalidArgument("CopyFromHost: dst is null");
+  SLUICE_RETURN_IF_ERROR(CheckTensors("CopyFromHost", device_, host.dtype(), {{"dst", dst}}));
+  if (host.num_elements() != dst->num_elements()) {
+    return Invalid("CopyFromHost",
+                   "element counts differ: host " + std::string(DTypeName(host.dtype())) +
+                       host.shape().ToString(),
+                   {{"dst", dst}});
+  }
+  if (dst->byte_size() > 0 && dst->raw_data() != host.raw_data()) {
+    std::memmove(dst->raw_data(), host.raw_data(), dst->byte_size());
+  }
+  return Status::OK();
+}
+
+Status CpuBackend::Copy(const DeviceTensor& src, DeviceTensor* dst) {
+  if (dst == nullptr) return Status::InvalidArgument("Copy: dst is null");
+  SLUICE_RETURN_IF_ERROR(CheckTensors("Copy", device_, src.dtype(), {{"src", &src}, {"dst", dst}}));
+  if (src.num_elements() != dst->num_elements()) {
+    return Invalid("Copy", "element counts differ", {{"src", &src}, {"dst", dst}});
+  }
+  if (dst->byte_size() > 0 && dst->raw_data() != src.raw_data()) {
+    std::memmove(dst->raw_data(), src.raw_data(), dst->byte_size());
+  }
+  return Status::OK();
+}
+
+}  // namespace cpu
+
+namespace internal {
+
+Result<std::unique_ptr<Backend>> MakeCpuBackend(Device device) {
+  if (device.kind != DeviceKind::kCpu || device.index != 0) {
+    return Status::InvalidArgument("MakeCpuBackend: no CPU device " + device.ToString() +
+                                   " (the CPU backend serves cpu:0 only)");
+  }
+  try {
+    return std::unique_ptr<Backend>(std::make_unique<cpu::CpuBackend>(device));
+  } catch (const dnnl::error& e) {
+    return Status::Internal(std::string("MakeCpuBackend: oneDNN failed: ") + e.what());
+  }
+}
+
+}  // namespace internal
+}  // namespace sluice::nn

@@ -1,0 +1,75 @@
+// SgdUpdate and AdamUpdate: Keras's update formulas, one fused pass.
+#include <cmath>
+
+#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/cpu/cpu_backend.h"
+#include "sluice/nn/cpu/parallel.h"
+
+namespace sluice::nn::cpu {
+
+Status CpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, float momentum,
+                             bool nesterov, DeviceTensor* var, DeviceTensor* velocity) {
+  constexpr std::string_view kMethod = "SgdUpdate";
+  SLUICE_RETURN_IF_ERROR(
+      CheckTensors(kMethod, device_, DType::kFloat32, {{"grad", &grad}, {"var", var}}));
+  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"var", var}));
+  const float* g = grad.data<float>();
+  float* w = var->data<float>();
+  const float lr = learning_rate;
+  if (momentum == 0.0f && velocity == nullptr) {
+    ParallelFor(grad.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) w[i] -= lr * g[i];
+    });
+    return Status::OK();
+  }
+  if (velocity == nullptr) {
+    return Invalid(kMethod, "momentum " + std::to_string(momentum) + " needs a velocity",
+                   {{"grad", &grad}, {"var", var}});
+  }
+  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"velocity", velocity}}));
+  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"velocity", velocity}));
+  float* v = velocity->data<float>();
+  ParallelFor(grad.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      v[i] = momentum * v[i] - lr * g[i];
+      w[i] += nesterov ? momentum * v[i] - lr * g[i] : v[i];
+    }
+  });
+  return Status::OK();
+}
+
+Status CpuBackend::AdamUpdate(const DeviceTensor& grad, const AdamStep& step, DeviceTensor* var,
+                              DeviceTensor* m, DeviceTensor* v) {
+  constexpr std::string_view kMethod = "AdamUpdate";
+  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32,
+                                      {{"grad", &grad}, {"var", var}, {"m", m}, {"v", v}}));
+  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"var", var}));
+  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"m", m}));
+  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"v", v}));
+  if (step.step < 1) {
+    return Status::InvalidArgument("AdamUpdate: step counts from 1, got " +
+                                   std::to_string(step.step));
+  }
+  // The bias corrections in double: β^t for large t underflows gracefully
+  // and 1 - β2^t keeps its digits.
+  const double t = static_cast<double>(step.step);
+  const float lr_t = static_cast<float>(step.learning_rate *
+                                        std::sqrt(1.0 - std::pow(double{step.beta_2}, t)) /
+                                        (1.0 - std::pow(double{step.beta_1}, t)));
+  const float one_minus_b1 = 1.0f - step.beta_1, one_minus_b2 = 1.0f - step.beta_2;
+  const float eps = step.epsilon;
+  const float* g = grad.data<float>();
+  float* w = var->data<float>();
+  float* pm = m->data<float>();
+  float* pv = v->data<float>();
+  ParallelFor(grad.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      pm[i] += (g[i] - pm[i]) * one_minus_b1;
+      pv[i] += (g[i] * g[i] - pv[i]) * one_minus_b2;
+      w[i] -= lr_t * pm[i] / (std::sqrt(pv[i]) + eps);
+    }
+  });
+  return Status::OK();
+}
+
+}  // namespace sluice::nn::cpu

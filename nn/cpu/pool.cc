@@ -1,0 +1,182 @@
+// Pool2DForward / Pool2DBackward on oneDNN pooling primitives (NHWC).
+//
+// Max pooling keeps oneDNN's workspace (the argmax of each window) in the
+// caller's `workspace` tensor as opaque bytes; oneDNN scans a window in
+// row-major order and replaces the maximum only on a strictly greater
+// value, so ties send the gradient to the first maximum, as TensorFlow
+// does (backend_test checks it). Average pooling excludes padding.
+#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/cpu/cpu_backend.h"
+#include "sluice/nn/cpu/dnnl_context.h"
+#include "sluice/nn/cpu/scratch.h"
+
+namespace sluice::nn::cpu {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+struct PoolShape {
+  memory::dims src, dst, strides, kernel, pad_l, pad_r;
+  dnnl::algorithm algorithm;
+
+  std::string Key(std::string_view kind) const {
+    std::string k(kind);
+    for (const memory::dims* d : {&src, &dst, &strides, &kernel, &pad_l, &pad_r}) {
+      for (int64_t v : *d) k += "," + std::to_string(v);
+      k += ';';
+    }
+    return k + std::to_string(static_cast<int>(algorithm));
+  }
+};
+
+Result<PoolShape> MakePoolShape(std::string_view method, PoolMode mode, const Shape& x,
+                                const Shape& y, const Window2D& w,
+                                std::initializer_list<Arg> args) {
+  if (x.rank() != 4) return Invalid(method, "x must be NHWC (rank 4)", args);
+  Result<Shape> out = Pool2DOutputShape(x, w);
+  if (!out.ok()) return Invalid(method, out.status().message(), args);
+  if (y != *out) return Invalid(method, "output must be " + out->ToString(), args);
+  Result<WindowDim> dh = ComputeWindowDim(x.dim(1), w.kernel_h, w.stride_h, w.padding);
+  Result<WindowDim> dw = ComputeWindowDim(x.dim(2), w.kernel_w, w.stride_w, w.padding);
+  if (!dh.ok() || !dw.ok()) return Invalid(method, "the window does not fit", args);
+  PoolShape s;
+  s.src = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
+  s.dst = {y.dim(0), y.dim(3), y.dim(1), y.dim(2)};
+  s.strides = {w.stride_h, w.stride_w};
+  s.kernel = {w.kernel_h, w.kernel_w};
+  s.pad_l = {dh->pad_before, dw->pad_before};
+  s.pad_r = {dh->pad_after, dw->pad_after};
+  s.algorithm = mode == PoolMode::kMax ? dnnl::algorithm::pooling_max
+                                       : dnnl::algorithm::pooling_avg_exclude_padding;
+  return s;
+}
+
+struct Forward {
+  dnnl::pooling_forward::primitive_desc pd;
+  dnnl::pooling_forward prim;
+};
+struct Backward {
+  dnnl::pooling_backward::primitive_desc pd;
+  dnnl::pooling_backward prim;
+};
+
+dnnl::pooling_forward::primitive_desc ForwardPd(const PoolShape& s, bool training,
+                                                const dnnl::engine& engine) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const dnnl::pooling_forward::desc d(
+      training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
+      s.algorithm, memory::desc(s.src, memory::data_type::f32, Tag::nhwc),
+      memory::desc(s.dst, memory::data_type::f32, Tag::nhwc), s.strides, s.kernel, s.pad_l,
+      s.pad_r);
+  return {d, attr, engine};
+}
+
+// Runs `prim` with `args` plus a per-thread scratchpad.
+template <typename Pd>
+Status Execute(std::string_view method, const dnnl::primitive& prim, const Pd& pd,
+               const dnnl::engine& engine, std::unordered_map<int, memory> args) {
+  const memory::desc sd = pd.scratchpad_desc();
+  void* scratch = ThreadScratch(ScratchSlot::kScratchpad, sd.get_size());
+  if (sd.get_size() > 0 && scratch == nullptr) {
+    return Status::ResourceExhausted(std::string(method) + ": out of memory for scratchpad");
+  }
+  args.emplace(DNNL_ARG_SCRATCHPAD, memory(sd, engine, scratch));
+  dnnl::stream stream(engine);
+  prim.execute(stream, args);
+  stream.wait();
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CpuBackend::Pool2DForward(PoolMode mode, const DeviceTensor& x, const Window2D& window,
+                                 DeviceTensor* y, DeviceTensor* workspace) {
+  constexpr std::string_view kMethod = "Pool2DForward";
+  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"x", &x}, {"y", y}}));
+  SLUICE_ASSIGN_OR_RETURN(PoolShape s, MakePoolShape(kMethod, mode, x.shape(), y->shape(), window,
+                                                     {{"x", &x}, {"y", y}}));
+  // Only max pooling needs a workspace to go backward.
+  const bool training = workspace != nullptr && mode == PoolMode::kMax;
+  if (workspace != nullptr && !training) {
+    SLUICE_ASSIGN_OR_RETURN(*workspace, Allocate(DType::kUInt8, {0}));
+  }
+  if (y->num_elements() == 0) {
+    if (training) {
+      SLUICE_ASSIGN_OR_RETURN(*workspace, Allocate(DType::kUInt8, {0}));
+    }
+    return Status::OK();
+  }
+  UseThreads();
+  return RunDnnl(kMethod, [&]() -> Status {
+    const dnnl::engine& engine = dnnl_->engine;
+    auto c = dnnl_->Get<Forward>(s.Key(training ? "fwd_train" : "fwd"), [&] {
+      auto pd = ForwardPd(s, training, engine);
+      return Forward{pd, dnnl::pooling_forward(pd)};
+    });
+    std::unordered_map<int, memory> a = {
+        {DNNL_ARG_SRC, Wrap(c->pd.src_desc(), engine, x.raw_data())},
+        {DNNL_ARG_DST, Wrap(c->pd.dst_desc(), engine, y->raw_data())}};
+    if (training) {
+      const memory::desc wd = c->pd.workspace_desc();
+      SLUICE_ASSIGN_OR_RETURN(
+          *workspace, Allocate(DType::kUInt8, {static_cast<int64_t>(wd.get_size())}));
+      a.emplace(DNNL_ARG_WORKSPACE, Wrap(wd, engine, workspace->raw_data()));
+    }
+    return Execute(kMethod, c->prim, c->pd, engine, std::move(a));
+  });
+}
+
+Status CpuBackend::Pool2DBackward(PoolMode mode, const DeviceTensor& x, const DeviceTensor& y,
+                                  const DeviceTensor& dy, const DeviceTensor& workspace,
+                                  const Window2D& window, DeviceTensor* dx) {
+  constexpr std::string_view kMethod = "Pool2DBackward";
+  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32,
+                                      {{"x", &x}, {"y", &y}, {"dy", &dy}, {"dx", dx}}));
+  const auto args = {Arg{"x", &x}, Arg{"y", &y}, Arg{"dy", &dy}, Arg{"dx", dx}};
+  SLUICE_ASSIGN_OR_RETURN(PoolShape s, MakePoolShape(kMethod, mode, x.shape(), y.shape(), window, args));
+  if (dy.shape() != y.shape() || dx->shape() != x.shape()) {
+    return Invalid(kMethod, "dy must have y's shape and dx x's", args);
+  }
+  if (dx->num_elements() == 0) return Status::OK();
+  if (dy.num_elements() == 0) return Fill(0.0f, dx);
+  UseThreads();
+  return RunDnnl(kMethod, [&]() -> Status {
+    const dnnl::engine& engine = dnnl_->engine;
+    auto c = dnnl_->Get<Backward>(s.Key("bwd"), [&] {
+      const dnnl::pooling_backward::desc d(
+          s.algorithm, memory::desc(s.src, memory::data_type::f32, Tag::nhwc),
+          memory::desc(s.dst, memory::data_type::f32, Tag::nhwc), s.strides, s.kernel, s.pad_l,
+          s.pad_r);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      const dnnl::pooling_backward::primitive_desc pd(d, attr, engine,
+                                                      ForwardPd(s, true, engine));
+      return Backward{pd, dnnl::pooling_backward(pd)};
+    });
+    std::unordered_map<int, memory> a = {
+        {DNNL_ARG_DIFF_DST, Wrap(c->pd.diff_dst_desc(), engine, dy.raw_data())},
+        {DNNL_ARG_DIFF_SRC, Wrap(c->pd.diff_src_desc(), engine, dx->raw_data())}};
+    DeviceTensor ws = workspace;
+    if (mode == PoolMode::kMax) {
+      const memory::desc wd = c->pd.workspace_desc();
+      if (ws.num_elements() == 0) {
+        // No workspace from the forward call (it ran without one): make it
+        // again from x.
+        SLUICE_ASSIGN_OR_RETURN(DeviceTensor tmp_y, Allocate(DType::kFloat32, y.shape()));
+        SLUICE_RETURN_IF_ERROR(Pool2DForward(mode, x, window, &tmp_y, &ws));
+      }
+      if (ws.dtype() != DType::kUInt8 || ws.byte_size() != wd.get_size()) {
+        return Invalid(kMethod,
+                       "workspace is not the one Pool2DForward made for these shapes (want " +
+                           std::to_string(wd.get_size()) + " bytes)",
+                       {{"x", &x}, {"workspace", &workspace}});
+      }
+      a.emplace(DNNL_ARG_WORKSPACE, Wrap(wd, engine, ws.raw_data()));
+    }
+    return Execute(kMethod, c->prim, c->pd, engine, std::move(a));
+  });
+}
+
+}  // namespace sluice::nn::cpu

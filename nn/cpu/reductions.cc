@@ -1,0 +1,71 @@
+// Sum and CountArgMaxMatches: the host-side reductions metrics need.
+#include <vector>
+
+#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/cpu/cpu_backend.h"
+#include "sluice/nn/cpu/parallel.h"
+
+namespace sluice::nn::cpu {
+namespace {
+
+// Index of the first maximum of `c` values (NaNs never win).
+inline int64_t ArgMax(const float* x, int64_t c) {
+  int64_t best = 0;
+  for (int64_t j = 1; j < c; ++j) {
+    if (x[j] > x[best]) best = j;
+  }
+  return best;
+}
+
+}  // namespace
+
+Result<double> CpuBackend::Sum(const DeviceTensor& x) {
+  SLUICE_RETURN_IF_ERROR(CheckTensors("Sum", device_, DType::kFloat32, {{"x", &x}}));
+  const float* p = x.data<float>();
+  const int chunks = NumChunks(x.num_elements(), UseThreads());
+  // Double partials per chunk, combined in chunk order.
+  std::vector<double> partial(chunks, 0.0);
+  ParallelFor(x.num_elements(), chunks, 1, [&](int chunk, int64_t begin, int64_t end) {
+    double acc = 0.0;
+    for (int64_t i = begin; i < end; ++i) acc += p[i];
+    partial[chunk] = acc;
+  });
+  double sum = 0.0;
+  for (double s : partial) sum += s;
+  return sum;
+}
+
+Result<int64_t> CpuBackend::CountArgMaxMatches(const DeviceTensor& scores,
+                                               const DeviceTensor& labels) {
+  constexpr std::string_view kMethod = "CountArgMaxMatches";
+  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"scores", &scores}}));
+  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, labels.dtype(), {{"labels", &labels}}));
+  const std::initializer_list<Arg> all = {{"scores", &scores}, {"labels", &labels}};
+  if (scores.rank() != 2 || scores.dim(1) == 0) {
+    return Invalid(kMethod, "scores must be [n, c], c > 0", all);
+  }
+  const int64_t n = scores.dim(0), c = scores.dim(1);
+  const DType dt = labels.dtype();
+  if (dt == DType::kInt32 || dt == DType::kInt64) {
+    if (!((labels.rank() == 1 && labels.dim(0) == n) ||
+          (labels.rank() == 2 && labels.dim(0) == n && labels.dim(1) == 1))) {
+      return Invalid(kMethod, "class-id labels must be [n] or [n, 1]", all);
+    }
+  } else if (dt == DType::kFloat32) {
+    if (labels.shape() != scores.shape()) return Invalid(kMethod, "dense labels must be [n, c]", all);
+  } else {
+    return Invalid(kMethod, "labels must be int32, int64 or float32", all);
+  }
+  const float* s = scores.data<float>();
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t want;
+    if (dt == DType::kInt32) want = labels.data<int32_t>()[i];
+    else if (dt == DType::kInt64) want = labels.data<int64_t>()[i];
+    else want = ArgMax(labels.data<float>() + i * c, c);
+    if (ArgMax(s + i * c, c) == want) ++count;
+  }
+  return count;
+}
+
+}  // namespace sluice::nn::cpu

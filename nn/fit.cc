@@ -1,0 +1,237 @@
+// Sequential's dataset loops: Fit, Evaluate, Predict.
+#include <chrono>
+#include <cstring>
+
+#include "sluice/nn/internal/fit_progress.h"
+#include "sluice/nn/sequential.h"
+#include "sluice/records/summary_writer.h"
+
+namespace sluice::nn {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+Status Prefixed(const Status& s, const std::string& where) {
+  return Status(s.code(), where + ": " + std::string(s.message()));
+}
+
+// Per-stage pipeline figures for TensorBoard.
+Status LogPipelineStats(SummaryWriter* w, const IteratorStats& stats, int64_t step) {
+  for (const StageStats& s : stats.stages) {
+    double elapsed = static_cast<double>(stats.elapsed_ns);
+    if (elapsed > 0) {
+      SLUICE_RETURN_IF_ERROR(w->Scalar("pipeline/" + s.name + "/busy_fraction",
+                                       static_cast<float>(s.busy_ns / elapsed), step));
+    }
+    SLUICE_RETURN_IF_ERROR(w->Scalar("pipeline/" + s.name + "/parallelism",
+                                     static_cast<float>(s.parallelism), step));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::pair<Tensor, Tensor>> Sequential::SplitBatch(const Element& e,
+                                                         const FitOptions& o) const {
+  if (!o.x_name.empty() || !o.y_name.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(Tensor x, e.get(o.x_name));
+    SLUICE_ASSIGN_OR_RETURN(Tensor y, e.get(o.y_name));
+    return std::make_pair(x, y);
+  }
+  if (e.size() < 2) {
+    return Status::InvalidArgument("model " + name() +
+                                   " needs (x, y) elements (or FitOptions x_name/y_name), got " +
+                                   e.DebugString(2));
+  }
+  return std::make_pair(e[0], e[1]);
+}
+
+Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
+  if (!compiled_.optimizer) return Status::FailedPrecondition("Fit: compile the model first");
+  if (o.epochs < 0) return Status::InvalidArgument("Fit: epochs must be >= 0");
+  History h;
+  internal::FitProgress progress(o.out, o.verbose);
+  Mean loss_mean("loss");
+  std::optional<Iterator> persistent;
+  int64_t known_steps = o.steps_per_epoch > 0 ? o.steps_per_epoch : train.cardinality();
+  if (known_steps < 0) known_steps = 0;
+  double fit_wait = 0, fit_time = 0;
+  int64_t fit_examples = 0;
+  int64_t log_examples = 0;
+  double log_time = 0, log_wait = 0;
+  bool out_of_data = false;
+  for (int epoch = 0; epoch < o.epochs && !out_of_data; ++epoch) {
+    loss_mean.Reset();
+    for (const auto& m : compiled_.metrics) m->Reset();
+    std::optional<Iterator> epoch_it;
+    Iterator* it;
+    if (o.steps_per_epoch > 0) {
+      if (!persistent) {
+        SLUICE_ASSIGN_OR_RETURN(Iterator made, train.iterator());
+        persistent.emplace(std::move(made));
+      }
+      it = &*persistent;
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(Iterator made, train.iterator());
+      epoch_it.emplace(std::move(made));
+      it = &*epoch_it;
+    }
+    progress.StartEpoch(epoch, o.epochs, known_steps);
+    Clock::time_point epoch_start = Clock::now();
+    double wait = 0;
+    int64_t step = 0, examples = 0;
+    std::vector<std::pair<std::string, double>> values;
+    while (o.steps_per_epoch == 0 || step < o.steps_per_epoch) {
+      Clock::time_point t0 = Clock::now();
+      Result<std::optional<Element>> next = it->next();
+      double waited = Since(t0);
+      wait += waited;
+      log_wait += waited;
+      std::string where = "fit: epoch " + std::to_string(epoch + 1) + " step " +
+                          std::to_string(step + 1);
+      if (!next.ok()) return Prefixed(next.status(), where);
+      if (!next->has_value()) {
+        if (o.steps_per_epoch > 0) out_of_data = true;  // Keras stops training too
+        break;
+      }
+      Result<std::pair<Tensor, Tensor>> xy = SplitBatch(**next, o);
+      if (!xy.ok()) return Prefixed(xy.status(), where);
+      Result<double> loss = TrainStep(xy->first, xy->second);
+      if (!loss.ok()) return Prefixed(loss.status(), where);
+      int64_t batch = xy->first.shape().rank() > 0 ? xy->first.shape().dim(0) : 1;
+      loss_mean.Update(*loss, static_cast<double>(batch));
+      examples += batch;
+      log_examples += batch;
+      ++step;
+      values = {{"loss", loss_mean.result()}};
+      for (const auto& m : compiled_.metrics) values.push_back({m->name(), m->result()});
+      progress.Step(step, values, examples);
+      if (o.on_batch_end) {
+        StepInfo info{epoch, step - 1, compiled_.optimizer->iterations(), *loss, batch, it};
+        Status s = o.on_batch_end(info);
+        if (!s.ok()) return Prefixed(s, where);
+      }
+      int64_t global = compiled_.optimizer->iterations();
+      if (o.summary_writer != nullptr && o.log_every_steps > 0 && global % o.log_every_steps == 0) {
+        double elapsed = Since(epoch_start) + fit_time - log_time;
+        SummaryWriter* w = o.summary_writer;
+        SLUICE_RETURN_IF_ERROR(w->Scalar("batch_loss", static_cast<float>(*loss), global));
+        for (const auto& m : compiled_.metrics) {
+          SLUICE_RETURN_IF_ERROR(
+              w->Scalar("batch_" + m->name(), static_cast<float>(m->result()), global));
+        }
+        if (elapsed > 0) {
+          SLUICE_RETURN_IF_ERROR(w->Scalar("examples_per_second",
+                                           static_cast<float>(log_examples / elapsed), global));
+          SLUICE_RETURN_IF_ERROR(w->Scalar("input_wait_fraction",
+                                           static_cast<float>(log_wait / elapsed), global));
+        }
+        SLUICE_RETURN_IF_ERROR(LogPipelineStats(w, it->stats(), global));
+        log_examples = 0;
+        log_wait = 0;
+        log_time = Since(epoch_start) + fit_time;
+      }
+    }
+    double epoch_time = Since(epoch_start);
+    fit_time += epoch_time;
+    fit_wait += wait;
+    fit_examples += examples;
+    log_time -= epoch_time;  // keep log_time relative to the next epoch's start
+    if (known_steps == 0) known_steps = step;
+    std::map<std::string, double> results;
+    results["loss"] = loss_mean.result();
+    for (const auto& m : compiled_.metrics) results[m->name()] = m->result();
+    if (o.validation_data) {
+      FitOptions quiet = o;
+      quiet.verbose = 0;
+      Result<std::map<std::string, double>> val = Evaluate(*o.validation_data, quiet);
+      if (!val.ok()) return Prefixed(val.status(), "fit: validation after epoch " +
+                                                       std::to_string(epoch + 1));
+      for (const auto& [k, v] : *val) results["val_" + k] = v;
+    }
+    std::vector<std::pair<std::string, double>> shown = {{"loss", results["loss"]}};
+    for (const auto& m : compiled_.metrics) shown.push_back({m->name(), results[m->name()]});
+    for (const auto& [k, v] : results) {
+      if (k.rfind("val_", 0) == 0) shown.push_back({k, v});
+    }
+    progress.EndEpoch(step, shown, examples, epoch_time > 0 ? wait / epoch_time : 0);
+    for (const auto& [k, v] : results) h.history[k].push_back(v);
+    if (o.summary_writer != nullptr) {
+      for (const auto& [k, v] : results) {
+        SLUICE_RETURN_IF_ERROR(o.summary_writer->Scalar("epoch_" + k, static_cast<float>(v), epoch));
+      }
+      SLUICE_RETURN_IF_ERROR(o.summary_writer->Flush());
+    }
+    if (o.on_epoch_end) {
+      Status s = o.on_epoch_end(epoch, results);
+      if (!s.ok()) return Prefixed(s, "fit: after epoch " + std::to_string(epoch + 1));
+    }
+    h.steps += step;
+  }
+  h.examples_per_second = fit_time > 0 ? fit_examples / fit_time : 0;
+  h.input_wait_fraction = fit_time > 0 ? fit_wait / fit_time : 0;
+  return h;
+}
+
+Result<std::map<std::string, double>> Sequential::Evaluate(const Dataset& data,
+                                                           const FitOptions& o) {
+  if (!compiled_.loss) return Status::FailedPrecondition("Evaluate: compile the model first");
+  Mean loss_mean("loss");
+  for (const auto& m : compiled_.metrics) m->Reset();
+  SLUICE_ASSIGN_OR_RETURN(Iterator it, data.iterator());
+  int64_t step = 0;
+  for (;;) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, it.next());
+    if (!e) break;
+    std::string where = "evaluate: step " + std::to_string(++step);
+    Result<std::pair<Tensor, Tensor>> xy = SplitBatch(*e, o);
+    if (!xy.ok()) return Prefixed(xy.status(), where);
+    SLUICE_ASSIGN_OR_RETURN(DeviceTensor x, ToDeviceTensor(xy->first));
+    SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, ToDeviceTensor(xy->second));
+    Result<DeviceTensor> pred = Forward(x, false);
+    if (!pred.ok()) return Prefixed(pred.status(), where);
+    Result<double> loss = compiled_.loss->Compute(backend(), *pred, y, nullptr);
+    if (!loss.ok()) return Prefixed(loss.status(), where);
+    loss_mean.Update(*loss, static_cast<double>(pred->dim(0)));
+    for (const auto& m : compiled_.metrics) {
+      Status s = m->UpdateState(backend(), y, *pred);
+      if (!s.ok()) return Prefixed(s, where);
+    }
+  }
+  if (step == 0) return Status::InvalidArgument("evaluate: the dataset is empty");
+  std::map<std::string, double> out{{"loss", loss_mean.result()}};
+  for (const auto& m : compiled_.metrics) out[m->name()] = m->result();
+  return out;
+}
+
+Result<Tensor> Sequential::Predict(const Dataset& data, const FitOptions& o) {
+  SLUICE_ASSIGN_OR_RETURN(Iterator it, data.iterator());
+  std::vector<Tensor> outputs;
+  int64_t rows = 0;
+  for (;;) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, it.next());
+    if (!e) break;
+    if (e->empty()) return Status::InvalidArgument("predict: an element has no components");
+    Tensor x = (*e)[0];
+    if (!o.x_name.empty()) {
+      SLUICE_ASSIGN_OR_RETURN(x, e->get(o.x_name));
+    }
+    SLUICE_ASSIGN_OR_RETURN(Tensor y, Predict(x));
+    rows += y.shape().rank() > 0 ? y.shape().dim(0) : 1;
+    outputs.push_back(std::move(y));
+  }
+  if (outputs.empty()) return Status::InvalidArgument("predict: the dataset is empty");
+  std::vector<int64_t> dims(outputs[0].shape().dims().begin(), outputs[0].shape().dims().end());
+  dims[0] = rows;
+  SLUICE_ASSIGN_OR_RETURN(Tensor all, Tensor::Allocate(DType::kFloat32, Shape(dims)));
+  size_t offset = 0;
+  for (const Tensor& t : outputs) {
+    std::memcpy(static_cast<uint8_t*>(all.raw_data()) + offset, t.raw_data(), t.byte_size());
+    offset += t.byte_size();
+  }
+  return all;
+}
+
+}  // namespace sluice::nn

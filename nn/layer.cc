@@ -1,0 +1,116 @@
+#include "sluice/nn/layer.h"
+
+namespace sluice::nn {
+
+Layer::Layer(std::string name) : name_(std::move(name)) {}
+Layer::~Layer() = default;
+
+Status Layer::SetDevice(Device device) {
+  if (built_ && !(device == device_)) {
+    return Status::FailedPrecondition("layer " + name_ + " is built on " + device_.ToString() +
+                                      "; set the device before the first call");
+  }
+  device_ = device;
+  return Status::OK();
+}
+
+Status Layer::Build(const Shape&) { return Status::OK(); }
+
+Status Layer::EnsureBuilt(const Shape& input_shape) {
+  if (built_) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(backend_, GetBackend(device_));
+  rng_ = NextLayerRng();
+  Status s = Build(input_shape);
+  if (!s.ok()) {
+    weights_.clear();
+    return Status(s.code(), "building layer " + name_ + " for input " + input_shape.ToString() +
+                                ": " + std::string(s.message()));
+  }
+  built_ = true;
+  // Values a checkpoint restored before the weights existed.
+  return RestoreDeferred();
+}
+
+Status Layer::BuildFor(const Shape& input_shape) {
+  if (built_) return Status::FailedPrecondition("layer " + name_ + " is already built");
+  return EnsureBuilt(input_shape);
+}
+
+Result<DeviceTensor> Layer::Forward(const DeviceTensor& x, bool training) {
+  SLUICE_RETURN_IF_ERROR(EnsureBuilt(x.shape()));
+  if (!(x.device() == device_)) {
+    return Status::InvalidArgument("layer " + name_ + " is on " + device_.ToString() +
+                                   " but its input is on " + x.device().ToString());
+  }
+  return Call(x, training);
+}
+
+Result<Variable*> Layer::AddWeight(const std::string& name, const Shape& shape,
+                                   const Initializer& init, bool trainable) {
+  if (backend_ == nullptr) {
+    return Status::FailedPrecondition("layer " + name_ + ": AddWeight(" + name +
+                                      ") outside Build()");
+  }
+  for (const Weight& w : weights_) {
+    if (w.variable->name() == name_ + "/" + name) {
+      return Status::InvalidArgument("layer " + name_ + " already has a weight named " + name);
+    }
+  }
+  SLUICE_ASSIGN_OR_RETURN(Tensor host, InitialValue(init, shape, rng_));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor value, backend_->Allocate(DType::kFloat32, shape));
+  SLUICE_RETURN_IF_ERROR(backend_->CopyFromHost(host, &value));
+  Weight w;
+  w.variable = std::make_unique<Variable>(name_ + "/" + name, std::move(value), trainable);
+  if (trainable) {
+    SLUICE_ASSIGN_OR_RETURN(w.gradient, backend_->Zeros(DType::kFloat32, shape));
+  }
+  weights_.push_back(std::move(w));
+  return weights_.back().variable.get();
+}
+
+DeviceTensor& Layer::gradient(const Variable* v) {
+  for (Weight& w : weights_) {
+    if (w.variable.get() == v) return w.gradient;
+  }
+  static DeviceTensor none;  // unreachable for a layer's own weights
+  return none;
+}
+
+std::vector<Variable*> Layer::weights() const {
+  std::vector<Variable*> out;
+  for (const Weight& w : weights_) out.push_back(w.variable.get());
+  return out;
+}
+
+std::vector<Variable*> Layer::trainable_weights() const {
+  std::vector<Variable*> out;
+  for (const Weight& w : weights_) {
+    if (w.variable->trainable()) out.push_back(w.variable.get());
+  }
+  return out;
+}
+
+std::vector<DeviceTensor*> Layer::gradients() {
+  std::vector<DeviceTensor*> out;
+  for (Weight& w : weights_) {
+    if (w.variable->trainable()) out.push_back(&w.gradient);
+  }
+  return out;
+}
+
+int64_t Layer::CountParams() const {
+  int64_t n = 0;
+  for (const Weight& w : weights_) n += w.variable->shape().num_elements();
+  return n;
+}
+
+std::vector<Trackable::Child> Layer::TrackableChildren() {
+  std::vector<Child> out;
+  for (Weight& w : weights_) {
+    const std::string& full = w.variable->name();
+    out.push_back({full.substr(full.rfind('/') + 1), w.variable.get()});
+  }
+  return out;
+}
+
+}  // namespace sluice::nn

@@ -1,0 +1,179 @@
+#include "sluice/nn/sequential.h"
+
+#include <cstdio>
+#include <map>
+
+#include "sluice/nn/layers.h"
+
+namespace sluice::nn {
+
+// A structural node of the checkpoint graph with fixed children.
+struct Sequential::Node : Trackable {
+  std::vector<Child> children;
+  std::vector<Child> TrackableChildren() override { return children; }
+};
+
+Sequential::Sequential(std::string name)
+    : Layer(std::move(name)),
+      functional_(std::make_unique<Node>()),
+      operations_(std::make_unique<Node>()),
+      input_layer_(std::make_unique<Node>()) {}
+
+Sequential::~Sequential() = default;
+
+Layer* Sequential::Add(std::unique_ptr<Layer> layer) {
+  // Unique names as Keras gives them: dense, dense_1, dense_2, ...
+  std::string base = layer->name();
+  int same = 0;
+  for (const auto& l : layers_) {
+    const std::string& n = l->name();
+    if (n == base || (n.size() > base.size() + 1 && n.compare(0, base.size(), base) == 0 &&
+                      n[base.size()] == '_')) {
+      ++same;
+    }
+  }
+  if (same > 0) layer->set_name(base + "_" + std::to_string(same));
+  (void)layer->SetDevice(device());
+  layers_.push_back(std::move(layer));
+  return layers_.back().get();
+}
+
+Status Sequential::SetDevice(Device device) {
+  SLUICE_RETURN_IF_ERROR(Layer::SetDevice(device));
+  for (auto& l : layers_) SLUICE_RETURN_IF_ERROR(l->SetDevice(device));
+  return Status::OK();
+}
+
+Status Sequential::Compile(CompileOptions options) {
+  if (!options.optimizer) return Status::InvalidArgument("Compile: no optimizer");
+  if (!options.loss) return Status::InvalidArgument("Compile: no loss");
+  compiled_ = std::move(options);
+  return Status::OK();
+}
+
+Result<DeviceTensor> Sequential::Call(const DeviceTensor& input, bool training) {
+  if (layers_.empty()) return Status::FailedPrecondition("model " + name() + " has no layers");
+  DeviceTensor x = input;
+  // Keras casts inputs to the layers' float32; Rescaling does it itself.
+  if (x.dtype() != DType::kFloat32 && dynamic_cast<Rescaling*>(layers_[0].get()) == nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(DeviceTensor f, backend().Allocate(DType::kFloat32, x.shape()));
+    SLUICE_RETURN_IF_ERROR(backend().Cast(x, 1.0f, &f));
+    x = f;
+  }
+  output_shapes_.resize(layers_.size());
+  layers_[0]->set_input_gradient_needed(input_gradient_needed());
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    SLUICE_ASSIGN_OR_RETURN(x, layers_[i]->Forward(x, training));
+    output_shapes_[i] = x.shape();
+  }
+  return x;
+}
+
+Result<DeviceTensor> Sequential::Backward(const DeviceTensor& dy) {
+  DeviceTensor d = dy;
+  for (size_t i = layers_.size(); i-- > 0;) {
+    SLUICE_ASSIGN_OR_RETURN(d, layers_[i]->Backward(d));
+    if (i > 0 && d.empty()) {
+      return Status::Internal("layer " + layers_[i]->name() + " returned no input gradient");
+    }
+  }
+  return d;
+}
+
+std::vector<Variable*> Sequential::trainable_variables() const {
+  std::vector<Variable*> out;
+  for (const auto& l : layers_) {
+    for (Variable* v : l->trainable_weights()) out.push_back(v);
+  }
+  return out;
+}
+
+Result<DeviceTensor> Sequential::ToDeviceTensor(const Tensor& t) {
+  SLUICE_ASSIGN_OR_RETURN(Backend * b, GetBackend(device()));
+  return b->ToDevice(t);
+}
+
+Result<Sequential::Gradients> Sequential::ComputeGradients(const Tensor& x, const Tensor& y) {
+  if (!compiled_.loss) return Status::FailedPrecondition("ComputeGradients: compile the model first");
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor xd, ToDeviceTensor(x));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor yd, ToDeviceTensor(y));
+  set_input_gradient_needed(false);  // x is data
+  Gradients g;
+  SLUICE_ASSIGN_OR_RETURN(g.predictions, Forward(xd, /*training=*/true));
+  if (y.shape().rank() == 0 || (g.predictions.rank() > 0 && y.shape().dim(0) != g.predictions.dim(0))) {
+    return Status::InvalidArgument("labels " + y.shape().ToString() + " do not match outputs " +
+                                   g.predictions.shape().ToString() + " of model " + name());
+  }
+  DeviceTensor dpred;
+  SLUICE_ASSIGN_OR_RETURN(g.loss, compiled_.loss->Compute(backend(), g.predictions, yd, &dpred));
+  SLUICE_RETURN_IF_ERROR(Backward(dpred).status());
+  for (const auto& l : layers_) {
+    std::vector<Variable*> vars = l->trainable_weights();
+    std::vector<DeviceTensor*> grads = l->gradients();
+    g.variables.insert(g.variables.end(), vars.begin(), vars.end());
+    g.grads.insert(g.grads.end(), grads.begin(), grads.end());
+  }
+  return g;
+}
+
+Result<double> Sequential::TrainStep(const Tensor& x, const Tensor& y) {
+  if (!compiled_.optimizer) return Status::FailedPrecondition("TrainStep: compile the model first");
+  SLUICE_ASSIGN_OR_RETURN(Gradients g, ComputeGradients(x, y));
+  SLUICE_RETURN_IF_ERROR(compiled_.optimizer->ApplyGradients(
+      std::span<DeviceTensor* const>(g.grads), std::span<Variable* const>(g.variables)));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor yd, ToDeviceTensor(y));
+  for (const auto& m : compiled_.metrics) {
+    SLUICE_RETURN_IF_ERROR(m->UpdateState(backend(), yd, g.predictions));
+  }
+  return g.loss;
+}
+
+Result<Tensor> Sequential::Predict(const Tensor& x) {
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor xd, ToDeviceTensor(x));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, Forward(xd, false));
+  SLUICE_ASSIGN_OR_RETURN(Tensor host, backend().ToHost(y));
+  return host.Clone();  // the CPU backend shares; the caller gets its own
+}
+
+std::vector<Trackable::Child> Sequential::TrackableChildren() {
+  operations_->children = {{"0", input_layer_.get()}};
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    operations_->children.push_back({std::to_string(i + 1), layers_[i].get()});
+  }
+  functional_->children = {{"_operations", operations_.get()}};
+  std::vector<Child> out = {{"_functional", functional_.get()}};
+  if (compiled_.optimizer) out.push_back({"optimizer", compiled_.optimizer.get()});
+  return out;
+}
+
+std::string Sequential::Summary() const {
+  std::string out = "Model: \"" + name() + "\"\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "%-28s %-22s %-20s %12s\n", "Layer", "Config", "Output shape",
+                "Params");
+  out += line;
+  out += std::string(85, '-') + "\n";
+  int64_t total = 0, trainable = 0;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Layer& l = *layers_[i];
+    std::string shape = i < output_shapes_.size() && output_shapes_[i].rank() > 0
+                            ? output_shapes_[i].ToString()
+                            : "?";
+    if (i < output_shapes_.size() && output_shapes_[i].rank() > 0) {
+      shape = "[None" + shape.substr(shape.find(',') == std::string::npos ? shape.size() - 1
+                                                                          : shape.find(','));
+    }
+    std::snprintf(line, sizeof line, "%-28s %-22s %-20s %12lld\n", l.name().c_str(),
+                  l.Describe().c_str(), shape.c_str(), static_cast<long long>(l.CountParams()));
+    out += line;
+    total += l.CountParams();
+    for (const Variable* v : l.trainable_weights()) trainable += v->shape().num_elements();
+  }
+  out += std::string(85, '-') + "\n";
+  out += "Total params: " + std::to_string(total) + "\nTrainable params: " +
+         std::to_string(trainable) + "\nNon-trainable params: " + std::to_string(total - trainable) +
+         "\n";
+  return out;
+}
+
+}  // namespace sluice::nn

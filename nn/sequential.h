@@ -1,0 +1,169 @@
+// Sequential: a stack of layers with Keras's compile / fit / evaluate /
+// predict, and the pieces of a custom training loop (ComputeGradients +
+// Optimizer::ApplyGradients, the tutorials' GradientTape pattern).
+//
+//   nn::Sequential model;
+//   model.Add<nn::Rescaling>(1.0f / 255);
+//   model.Add<nn::Flatten>();
+//   model.Add<nn::Dense>(128, nn::DenseOptions{.activation = nn::Activation::kRelu});
+//   model.Add<nn::Dense>(10);
+//   model.Compile({.optimizer = std::make_shared<nn::Adam>(),
+//                  .loss = std::make_shared<nn::SparseCategoricalCrossentropy>(true),
+//                  .metrics = {std::make_shared<nn::SparseCategoricalAccuracy>()}});
+//   auto history = model.Fit(train, {.epochs = 5, .validation_data = test});
+//
+// Batches are pipeline Elements: (x, y) as components 0 and 1, or the
+// components FitOptions names. They move to the model's device with
+// Backend::ToDevice (no copy on the CPU).
+//
+// A Sequential is a Layer (models nest) and a Trackable whose checkpoint
+// structure is a Keras 3 Sequential's (`_functional/_operations/<i>`, with
+// the input layer at 0), so TensorFlow and sluice restore each other's
+// checkpoints (docs/checkpoint.md).
+//
+// Ownership: the model owns its layers; compile() shares the optimizer,
+// loss and metrics with the caller. Thread-safety: none; one thread trains.
+#ifndef SLUICE_NN_SEQUENTIAL_H_
+#define SLUICE_NN_SEQUENTIAL_H_
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/core/element.h"
+#include "sluice/nn/layer.h"
+#include "sluice/nn/losses.h"
+#include "sluice/nn/metrics.h"
+#include "sluice/nn/optimizers.h"
+#include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/iterator.h"
+
+namespace sluice {
+class SummaryWriter;
+}
+
+namespace sluice::nn {
+
+struct CompileOptions {
+  std::shared_ptr<Optimizer> optimizer;
+  std::shared_ptr<Loss> loss;
+  std::vector<std::shared_ptr<Metric>> metrics;
+};
+
+// What one training step left behind, for callbacks.
+struct StepInfo {
+  int epoch = 0;          // from 0
+  int64_t step = 0;       // in the epoch, from 0
+  int64_t global_step = 0;  // optimizer iterations after the step
+  double loss = 0;          // this batch's
+  int64_t batch_size = 0;
+  Iterator* iterator = nullptr;  // the iterator fit() reads (to checkpoint its state)
+};
+
+struct FitOptions {
+  int epochs = 1;
+  // Evaluated after each epoch; its results appear as "val_<name>".
+  std::optional<Dataset> validation_data;
+  // Steps per epoch; 0 runs each epoch to the end of the dataset. With a
+  // count, one iterator continues across epochs (for repeated datasets).
+  int64_t steps_per_epoch = 0;
+  // 0 silent; 1 progress bar; 2 one line per epoch; -1 (default) a bar on
+  // a terminal and lines otherwise. Printed to `out`.
+  int verbose = -1;
+  FILE* out = stdout;
+  // Which components are x and y; "" takes components 0 and 1.
+  std::string x_name, y_name;
+  // TensorBoard: every `log_every_steps` steps writes loss, metrics,
+  // examples/s, the input-wait fraction and each pipeline stage's busy
+  // time and parallelism; per epoch the epoch results. Not owned.
+  SummaryWriter* summary_writer = nullptr;
+  int64_t log_every_steps = 100;
+  // Called after every step (a non-OK status stops fit() with it).
+  std::function<Status(const StepInfo&)> on_batch_end;
+  // Called after every epoch with its results.
+  std::function<Status(int epoch, const std::map<std::string, double>&)> on_epoch_end;
+};
+
+struct History {
+  // Per epoch: "loss", each metric, "val_loss", "val_<metric>".
+  std::map<std::string, std::vector<double>> history;
+  // Over the whole fit: examples per second of training, and the fraction
+  // of wall time the training loop spent waiting for the next batch.
+  double examples_per_second = 0;
+  double input_wait_fraction = 0;
+  int64_t steps = 0;
+};
+
+class Sequential : public Layer {
+ public:
+  explicit Sequential(std::string name = "sequential");
+  ~Sequential() override;
+
+  // Appends a layer; its name is made unique in the model ("dense",
+  // "dense_1", ...). Returns it (owned by the model).
+  Layer* Add(std::unique_ptr<Layer> layer);
+  template <typename L, typename... Args>
+  L* Add(Args&&... args) {
+    return static_cast<L*>(Add(std::make_unique<L>(std::forward<Args>(args)...)));
+  }
+  const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
+
+  Status SetDevice(Device device) override;
+  // Keras's model.summary(): layers, output shapes, parameter counts.
+  // Output shapes are known once the model has run (or BuildFor()).
+  std::string Summary() const;
+
+  // Sets the optimizer, loss and metrics fit/evaluate use.
+  // InvalidArgument if optimizer or loss is missing.
+  Status Compile(CompileOptions options);
+  const std::shared_ptr<Optimizer>& optimizer() const { return compiled_.optimizer; }
+
+  Result<History> Fit(const Dataset& train, FitOptions options = {});
+  // Loss and metrics over the dataset (training = false).
+  Result<std::map<std::string, double>> Evaluate(const Dataset& data,
+                                                 const FitOptions& options = {});
+  // The model's outputs for every element's x, concatenated along the
+  // batch dimension into one host tensor.
+  Result<Tensor> Predict(const Dataset& data, const FitOptions& options = {});
+  Result<Tensor> Predict(const Tensor& x);
+
+  // The gradient of the compiled loss for one batch, for custom loops:
+  // grads[i] belongs to variables[i] (trainable_variables() order). The
+  // gradient tensors are the layers' buffers, valid until the next step.
+  struct Gradients {
+    double loss = 0;
+    DeviceTensor predictions;
+    std::vector<DeviceTensor*> grads;
+    std::vector<Variable*> variables;
+  };
+  Result<Gradients> ComputeGradients(const Tensor& x, const Tensor& y);
+  // ComputeGradients + ApplyGradients + metric updates; returns the loss.
+  Result<double> TrainStep(const Tensor& x, const Tensor& y);
+  std::vector<Variable*> trainable_variables() const;
+
+  // Layer interface: the stack as one layer.
+  Result<DeviceTensor> Call(const DeviceTensor& x, bool training) override;
+  Result<DeviceTensor> Backward(const DeviceTensor& dy) override;
+
+  // Keras 3's structure: `_functional` -> `_operations` -> "0" (the input
+  // layer), "1", ... the layers; plus `optimizer` once compiled.
+  std::vector<Child> TrackableChildren() override;
+
+ private:
+  struct Node;  // a Trackable listing fixed children
+  Result<DeviceTensor> ToDeviceTensor(const Tensor& t);
+  Result<std::pair<Tensor, Tensor>> SplitBatch(const Element& e, const FitOptions& o) const;
+
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<Shape> output_shapes_;  // per layer, from the last call
+  CompileOptions compiled_;
+  std::unique_ptr<Node> functional_, operations_, input_layer_;
+};
+
+}  // namespace sluice::nn
+
+#endif  // SLUICE_NN_SEQUENTIAL_H_
