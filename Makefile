@@ -36,7 +36,7 @@ test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 demo: build
-	@$(BUILD)/samples/tfrecord_demo $(BUILD)/demo
+	@scripts/demo.sh $(BUILD)
 
 bench: build
 	@scripts/run-benchmarks.sh $(BUILD)

@@ -108,7 +108,10 @@ std::vector<Trackable::Child> Layer::TrackableChildren() {
   std::vector<Child> out;
   for (Weight& w : weights_) {
     const std::string& full = w.variable->name();
-    out.push_back({full.substr(full.rfind('/') + 1), w.variable.get()});
+    std::string name = full.substr(full.rfind('/') + 1);
+    // Keras 3's Dense and Conv layers track their kernel as `_kernel`.
+    if (name == "kernel") name = "_kernel";
+    out.push_back({std::move(name), w.variable.get()});
   }
   return out;
 }

@@ -12,6 +12,8 @@ struct Optimizer::ListNode : Trackable {
     for (size_t i = 0; i < items.size(); ++i) out.push_back({std::to_string(i), items[i]});
     return out;
   }
+  // Values a restore kept for items that did not exist yet.
+  Status RestorePending() { return RestoreDeferred(); }
 };
 
 struct Optimizer::Tracked {
@@ -99,7 +101,14 @@ Status Optimizer::ApplyGradients(std::span<DeviceTensor* const> grads,
       created = true;
     }
   }
-  if (created) SLUICE_RETURN_IF_ERROR(RestoreDeferred());
+  if (created) {
+    // A restore before the slots existed left their values with the list
+    // nodes (`_variables`, `_momentums`, ...), which now have the items.
+    SLUICE_RETURN_IF_ERROR(RestoreDeferred());
+    SLUICE_RETURN_IF_ERROR(variables_node_->RestorePending());
+    SLUICE_RETURN_IF_ERROR(trainable_node_->RestorePending());
+    for (auto& list : slot_lists_) SLUICE_RETURN_IF_ERROR(list->RestorePending());
+  }
   int64_t step = iterations() + 1;
   for (size_t i = 0; i < variables.size(); ++i) {
     Tracked* t = nullptr;

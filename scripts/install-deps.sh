@@ -17,6 +17,12 @@ PACKAGES=(
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libtbb-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev
+  # nn's CPU backend: oneDNN (OpenMP runtime, libgomp comes with g++). Its
+  # CMake config calls find_package(OpenCL): only recommended by libdnnl-dev,
+  # so named here (it pulls in opencl-c-headers).
+  libdnnl-dev ocl-icd-opencl-dev
+  # make demo and the training samples: Fashion-MNIST's IDX files
+  dataset-fashion-mnist
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # fuzzing and sanitizers (clang's libFuzzer + runtimes)

@@ -1,5 +1,6 @@
 // `sluice convert idx IMAGES LABELS --out PREFIX`: MNIST-style IDX files to
-// sharded TFRecords of the common image schema, each image a gray PNG.
+// sharded TFRecords of the common image schema, each image a gray PNG; or,
+// with `--to-folder DIR`, to an image folder of gray PNGs (idx_folder.h).
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "commands.h"
 #include "convert_command.h"
 #include "idx_file.h"
+#include "idx_folder.h"
 #include "image_example.h"
 #include "sluice/ops/png.h"
 
@@ -24,6 +26,7 @@ struct ConvertIdxOptions {
   std::string class_names;  // a file, one name per line
   bool fashion = false;
   std::string name_prefix;  // of image/filename; from the images file by default
+  std::string to_folder;    // DIR, instead of common.out
 };
 
 const std::vector<std::string>& FashionMnistNames() {
@@ -80,9 +83,54 @@ Result<RecordBytes> ConvertIdxImage(const IdxArray& images, const IdxArray& labe
   return RecordBytes(SerializeImageExample(f, png));
 }
 
+int WriteFolder(const ConvertIdxOptions& o, const IdxArray& images, const IdxArray& labels,
+                const std::vector<std::string>& names, const std::vector<uint64_t>& counts) {
+  IdxFolderJob job;
+  job.dir = o.to_folder;
+  while (job.dir.size() > 1 && job.dir.back() == '/') job.dir.pop_back();
+  job.images = &images;
+  job.labels = &labels;
+  job.folders = ClassFolderNames(names);
+  job.name_prefix = o.name_prefix.empty() ? DefaultNamePrefix(o.images) : o.name_prefix;
+  if (job.name_prefix.find('/') != std::string::npos) {
+    return Fail(kCommand, Status::InvalidArgument("--name-prefix " + job.name_prefix +
+                                                  " holds a '/'; with --to-folder it starts "
+                                                  "a file name"));
+  }
+  job.workers = o.common.workers > 0 ? o.common.workers : AvailableCpus();
+  job.resume = o.common.resume;
+  const IdxFolderReport r = WriteIdxFolder(job);
+  for (const std::string& name : r.foreign) {
+    fmt::print(stderr,
+               "sluice {}: warning: {}/{} is not a class folder of these labels; "
+               "`convert images` would take it for a class\n",
+               kCommand, job.dir, name);
+  }
+  if (!r.status.ok()) {
+    fmt::print(stderr, "sluice {}: {}\n", kCommand, r.status.ToString());
+    if (r.written + r.kept > 0) {
+      fmt::print(stderr, "{} of {} images are written; run again with --resume to finish\n",
+                 r.written + r.kept, images.count());
+    }
+    return 1;
+  }
+  const double secs = r.seconds > 0 ? r.seconds : 1e-9;
+  fmt::print(
+      "wrote {} images as gray PNGs into {} class folders in {:.2f} s: {:.0f} images/s, "
+      "{:.1f} MB written\n",
+      r.written, job.folders.size(), r.seconds, (r.written + r.kept) / secs, r.bytes_out / 1e6);
+  if (r.kept > 0) fmt::print("resumed: {} images were written already and were kept\n", r.kept);
+  fmt::print("folder: {}\n", job.dir);
+  for (size_t i = 0; i < job.folders.size(); ++i) {
+    fmt::print("  {}\t{}\t{} images\n", i, job.folders[i], counts[i]);
+  }
+  return 0;
+}
+
 int RunConvertIdx(const ConvertIdxOptions& o) {
   const ConvertCommonOptions& c = o.common;
-  Status st = PrepareOutputPrefix(c.out);
+  const bool folder = !o.to_folder.empty();
+  Status st = folder ? Status::OK() : PrepareOutputPrefix(c.out);
   if (!st.ok()) return Fail(kCommand, st);
   Result<IdxArray> images = ReadIdxFile(o.images, 3);
   if (!images.ok()) return Fail(kCommand, images.status());
@@ -121,6 +169,7 @@ int RunConvertIdx(const ConvertIdxOptions& o) {
     }
     ++counts[label];
   }
+  if (folder) return WriteFolder(o, *images, *labels, names, counts);
 
   const size_t n = static_cast<size_t>(images->count());
   std::vector<size_t> order(n);
@@ -149,7 +198,8 @@ void AddConvertIdxCommand(CLI::App& convert, int* exit_code) {
       "idx",
       "Convert MNIST-style IDX files (images: magic 0x00000803, uint8 [n, rows, cols]; labels: "
       "0x00000801, uint8 [n]; plain or .gz) into sharded TFRecords of tf.train.Example with the "
-      "same features as `convert images`, each image a 1-channel PNG named like train-00042.");
+      "same features as `convert images`, each image a 1-channel PNG named like train-00042; "
+      "or, with --to-folder, into an image folder of such PNGs.");
   cmd->add_option("images", o->images, "IDX images file (e.g. train-images-idx3-ubyte.gz)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -157,6 +207,19 @@ void AddConvertIdxCommand(CLI::App& convert, int* exit_code) {
       ->required()
       ->check(CLI::ExistingFile);
   AddConvertCommonOptions(cmd, &o->common, /*shard_size_option=*/false);
+  // Either TFRecords (--out) or an image folder (--to-folder): one is needed.
+  CLI::Option* out = cmd->get_option("--out");
+  out->required(false);
+  CLI::Option* to_folder =
+      cmd->add_option("--to-folder", o->to_folder,
+                      "Instead of --out: write each image as a gray PNG "
+                      "DIR/<class>/<prefix>-<index, 5 digits>.png (see below), for "
+                      "`sluice convert images` or other tools; honours --workers and --resume")
+          ->type_name("DIR")
+          ->excludes(out);
+  for (const char* name : {"--shards", "--shuffle", "--seed", "--compression", "--index"}) {
+    to_folder->excludes(cmd->get_option(name));
+  }
   CLI::Option* names =
       cmd->add_option("--class-names", o->class_names,
                       "File with one class name per line, for label 0, 1, ... [default: the "
@@ -173,9 +236,24 @@ void AddConvertIdxCommand(CLI::App& convert, int* exit_code) {
       "  sluice convert idx $D/train-images-idx3-ubyte.gz $D/train-labels-idx1-ubyte.gz "
       "--fashion --out data/fashion-train --shards 4 --shuffle\n"
       "  sluice convert idx t10k-images-idx3-ubyte t10k-labels-idx1-ubyte --out data/mnist-test\n"
+      "  sluice convert idx $D/t10k-images-idx3-ubyte.gz $D/t10k-labels-idx1-ubyte.gz --fashion "
+      "--to-folder data/fashion-test && sluice convert images data/fashion-test --out "
+      "data/fashion-test-rec\n"
+      "--to-folder class folders: bytes of a class name outside [A-Za-z0-9._+-], and a\n"
+      "  leading '.', become '_'. If the names so made are distinct and sort in label order\n"
+      "  they are kept; otherwise each gets its label, zero-padded, and '_' in front:\n"
+      "  Fashion-MNIST gives 0_T-shirt_top, 1_Trouser, ..., 9_Ankle_boot; MNIST 0 ... 9.\n"
+      "  So `convert images`, which numbers classes in sorted folder order, restores the\n"
+      "  labels. Every class gets a folder. DIR must be new or empty, unless --resume,\n"
+      "  which keeps the files already there.\n"
       "Exit status: 0 all converted, 1 error (a bad file is named with the offset), 2 usage.\n"
       "Docs: docs/convert.md");
-  cmd->callback([o, exit_code] { *exit_code = RunConvertIdx(*o); });
+  cmd->callback([o, exit_code] {
+    if (o->common.out.empty() && o->to_folder.empty()) {
+      throw CLI::RequiredError("--out or --to-folder");
+    }
+    *exit_code = RunConvertIdx(*o);
+  });
 }
 
 }  // namespace sluice::tools

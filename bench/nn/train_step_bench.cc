@@ -58,9 +58,6 @@ void TrainStep(benchmark::State& state, bool cnn) {
     benchmark::DoNotOptimize(*loss);
   }
   state.SetItemsProcessed(state.iterations() * batch);
-  state.counters["ms_per_step"] = benchmark::Counter(
-      1e3 * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void BM_TrainStepMlp(benchmark::State& s) { TrainStep(s, false); }

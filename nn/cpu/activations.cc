@@ -56,6 +56,7 @@ Status CpuBackend::ActivationForward(Activation f, const DeviceTensor& x, Device
         if (in != out) std::memcpy(out + begin, in + begin, (end - begin) * sizeof(float));
         break;
       case Activation::kRelu:
+#pragma omp simd
         for (int64_t i = begin; i < end; ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
         break;
       case Activation::kSigmoid:
@@ -104,12 +105,15 @@ Status CpuBackend::ActivationBackward(Activation f, const DeviceTensor& y, const
         if (pdy != out) std::memcpy(out + begin, pdy + begin, (end - begin) * sizeof(float));
         break;
       case Activation::kRelu:
+#pragma omp simd
         for (int64_t i = begin; i < end; ++i) out[i] = py[i] > 0.0f ? pdy[i] : 0.0f;
         break;
       case Activation::kSigmoid:
+#pragma omp simd
         for (int64_t i = begin; i < end; ++i) out[i] = pdy[i] * py[i] * (1.0f - py[i]);
         break;
       case Activation::kTanh:
+#pragma omp simd
         for (int64_t i = begin; i < end; ++i) out[i] = pdy[i] * (1.0f - py[i] * py[i]);
         break;
       case Activation::kSoftmax: break;

@@ -13,8 +13,7 @@ std::string DescribeArgs(std::initializer_list<Arg> args) {
   return out;
 }
 
-Status Invalid(std::string_view method, std::string_view problem,
-               std::initializer_list<Arg> args) {
+Status Invalid(std::string_view method, std::string_view problem, std::initializer_list<Arg> args) {
   std::string msg(method);
   msg += ": ";
   msg += problem;
@@ -34,8 +33,8 @@ Status CheckTensors(std::string_view method, Device device, DType dtype,
       return Invalid(method, std::string(a.first) + " is not on " + device.ToString(), {a});
     }
     if (t.dtype() != dtype) {
-      return Invalid(method,
-                     std::string(a.first) + " must be " + std::string(DTypeName(dtype)), {a});
+      return Invalid(method, std::string(a.first) + " must be " + std::string(DTypeName(dtype)),
+                     {a});
     }
     if (t.num_elements() > 0 && t.empty()) {
       return Invalid(method, std::string(a.first) + " has no storage", {a});
@@ -46,8 +45,7 @@ Status CheckTensors(std::string_view method, Device device, DType dtype,
 
 Status CheckSameShape(std::string_view method, const Arg& a, const Arg& b) {
   if (a.second->shape() == b.second->shape()) return Status::OK();
-  return Invalid(method,
-                 std::string(a.first) + " and " + std::string(b.first) + " differ in shape",
+  return Invalid(method, std::string(a.first) + " and " + std::string(b.first) + " differ in shape",
                  {a, b});
 }
 

@@ -71,24 +71,17 @@ Result<ConvShape> MakeConvShape(std::string_view method, const Shape& x, const S
   return s;
 }
 
-dnnl::primitive_attr UserScratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
 dnnl::convolution_forward::primitive_desc ForwardPd(const ConvShape& s, bool with_bias,
                                                     const dnnl::engine& engine) {
   const memory::desc w = Md(s.weights, Tag::any);
   const auto prop = dnnl::prop_kind::forward_training;
   const auto alg = dnnl::algorithm::convolution_direct;
-  const auto d = with_bias ? dnnl::convolution_forward::desc(prop, alg, Md(s.src, Tag::nhwc), w,
-                                                             Md(s.bias, Tag::x),
-                                                             Md(s.dst, Tag::nhwc), s.strides,
-                                                             s.pad_l, s.pad_r)
-                           : dnnl::convolution_forward::desc(prop, alg, Md(s.src, Tag::nhwc), w,
-                                                             Md(s.dst, Tag::nhwc), s.strides,
-                                                             s.pad_l, s.pad_r);
+  const auto d =
+      with_bias
+          ? dnnl::convolution_forward::desc(prop, alg, Md(s.src, Tag::nhwc), w, Md(s.bias, Tag::x),
+                                            Md(s.dst, Tag::nhwc), s.strides, s.pad_l, s.pad_r)
+          : dnnl::convolution_forward::desc(prop, alg, Md(s.src, Tag::nhwc), w,
+                                            Md(s.dst, Tag::nhwc), s.strides, s.pad_l, s.pad_r);
   return {d, UserScratchpad(), engine};
 }
 
@@ -103,30 +96,13 @@ struct Cached {
 using Forward = Cached<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>;
 using BackwardData =
     Cached<dnnl::convolution_backward_data::primitive_desc, dnnl::convolution_backward_data>;
-using BackwardWeights = Cached<dnnl::convolution_backward_weights::primitive_desc,
-                               dnnl::convolution_backward_weights>;
+using BackwardWeights =
+    Cached<dnnl::convolution_backward_weights::primitive_desc, dnnl::convolution_backward_weights>;
 
 std::optional<dnnl::reorder> Reorder(const memory::desc& from, const memory::desc& to,
                                      const dnnl::engine& engine) {
   if (from == to) return std::nullopt;
   return dnnl::reorder(dnnl::reorder::primitive_desc(engine, from, engine, to));
-}
-
-// Runs `prim` with `args` plus a per-thread scratchpad.
-template <typename Pd>
-Status Execute(std::string_view method, const dnnl::primitive& prim, const Pd& pd,
-               const dnnl::engine& engine, std::unordered_map<int, memory> args) {
-  const memory::desc sd = pd.scratchpad_desc();
-  void* scratch = ThreadScratch(ScratchSlot::kScratchpad, sd.get_size());
-  if (sd.get_size() > 0 && scratch == nullptr) {
-    return Status::ResourceExhausted(std::string(method) + ": cannot allocate " +
-                                     std::to_string(sd.get_size()) + " bytes of scratchpad");
-  }
-  args.emplace(DNNL_ARG_SCRATCHPAD, memory(sd, engine, scratch));
-  dnnl::stream stream(engine);
-  prim.execute(stream, args);
-  stream.wait();
-  return Status::OK();
 }
 
 // Memory in `md` for the weights: the callers' bytes when no reorder is
@@ -148,8 +124,8 @@ Status CpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
   SLUICE_RETURN_IF_ERROR(
       CheckTensors(kMethod, device_, DType::kFloat32, {{"x", &x}, {"filter", &filter}, {"y", y}}));
   const auto args = {Arg{"x", &x}, Arg{"filter", &filter}, Arg{"y", y}};
-  SLUICE_ASSIGN_OR_RETURN(ConvShape s,
-                          MakeConvShape(kMethod, x.shape(), filter.shape(), y->shape(), window, args));
+  SLUICE_ASSIGN_OR_RETURN(
+      ConvShape s, MakeConvShape(kMethod, x.shape(), filter.shape(), y->shape(), window, args));
   if (bias != nullptr) {
     SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"bias", bias}}));
     if (bias->shape() != Shape{filter.dim(3)}) {
@@ -166,9 +142,9 @@ Status CpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
                      Reorder(Md(s.weights, Tag::hwio), pd.weights_desc(), engine)};
     });
     memory user_w = Wrap(Md(s.weights, Tag::hwio), engine, filter.raw_data());
-    SLUICE_ASSIGN_OR_RETURN(memory w, WeightsMemory(kMethod, c->pd.weights_desc(), engine,
-                                                    c->weights_reorder.has_value(),
-                                                    user_w.get_data_handle()));
+    SLUICE_ASSIGN_OR_RETURN(
+        memory w, WeightsMemory(kMethod, c->pd.weights_desc(), engine,
+                                c->weights_reorder.has_value(), user_w.get_data_handle()));
     dnnl::stream stream(engine);
     if (c->weights_reorder) {
       c->weights_reorder->execute(stream, user_w, w);
@@ -178,7 +154,8 @@ Status CpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
         {DNNL_ARG_SRC, Wrap(c->pd.src_desc(), engine, x.raw_data())},
         {DNNL_ARG_WEIGHTS, w},
         {DNNL_ARG_DST, Wrap(c->pd.dst_desc(), engine, y->raw_data())}};
-    if (bias != nullptr) a.emplace(DNNL_ARG_BIAS, Wrap(c->pd.bias_desc(), engine, bias->raw_data()));
+    if (bias != nullptr)
+      a.emplace(DNNL_ARG_BIAS, Wrap(c->pd.bias_desc(), engine, bias->raw_data()));
     return Execute(kMethod, c->prim, c->pd, engine, std::move(a));
   });
 }
@@ -207,9 +184,9 @@ Status CpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor
                           Reorder(Md(s.weights, Tag::hwio), pd.weights_desc(), engine)};
     });
     memory user_w = Wrap(Md(s.weights, Tag::hwio), engine, filter.raw_data());
-    SLUICE_ASSIGN_OR_RETURN(memory w, WeightsMemory(kMethod, c->pd.weights_desc(), engine,
-                                                    c->weights_reorder.has_value(),
-                                                    user_w.get_data_handle()));
+    SLUICE_ASSIGN_OR_RETURN(
+        memory w, WeightsMemory(kMethod, c->pd.weights_desc(), engine,
+                                c->weights_reorder.has_value(), user_w.get_data_handle()));
     dnnl::stream stream(engine);
     if (c->weights_reorder) {
       c->weights_reorder->execute(stream, user_w, w);
@@ -249,23 +226,22 @@ Status CpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTenso
     auto c = dnnl_->Get<BackwardWeights>(s.Key("bwd_weights", with_bias), [&] {
       const memory::desc w = Md(s.weights, Tag::any);
       const auto alg = dnnl::algorithm::convolution_direct;
-      const auto d =
-          with_bias ? dnnl::convolution_backward_weights::desc(
-                          alg, Md(s.src, Tag::nhwc), w, Md(s.bias, Tag::x), Md(s.dst, Tag::nhwc),
-                          s.strides, s.pad_l, s.pad_r)
-                    : dnnl::convolution_backward_weights::desc(
-                          alg, Md(s.src, Tag::nhwc), w, Md(s.dst, Tag::nhwc), s.strides,
-                          s.pad_l, s.pad_r);
-      const dnnl::convolution_backward_weights::primitive_desc pd(
-          d, UserScratchpad(), engine, ForwardPd(s, with_bias, engine));
+      const auto d = with_bias ? dnnl::convolution_backward_weights::desc(
+                                     alg, Md(s.src, Tag::nhwc), w, Md(s.bias, Tag::x),
+                                     Md(s.dst, Tag::nhwc), s.strides, s.pad_l, s.pad_r)
+                               : dnnl::convolution_backward_weights::desc(
+                                     alg, Md(s.src, Tag::nhwc), w, Md(s.dst, Tag::nhwc), s.strides,
+                                     s.pad_l, s.pad_r);
+      const dnnl::convolution_backward_weights::primitive_desc pd(d, UserScratchpad(), engine,
+                                                                  ForwardPd(s, with_bias, engine));
       // The reorder goes the other way: blocked gradient -> HWIO.
       return BackwardWeights{pd, dnnl::convolution_backward_weights(pd),
                              Reorder(pd.diff_weights_desc(), Md(s.weights, Tag::hwio), engine)};
     });
     memory user_dw = Wrap(Md(s.weights, Tag::hwio), engine, dfilter->raw_data());
-    SLUICE_ASSIGN_OR_RETURN(memory dw, WeightsMemory(kMethod, c->pd.diff_weights_desc(), engine,
-                                                     c->weights_reorder.has_value(),
-                                                     user_dw.get_data_handle()));
+    SLUICE_ASSIGN_OR_RETURN(
+        memory dw, WeightsMemory(kMethod, c->pd.diff_weights_desc(), engine,
+                                 c->weights_reorder.has_value(), user_dw.get_data_handle()));
     std::unordered_map<int, memory> a = {
         {DNNL_ARG_SRC, Wrap(c->pd.src_desc(), engine, x.raw_data())},
         {DNNL_ARG_DIFF_DST, Wrap(c->pd.diff_dst_desc(), engine, dy.raw_data())},

@@ -74,7 +74,8 @@ Result<DeviceTensor> CpuBackend::ToDevice(const Tensor& host) {
 }
 
 Result<Tensor> CpuBackend::ToHost(const DeviceTensor& x) {
-  if (x.device() != device_) return Invalid("ToHost", "x is not on " + device_.ToString(), {{"x", &x}});
+  if (x.device() != device_)
+    return Invalid("ToHost", "x is not on " + device_.ToString(), {{"x", &x}});
   return x.storage();
 }
 

@@ -56,9 +56,8 @@ class CpuBackend final : public Backend {
                        const Window2D& window, DeviceTensor* y) override;
   Status Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor& filter,
                             const Window2D& window, DeviceTensor* dx) override;
-  Status Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTensor& dy,
-                              const Window2D& window, DeviceTensor* dfilter,
-                              DeviceTensor* dbias) override;
+  Status Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTensor& dy, const Window2D& window,
+                              DeviceTensor* dfilter, DeviceTensor* dbias) override;
 
   Status Pool2DForward(PoolMode mode, const DeviceTensor& x, const Window2D& window,
                        DeviceTensor* y, DeviceTensor* workspace) override;

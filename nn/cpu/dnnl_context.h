@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "sluice/core/status.h"
+#include "sluice/nn/cpu/scratch.h"
 
 namespace sluice::nn::cpu {
 
@@ -49,8 +50,8 @@ Status RunDnnl(std::string_view method, Fn&& fn) {
   try {
     return fn();
   } catch (const dnnl::error& e) {
-    return Status::Internal(std::string(method) + ": oneDNN failed: " + e.what() +
-                            " (status " + std::to_string(static_cast<int>(e.status)) + ")");
+    return Status::Internal(std::string(method) + ": oneDNN failed: " + e.what() + " (status " +
+                            std::to_string(static_cast<int>(e.status)) + ")");
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted(std::string(method) + ": out of memory");
   }
@@ -61,6 +62,33 @@ Status RunDnnl(std::string_view method, Fn&& fn) {
 inline dnnl::memory Wrap(const dnnl::memory::desc& md, const dnnl::engine& engine,
                          const void* data) {
   return dnnl::memory(md, engine, const_cast<void*>(data));
+}
+
+// Attributes for primitives that take their scratchpad from Execute(): a
+// library-managed one would be shared by threads running the same
+// primitive.
+inline dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// Runs `prim` (made with UserScratchpad() attributes) with `args` plus this
+// thread's scratchpad, and waits.
+template <typename Pd>
+Status Execute(std::string_view method, const dnnl::primitive& prim, const Pd& pd,
+               const dnnl::engine& engine, std::unordered_map<int, dnnl::memory> args) {
+  const dnnl::memory::desc sd = pd.scratchpad_desc();
+  void* scratch = ThreadScratch(ScratchSlot::kScratchpad, sd.get_size());
+  if (sd.get_size() > 0 && scratch == nullptr) {
+    return Status::ResourceExhausted(std::string(method) + ": cannot allocate " +
+                                     std::to_string(sd.get_size()) + " bytes of scratchpad");
+  }
+  args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, engine, scratch));
+  dnnl::stream stream(engine);
+  prim.execute(stream, args);
+  stream.wait();
+  return Status::OK();
 }
 
 }  // namespace sluice::nn::cpu

@@ -12,9 +12,8 @@ namespace sluice::nn::cpu {
 Status CpuBackend::Fill(float value, DeviceTensor* x) {
   SLUICE_RETURN_IF_ERROR(CheckTensors("Fill", device_, DType::kFloat32, {{"x", x}}));
   float* p = x->data<float>();
-  ParallelFor(x->num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
-    std::fill(p + begin, p + end, value);
-  });
+  ParallelFor(x->num_elements(), UseThreads(), 1,
+              [&](int, int64_t begin, int64_t end) { std::fill(p + begin, p + end, value); });
   return Status::OK();
 }
 
@@ -30,6 +29,7 @@ Status CpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
     if constexpr (!std::is_same_v<T, std::string_view>) {
       const T* in = x.data<T>();
       ParallelFor(x.num_elements(), threads, 1, [&](int, int64_t begin, int64_t end) {
+#pragma omp simd
         for (int64_t i = begin; i < end; ++i) out[i] = static_cast<float>(in[i]) * scale;
       });
     }
@@ -45,8 +45,10 @@ Status CpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceT
   ParallelFor(x.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
     // beta == 0 must not read y: it may hold NaN from Allocate().
     if (beta == 0.0f) {
+#pragma omp simd
       for (int64_t i = begin; i < end; ++i) out[i] = alpha * in[i];
     } else {
+#pragma omp simd
       for (int64_t i = begin; i < end; ++i) out[i] = alpha * in[i] + beta * out[i];
     }
   });
@@ -62,6 +64,7 @@ Status CpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, Device
   const float* pb = b.data<float>();
   float* out = y->data<float>();
   ParallelFor(a.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
+#pragma omp simd
     for (int64_t i = begin; i < end; ++i) out[i] = pa[i] * pb[i];
   });
   return Status::OK();

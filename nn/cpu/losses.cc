@@ -47,8 +47,7 @@ float LogitsRow(const float* x, int64_t c, const RowLabels& t, float grad_scale,
 // loss = -Σ t log r. The gradient goes back through the clip (zero where
 // q is outside [eps, 1-eps], as tf.clip_by_value's) and the renormalization:
 // g = dloss/dq, dloss/dp_k = (g_k - Σ_j g_j q_j) / Σp.
-float ProbabilitiesRow(const float* p, int64_t c, const RowLabels& t, float grad_scale,
-                       float* dp) {
+float ProbabilitiesRow(const float* p, int64_t c, const RowLabels& t, float grad_scale, float* dp) {
   float s = 0.0f;
   for (int64_t j = 0; j < c; ++j) s += p[j];
   const float inv_s = 1.0f / s;
@@ -79,9 +78,9 @@ template <typename Id>
 Status CheckIds(const Id* ids, int64_t n, int64_t c) {
   for (int64_t i = 0; i < n; ++i) {
     if (ids[i] < 0 || ids[i] >= c) {
-      return Status::InvalidArgument("CrossEntropy: label " + std::to_string(ids[i]) +
-                                     " in row " + std::to_string(i) + " is outside [0, " +
-                                     std::to_string(c) + ")");
+      return Status::InvalidArgument("CrossEntropy: label " + std::to_string(ids[i]) + " in row " +
+                                     std::to_string(i) + " is outside [0, " + std::to_string(c) +
+                                     ")");
     }
   }
   return Status::OK();
@@ -101,7 +100,8 @@ Status CpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& la
   }
   SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, labels.dtype(), {{"labels", &labels}}));
   const std::initializer_list<Arg> all = {{"pred", &pred}, {"labels", &labels}, {"loss", loss}};
-  if (pred.rank() != 2 || pred.dim(1) == 0) return Invalid(kMethod, "pred must be [n, c], c > 0", all);
+  if (pred.rank() != 2 || pred.dim(1) == 0)
+    return Invalid(kMethod, "pred must be [n, c], c > 0", all);
   const int64_t n = pred.dim(0), c = pred.dim(1);
   if (loss->shape() != Shape{n}) return Invalid(kMethod, "loss must be [n]", all);
   const bool sparse = labels.dtype() == DType::kInt32 || labels.dtype() == DType::kInt64;
@@ -115,8 +115,10 @@ Status CpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& la
     return Invalid(kMethod, "labels must be int32, int64 or float32", all);
   }
   // Labels are checked before anything is written.
-  if (labels.dtype() == DType::kInt32) SLUICE_RETURN_IF_ERROR(CheckIds(labels.data<int32_t>(), n, c));
-  if (labels.dtype() == DType::kInt64) SLUICE_RETURN_IF_ERROR(CheckIds(labels.data<int64_t>(), n, c));
+  if (labels.dtype() == DType::kInt32)
+    SLUICE_RETURN_IF_ERROR(CheckIds(labels.data<int32_t>(), n, c));
+  if (labels.dtype() == DType::kInt64)
+    SLUICE_RETURN_IF_ERROR(CheckIds(labels.data<int64_t>(), n, c));
 
   const float* p = pred.data<float>();
   float* out = loss->data<float>();
@@ -124,9 +126,12 @@ Status CpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& la
   ParallelFor(n, UseThreads(), c * 8, [&](int, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       RowLabels t;
-      if (labels.dtype() == DType::kInt32) t.id = labels.data<int32_t>()[i];
-      else if (labels.dtype() == DType::kInt64) t.id = labels.data<int64_t>()[i];
-      else t.dense = labels.data<float>() + i * c;
+      if (labels.dtype() == DType::kInt32)
+        t.id = labels.data<int32_t>()[i];
+      else if (labels.dtype() == DType::kInt64)
+        t.id = labels.data<int64_t>()[i];
+      else
+        t.dense = labels.data<float>() + i * c;
       float* g = grad != nullptr ? grad + i * c : nullptr;
       out[i] = from_logits ? LogitsRow(p + i * c, c, t, grad_scale, g)
                            : ProbabilitiesRow(p + i * c, c, t, grad_scale, g);

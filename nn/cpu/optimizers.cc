@@ -1,11 +1,45 @@
 // SgdUpdate and AdamUpdate: Keras's update formulas, one fused pass.
 #include <cmath>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "sluice/nn/cpu/checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
 
 namespace sluice::nn::cpu {
+namespace {
+
+// Adam's update of elements [begin, end). The compiler will not vectorize
+// std::sqrt (its errno branch, though v >= 0 never takes it), so the bulk
+// runs four lanes at a time with SSE2, which every x86-64 has.
+void AdamChunk(const float* g, float* w, float* m, float* v, int64_t begin, int64_t end,
+               float one_minus_b1, float one_minus_b2, float lr_t, float eps) {
+  int64_t i = begin;
+#if defined(__SSE2__)
+  const __m128 b1 = _mm_set1_ps(one_minus_b1), b2 = _mm_set1_ps(one_minus_b2);
+  const __m128 lr = _mm_set1_ps(lr_t), ep = _mm_set1_ps(eps);
+  for (; i + 4 <= end; i += 4) {
+    const __m128 gi = _mm_loadu_ps(g + i);
+    __m128 mi = _mm_loadu_ps(m + i), vi = _mm_loadu_ps(v + i);
+    mi = _mm_add_ps(mi, _mm_mul_ps(_mm_sub_ps(gi, mi), b1));
+    vi = _mm_add_ps(vi, _mm_mul_ps(_mm_sub_ps(_mm_mul_ps(gi, gi), vi), b2));
+    const __m128 step = _mm_div_ps(_mm_mul_ps(lr, mi), _mm_add_ps(_mm_sqrt_ps(vi), ep));
+    _mm_storeu_ps(m + i, mi);
+    _mm_storeu_ps(v + i, vi);
+    _mm_storeu_ps(w + i, _mm_sub_ps(_mm_loadu_ps(w + i), step));
+  }
+#endif
+  for (; i < end; ++i) {
+    m[i] += (g[i] - m[i]) * one_minus_b1;
+    v[i] += (g[i] * g[i] - v[i]) * one_minus_b2;
+    w[i] -= lr_t * m[i] / (std::sqrt(v[i]) + eps);
+  }
+}
+
+}  // namespace
 
 Status CpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, float momentum,
                              bool nesterov, DeviceTensor* var, DeviceTensor* velocity) {
@@ -18,6 +52,7 @@ Status CpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, floa
   const float lr = learning_rate;
   if (momentum == 0.0f && velocity == nullptr) {
     ParallelFor(grad.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
+#pragma omp simd
       for (int64_t i = begin; i < end; ++i) w[i] -= lr * g[i];
     });
     return Status::OK();
@@ -30,6 +65,7 @@ Status CpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, floa
   SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"velocity", velocity}));
   float* v = velocity->data<float>();
   ParallelFor(grad.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
+#pragma omp simd
     for (int64_t i = begin; i < end; ++i) {
       v[i] = momentum * v[i] - lr * g[i];
       w[i] += nesterov ? momentum * v[i] - lr * g[i] : v[i];
@@ -53,9 +89,9 @@ Status CpuBackend::AdamUpdate(const DeviceTensor& grad, const AdamStep& step, De
   // The bias corrections in double: β^t for large t underflows gracefully
   // and 1 - β2^t keeps its digits.
   const double t = static_cast<double>(step.step);
-  const float lr_t = static_cast<float>(step.learning_rate *
-                                        std::sqrt(1.0 - std::pow(double{step.beta_2}, t)) /
-                                        (1.0 - std::pow(double{step.beta_1}, t)));
+  const float lr_t =
+      static_cast<float>(step.learning_rate * std::sqrt(1.0 - std::pow(double{step.beta_2}, t)) /
+                         (1.0 - std::pow(double{step.beta_1}, t)));
   const float one_minus_b1 = 1.0f - step.beta_1, one_minus_b2 = 1.0f - step.beta_2;
   const float eps = step.epsilon;
   const float* g = grad.data<float>();
@@ -63,11 +99,7 @@ Status CpuBackend::AdamUpdate(const DeviceTensor& grad, const AdamStep& step, De
   float* pm = m->data<float>();
   float* pv = v->data<float>();
   ParallelFor(grad.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      pm[i] += (g[i] - pm[i]) * one_minus_b1;
-      pv[i] += (g[i] * g[i] - pv[i]) * one_minus_b2;
-      w[i] -= lr_t * pm[i] / (std::sqrt(pv[i]) + eps);
-    }
+    AdamChunk(g, w, pm, pv, begin, end, one_minus_b1, one_minus_b2, lr_t, eps);
   });
   return Status::OK();
 }

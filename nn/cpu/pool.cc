@@ -63,30 +63,12 @@ struct Backward {
 
 dnnl::pooling_forward::primitive_desc ForwardPd(const PoolShape& s, bool training,
                                                 const dnnl::engine& engine) {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   const dnnl::pooling_forward::desc d(
       training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
       s.algorithm, memory::desc(s.src, memory::data_type::f32, Tag::nhwc),
       memory::desc(s.dst, memory::data_type::f32, Tag::nhwc), s.strides, s.kernel, s.pad_l,
       s.pad_r);
-  return {d, attr, engine};
-}
-
-// Runs `prim` with `args` plus a per-thread scratchpad.
-template <typename Pd>
-Status Execute(std::string_view method, const dnnl::primitive& prim, const Pd& pd,
-               const dnnl::engine& engine, std::unordered_map<int, memory> args) {
-  const memory::desc sd = pd.scratchpad_desc();
-  void* scratch = ThreadScratch(ScratchSlot::kScratchpad, sd.get_size());
-  if (sd.get_size() > 0 && scratch == nullptr) {
-    return Status::ResourceExhausted(std::string(method) + ": out of memory for scratchpad");
-  }
-  args.emplace(DNNL_ARG_SCRATCHPAD, memory(sd, engine, scratch));
-  dnnl::stream stream(engine);
-  prim.execute(stream, args);
-  stream.wait();
-  return Status::OK();
+  return {d, UserScratchpad(), engine};
 }
 
 }  // namespace
@@ -120,8 +102,8 @@ Status CpuBackend::Pool2DForward(PoolMode mode, const DeviceTensor& x, const Win
         {DNNL_ARG_DST, Wrap(c->pd.dst_desc(), engine, y->raw_data())}};
     if (training) {
       const memory::desc wd = c->pd.workspace_desc();
-      SLUICE_ASSIGN_OR_RETURN(
-          *workspace, Allocate(DType::kUInt8, {static_cast<int64_t>(wd.get_size())}));
+      SLUICE_ASSIGN_OR_RETURN(*workspace,
+                              Allocate(DType::kUInt8, {static_cast<int64_t>(wd.get_size())}));
       a.emplace(DNNL_ARG_WORKSPACE, Wrap(wd, engine, workspace->raw_data()));
     }
     return Execute(kMethod, c->prim, c->pd, engine, std::move(a));
@@ -135,7 +117,8 @@ Status CpuBackend::Pool2DBackward(PoolMode mode, const DeviceTensor& x, const De
   SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32,
                                       {{"x", &x}, {"y", &y}, {"dy", &dy}, {"dx", dx}}));
   const auto args = {Arg{"x", &x}, Arg{"y", &y}, Arg{"dy", &dy}, Arg{"dx", dx}};
-  SLUICE_ASSIGN_OR_RETURN(PoolShape s, MakePoolShape(kMethod, mode, x.shape(), y.shape(), window, args));
+  SLUICE_ASSIGN_OR_RETURN(PoolShape s,
+                          MakePoolShape(kMethod, mode, x.shape(), y.shape(), window, args));
   if (dy.shape() != y.shape() || dx->shape() != x.shape()) {
     return Invalid(kMethod, "dy must have y's shape and dx x's", args);
   }
@@ -145,13 +128,11 @@ Status CpuBackend::Pool2DBackward(PoolMode mode, const DeviceTensor& x, const De
   return RunDnnl(kMethod, [&]() -> Status {
     const dnnl::engine& engine = dnnl_->engine;
     auto c = dnnl_->Get<Backward>(s.Key("bwd"), [&] {
-      const dnnl::pooling_backward::desc d(
-          s.algorithm, memory::desc(s.src, memory::data_type::f32, Tag::nhwc),
-          memory::desc(s.dst, memory::data_type::f32, Tag::nhwc), s.strides, s.kernel, s.pad_l,
-          s.pad_r);
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      const dnnl::pooling_backward::primitive_desc pd(d, attr, engine,
+      const dnnl::pooling_backward::desc d(s.algorithm,
+                                           memory::desc(s.src, memory::data_type::f32, Tag::nhwc),
+                                           memory::desc(s.dst, memory::data_type::f32, Tag::nhwc),
+                                           s.strides, s.kernel, s.pad_l, s.pad_r);
+      const dnnl::pooling_backward::primitive_desc pd(d, UserScratchpad(), engine,
                                                       ForwardPd(s, true, engine));
       return Backward{pd, dnnl::pooling_backward(pd)};
     });

@@ -27,6 +27,7 @@ Result<double> CpuBackend::Sum(const DeviceTensor& x) {
   std::vector<double> partial(chunks, 0.0);
   ParallelFor(x.num_elements(), chunks, 1, [&](int chunk, int64_t begin, int64_t end) {
     double acc = 0.0;
+#pragma omp simd reduction(+ : acc)
     for (int64_t i = begin; i < end; ++i) acc += p[i];
     partial[chunk] = acc;
   });
@@ -52,7 +53,8 @@ Result<int64_t> CpuBackend::CountArgMaxMatches(const DeviceTensor& scores,
       return Invalid(kMethod, "class-id labels must be [n] or [n, 1]", all);
     }
   } else if (dt == DType::kFloat32) {
-    if (labels.shape() != scores.shape()) return Invalid(kMethod, "dense labels must be [n, c]", all);
+    if (labels.shape() != scores.shape())
+      return Invalid(kMethod, "dense labels must be [n, c]", all);
   } else {
     return Invalid(kMethod, "labels must be int32, int64 or float32", all);
   }
@@ -60,9 +62,12 @@ Result<int64_t> CpuBackend::CountArgMaxMatches(const DeviceTensor& scores,
   int64_t count = 0;
   for (int64_t i = 0; i < n; ++i) {
     int64_t want;
-    if (dt == DType::kInt32) want = labels.data<int32_t>()[i];
-    else if (dt == DType::kInt64) want = labels.data<int64_t>()[i];
-    else want = ArgMax(labels.data<float>() + i * c, c);
+    if (dt == DType::kInt32)
+      want = labels.data<int32_t>()[i];
+    else if (dt == DType::kInt64)
+      want = labels.data<int64_t>()[i];
+    else
+      want = ArgMax(labels.data<float>() + i * c, c);
     if (ArgMax(s + i * c, c) == want) ++count;
   }
   return count;

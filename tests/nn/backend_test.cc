@@ -106,9 +106,9 @@ TEST(CpuBackendTest, ToDeviceAndToHostShareBytes) {
 TEST(CpuBackendTest, AllocateIsAlignedAndCopiesWork) {
   SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor a, Cpu()->Allocate(DType::kFloat32, {3, 5}));
   EXPECT_EQ(reinterpret_cast<uintptr_t>(a.raw_data()) % 64, 0u);
-  SLUICE_ASSERT_OK(Cpu()->CopyFromHost(Tensor::FromVector<float>(std::span<const float>(
-                                           std::vector<float>(15, 2.5f)), {15}).value(),
-                                       &a));
+  SLUICE_ASSERT_OK(Cpu()->CopyFromHost(
+      Tensor::FromVector<float>(std::span<const float>(std::vector<float>(15, 2.5f)), {15}).value(),
+      &a));
   DeviceTensor b = Alloc({15});
   SLUICE_ASSERT_OK(Cpu()->Copy(a, &b));
   EXPECT_EQ(Host(b), Vec(15, 2.5));
@@ -153,8 +153,9 @@ TEST(CpuBackendTest, FillCastAxpbyMultiply) {
 
 TEST(CpuBackendTest, ElementwiseRejectsMismatchedShapes) {
   DeviceTensor a = Alloc({2, 3}), b = Alloc({3, 2});
-  SLUICE_EXPECT_ERROR(Cpu()->Multiply(a, b, &a), StatusCode::kInvalidArgument,
-                      "Multiply: a and b differ in shape (a cpu:0 float32[2,3], b cpu:0 float32[3,2])");
+  SLUICE_EXPECT_ERROR(
+      Cpu()->Multiply(a, b, &a), StatusCode::kInvalidArgument,
+      "Multiply: a and b differ in shape (a cpu:0 float32[2,3], b cpu:0 float32[3,2])");
   SLUICE_EXPECT_ERROR(Cpu()->Axpby(1, a, 1, &b), StatusCode::kInvalidArgument, "Axpby");
   DeviceTensor i = Cpu()->Allocate(DType::kInt32, {2, 3}).value();
   SLUICE_EXPECT_ERROR(Cpu()->Fill(1, &i), StatusCode::kInvalidArgument, "float32");
@@ -321,8 +322,8 @@ TEST(CpuBackendTest, CrossEntropyClipZeroesGradientWhereItClips) {
   const Vec pred = {0.99999999, 0.00000001, 1e-9, 1.0};
   std::vector<int32_t> ids = {0, 0};
   DeviceTensor loss = Alloc({2}), dpred = Alloc({2, 2});
-  SLUICE_ASSERT_OK(Cpu()->CrossEntropy(Dev(pred, {2, 2}), DevOf(ids, {2}), false, 1.0f, &loss,
-                                       &dpred));
+  SLUICE_ASSERT_OK(
+      Cpu()->CrossEntropy(Dev(pred, {2, 2}), DevOf(ids, {2}), false, 1.0f, &loss, &dpred));
   const Vec l = Host(loss), g = Host(dpred);
   EXPECT_NEAR(l[0], -std::log(1 - 1e-7), 1e-6);
   EXPECT_NEAR(l[1], -std::log(1e-7), 1e-4);
@@ -419,16 +420,16 @@ TEST(CpuBackendTest, SumAndArgMaxMatches) {
   // Row 1 ties between classes 1 and 2: the first maximum (1) counts.
   const Vec scores = {0.1, 0.7, 0.2, 0.5, 0.9, 0.9, 0.3, 0.3, 0.1};
   std::vector<int32_t> ids = {1, 1, 2};
-  SLUICE_ASSERT_OK_AND_ASSIGN(int64_t hits, Cpu()->CountArgMaxMatches(Dev(scores, {3, 3}),
-                                                                     DevOf(ids, {3})));
+  SLUICE_ASSERT_OK_AND_ASSIGN(int64_t hits,
+                              Cpu()->CountArgMaxMatches(Dev(scores, {3, 3}), DevOf(ids, {3})));
   EXPECT_EQ(hits, 2);
   std::vector<int64_t> ids64 = {1, 2, 0};
-  SLUICE_ASSERT_OK_AND_ASSIGN(hits, Cpu()->CountArgMaxMatches(Dev(scores, {3, 3}),
-                                                             DevOf(ids64, {3, 1})));
+  SLUICE_ASSERT_OK_AND_ASSIGN(hits,
+                              Cpu()->CountArgMaxMatches(Dev(scores, {3, 3}), DevOf(ids64, {3, 1})));
   EXPECT_EQ(hits, 2);
   const Vec dense = {0, 1, 0, 0, 0, 1, 1, 0, 0};
-  SLUICE_ASSERT_OK_AND_ASSIGN(hits, Cpu()->CountArgMaxMatches(Dev(scores, {3, 3}),
-                                                             Dev(dense, {3, 3})));
+  SLUICE_ASSERT_OK_AND_ASSIGN(hits,
+                              Cpu()->CountArgMaxMatches(Dev(scores, {3, 3}), Dev(dense, {3, 3})));
   EXPECT_EQ(hits, 2);
   SLUICE_EXPECT_ERROR(Cpu()->CountArgMaxMatches(Dev(scores, {3, 3}), DevOf(ids, {3, 1, 1})),
                       StatusCode::kInvalidArgument, "int32[3,1,1]");
@@ -443,10 +444,10 @@ struct ConvCase {
 };
 
 std::string Describe(const ConvCase& k) {
-  return "x [" + std::to_string(k.x.n) + "," + std::to_string(k.x.h) + "," +
-         std::to_string(k.x.w) + "," + std::to_string(k.x.c) + "] kernel " +
-         std::to_string(k.kh) + "x" + std::to_string(k.kw) + " -> " + std::to_string(k.cout) +
-         " stride " + std::to_string(k.stride_h) + "," + std::to_string(k.stride_w) +
+  return "x [" + std::to_string(k.x.n) + "," + std::to_string(k.x.h) + "," + std::to_string(k.x.w) +
+         "," + std::to_string(k.x.c) + "] kernel " + std::to_string(k.kh) + "x" +
+         std::to_string(k.kw) + " -> " + std::to_string(k.cout) + " stride " +
+         std::to_string(k.stride_h) + "," + std::to_string(k.stride_w) +
          (k.padding == Padding::kSame ? " same" : " valid");
 }
 
@@ -474,8 +475,8 @@ TEST(CpuBackendTest, ConvolutionMatchesReference) {
     SLUICE_ASSERT_OK(Cpu()->Conv2DForward(dx, df, &db, w, &y));
     ExpectNear(Host(y), want, kSumAtol, kSumRtol, what + " forward");
     SLUICE_ASSERT_OK(Cpu()->Conv2DForward(dx, df, nullptr, w, &y));
-    ExpectNear(Host(y), reference::Conv2D(x, k.x, f, k.cout, nullptr, w, &yd), kSumAtol,
-               kSumRtol, what + " forward without bias");
+    ExpectNear(Host(y), reference::Conv2D(x, k.x, f, k.cout, nullptr, w, &yd), kSumAtol, kSumRtol,
+               what + " forward without bias");
 
     const Vec dy = Random(yd.size(), 43);
     DeviceTensor ddy = Dev(dy, ys), gx = Alloc(xs), gf = Alloc(fs), gb = Alloc({k.cout});
@@ -532,9 +533,9 @@ TEST(CpuBackendTest, PoolingMatchesReference) {
     for (const Case& k : cases) {
       for (bool ties : {false, true}) {
         const std::string what = std::string(mode == PoolMode::kMax ? "max" : "avg") +
-                                 (ties ? " ties " : " ") + Describe({k.x, k.w.kernel_h,
-                                 k.w.kernel_w, static_cast<int>(k.x.c), k.w.stride_h,
-                                 k.w.stride_w, k.w.padding});
+                                 (ties ? " ties " : " ") +
+                                 Describe({k.x, k.w.kernel_h, k.w.kernel_w, static_cast<int>(k.x.c),
+                                           k.w.stride_h, k.w.stride_w, k.w.padding});
         Vec x = Random(k.x.size(), 50);
         // Ties: values from {0, 1, 2} so most windows have several maxima.
         if (ties) {
@@ -555,8 +556,7 @@ TEST(CpuBackendTest, PoolingMatchesReference) {
         // recomputes it.
         SLUICE_ASSERT_OK(Cpu()->Pool2DForward(mode, dx, k.w, &y, nullptr));
         ExpectNear(Host(y), want, kElemAtol, kElemRtol, what + " inference forward");
-        SLUICE_ASSERT_OK(
-            Cpu()->Pool2DBackward(mode, dx, y, Dev(dy, ys), DeviceTensor(), k.w, &gx));
+        SLUICE_ASSERT_OK(Cpu()->Pool2DBackward(mode, dx, y, Dev(dy, ys), DeviceTensor(), k.w, &gx));
         ExpectNear(Host(gx), want_dx, kElemAtol, kElemRtol, what + " backward, no workspace");
       }
     }

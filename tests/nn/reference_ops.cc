@@ -73,7 +73,8 @@ Vec Conv2D(const Vec& x, Nhwc xd, const Vec& filter, int64_t cout, const Vec* bi
               const int64_t iw = ow * w.stride_w - g.pad_left + kw;
               if (ih < 0 || ih >= xd.h || iw < 0 || iw >= xd.w) continue;
               for (int64_t i = 0; i < xd.c; ++i) {
-                s += x[At(xd, n, ih, iw, i)] * filter[((kh * w.kernel_w + kw) * xd.c + i) * cout + o];
+                s += x[At(xd, n, ih, iw, i)] *
+                     filter[((kh * w.kernel_w + kw) * xd.c + i) * cout + o];
               }
             }
           y[At(*yd, n, oh, ow, o)] = s;
@@ -272,8 +273,8 @@ void Sgd(const Vec& grad, double lr, double momentum, bool nesterov, Vec* var, V
   }
 }
 
-void Adam(const Vec& grad, double lr, double b1, double b2, double eps, int64_t t, Vec* var,
-          Vec* m, Vec* v) {
+void Adam(const Vec& grad, double lr, double b1, double b2, double eps, int64_t t, Vec* var, Vec* m,
+          Vec* v) {
   const double lr_t = lr * std::sqrt(1 - std::pow(b2, t)) / (1 - std::pow(b1, t));
   for (size_t i = 0; i < grad.size(); ++i) {
     (*m)[i] += (grad[i] - (*m)[i]) * (1 - b1);

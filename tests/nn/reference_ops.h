@@ -53,8 +53,8 @@ Vec MeanSquaredError(const Vec& pred, const Vec& target, int64_t n);
 
 // One Keras SGD / Adam step, in place.
 void Sgd(const Vec& grad, double lr, double momentum, bool nesterov, Vec* var, Vec* velocity);
-void Adam(const Vec& grad, double lr, double b1, double b2, double eps, int64_t t, Vec* var,
-          Vec* m, Vec* v);
+void Adam(const Vec& grad, double lr, double b1, double b2, double eps, int64_t t, Vec* var, Vec* m,
+          Vec* v);
 
 }  // namespace sluice::nn::reference
 
