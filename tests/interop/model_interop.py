@@ -127,7 +127,8 @@ def check_model(d, name, model, opt):
     status.assert_consumed()
     reader = tf.train.load_checkpoint(path)
     for i, v in enumerate(opt.variables):  # iterations, lr, slots: exactly ours
-        key = f"optimizer/_variables/{i}/.ATTRIBUTES/VARIABLE_VALUE"
+        attr = ["_iterations", "_learning_rate"][i] if i < 2 else f"_variables/{i}"
+        key = f"optimizer/{attr}/.ATTRIBUTES/VARIABLE_VALUE"
         assert np.array_equal(v.numpy(), reader.get_tensor(key)), key
     t = read_tensors(os.path.join(folder, "ours.txt"))
     assert int(opt.iterations.numpy()) == int(t["iterations"]), "iterations"
