@@ -167,6 +167,10 @@ struct CheckpointState {
 // tf.train.get_checkpoint_state does. NotFound without one; DataLoss if it
 // does not parse.
 Result<CheckpointState> ReadCheckpointState(const std::string& dir);
+// Parses the text of a state file (as ReadCheckpointState, without the
+// file); `name` is used in errors.
+Result<CheckpointState> ParseCheckpointState(std::string_view text, const std::string& dir,
+                                             const std::string& name);
 // Writes `dir`/checkpoint atomically (temporary file, then rename), paths
 // inside `dir` made relative, in TensorFlow's text format.
 Status WriteCheckpointState(const std::string& dir, const CheckpointState& state);

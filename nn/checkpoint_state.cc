@@ -277,9 +277,13 @@ Result<CheckpointState> ReadCheckpointState(const std::string& dir) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   if (!in) return Status::Unavailable("cannot read checkpoint state file " + path);
-  const std::string text = buffer.str();
+  return ParseCheckpointState(buffer.str(), dir, path);
+}
+
+Result<CheckpointState> ParseCheckpointState(std::string_view text, const std::string& dir,
+                                             const std::string& name) {
   CheckpointState state;
-  SLUICE_RETURN_IF_ERROR(TextReader(text, "checkpoint state file " + path).Parse(&state));
+  SLUICE_RETURN_IF_ERROR(TextReader(text, "checkpoint state file " + name).Parse(&state));
   if (!state.model_checkpoint_path.empty()) {
     state.model_checkpoint_path = JoinPath(dir, state.model_checkpoint_path);
   }

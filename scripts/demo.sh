@@ -8,14 +8,14 @@
 # which trains, validates each epoch, checkpoints and writes TensorBoard
 # logs, then reports the test accuracy.
 #
-#   scripts/demo.sh [BUILD_DIR] [OUT_DIR]      (env DEMO_EPOCHS, default 3)
+#   scripts/demo.sh [BUILD_DIR] [OUT_DIR]      (env DEMO_EPOCHS, default 8)
 #
 # Everything lands under OUT_DIR (default BUILD_DIR/demo); a second run
 # reuses the folder and the records and resumes from the last checkpoint.
 set -euo pipefail
 BUILD=${1:-build}
 OUT=${2:-$BUILD/demo}
-EPOCHS=${DEMO_EPOCHS:-3}
+EPOCHS=${DEMO_EPOCHS:-8}
 DATA=/usr/share/datasets/fashion-mnist
 SLUICE=$BUILD/tools/sluice
 [[ -f $DATA/train-images-idx3-ubyte.gz ]] || {

@@ -279,7 +279,13 @@ Status RestoreSession::Restore(int start_node, Trackable* start) {
         pending = true;  // slots may appear when their optimizer builds them
         slot_owners.emplace_back(node_id, object);
       }
-      if (pending && object != root_.get()) {
+      // Objects this session owns (the root, save_counter, iterator
+      // wrappers) never grow children later; recording the session on them
+      // would also make an ownership cycle.
+      const bool owned = object == root_.get() ||
+                         std::any_of(keepalive_.begin(), keepalive_.end(),
+                                     [o = object](const auto& k) { return k.get() == o; });
+      if (pending && !owned) {
         std::shared_ptr<DeferredRestore>& deferred = Checkpoint::DeferredOf(object);
         if (deferred == nullptr || deferred->session.get() != this) {
           deferred = std::make_shared<DeferredRestore>();

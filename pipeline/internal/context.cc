@@ -143,6 +143,7 @@ IteratorContext::IteratorContext(const Options& o)
   executor_ =
       std::make_unique<tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>>(
           *graph_, tbb::flow::unlimited, [this](const std::function<void()>& work) {
+            static_cast<void>(this);  // used only by the TSan annotations
             SLUICE_TSAN_ACQUIRE(&submitted_);
             work();
             SLUICE_TSAN_RELEASE(&finished_);

@@ -23,7 +23,7 @@
 namespace sluice::pipeline_internal {
 
 class IteratorContext;
-class StageCounters;
+struct StageCounters;
 class StateReader;
 class StateWriter;
 
