@@ -40,11 +40,12 @@ function(sluice_module)
   target_link_libraries(${target} PUBLIC ${M_DEPS} PRIVATE ${M_PRIVATE_DEPS})
   sluice_set_compile_options(${target})
   set_property(GLOBAL APPEND PROPERTY SLUICE_MODULES ${target})
-  # Public headers: everything under the module folder except internal/.
+  # Public headers: everything under the module folder except internal/ and
+  # cpu/ (nn's CPU backend, whose headers include oneDNN's).
   file(GLOB_RECURSE headers RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} CONFIGURE_DEPENDS
        ${CMAKE_CURRENT_SOURCE_DIR}/*.h)
   foreach(h ${headers})
-    if(NOT h MATCHES "^internal/")
+    if(NOT h MATCHES "^(internal|cpu)/")
       get_filename_component(dir ${h} DIRECTORY)
       install(FILES ${h} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sluice/${M_NAME}/${dir})
     endif()

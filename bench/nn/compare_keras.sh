@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One training step of the tutorials' MLP and CNN: sluice's CPU backend
 # against TensorFlow-CPU / Keras on the same cores, in one run, alternating,
-# median of the rounds. Prints a table and the ratio (Keras ms / sluice ms;
+# median of the rounds. The Keras side is its fastest eager-free path: the
+# model's train step compiled with tf.function (what fit() runs), not
+# train_on_batch. Prints a table and the ratio (Keras ms / sluice ms;
 # above 1 means sluice is faster). Not run in CI (needs TensorFlow from PyPI).
 #
 #   bench/nn/compare_keras.sh [BUILD_DIR] [CORES] [ROUNDS]
@@ -27,12 +29,12 @@ for round in $(seq "$ROUNDS"); do
     for batch in 32 64; do
       name=$( [[ $model == mlp ]] && echo Mlp || echo Cnn )
       ms=$(OMP_NUM_THREADS=$THREADS taskset -c "$CORES" "$BENCH" \
-             --benchmark_filter="BM_TrainStep$name/$batch\$" --benchmark_min_time=2 \
+             --benchmark_filter="BM_TrainStep$name/$batch/" --benchmark_min_time=2 \
              --benchmark_format=json 2>/dev/null |
            "$PY" -c 'import json,sys; b=json.load(sys.stdin)["benchmarks"][0]; print(b["real_time"])')
       ours[$model/$batch]+="$ms "
       k=$(taskset -c "$CORES" "$PY" "$HERE/keras_reference.py" step --model $model \
-            --batch $batch --threads "$THREADS" --steps 200 2>/dev/null | tail -1 |
+            --batch $batch --threads "$THREADS" --steps 200 --method tf_function 2>/dev/null | tail -1 |
           "$PY" -c 'import json,sys; print(json.load(sys.stdin)["ms_per_step"])')
       keras[$model/$batch]+="$k "
     done
