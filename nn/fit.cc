@@ -59,8 +59,10 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
   if (known_steps < 0) known_steps = 0;
   double fit_wait = 0, fit_time = 0;
   int64_t fit_examples = 0;
+  // Since the last TensorBoard step log: examples, input wait, start time.
   int64_t log_examples = 0;
-  double log_time = 0, log_wait = 0;
+  double log_wait = 0;
+  Clock::time_point log_start = Clock::now();
   bool out_of_data = false;
   for (int epoch = 0; epoch < o.epochs && !out_of_data; ++epoch) {
     loss_mean.Reset();
@@ -115,7 +117,7 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
       }
       int64_t global = compiled_.optimizer->iterations();
       if (o.summary_writer != nullptr && o.log_every_steps > 0 && global % o.log_every_steps == 0) {
-        double elapsed = Since(epoch_start) + fit_time - log_time;
+        double elapsed = Since(log_start);
         SummaryWriter* w = o.summary_writer;
         SLUICE_RETURN_IF_ERROR(w->Scalar("batch_loss", static_cast<float>(*loss), global));
         for (const auto& m : compiled_.metrics) {
@@ -131,14 +133,13 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
         SLUICE_RETURN_IF_ERROR(LogPipelineStats(w, it->stats(), global));
         log_examples = 0;
         log_wait = 0;
-        log_time = Since(epoch_start) + fit_time;
+        log_start = Clock::now();
       }
     }
     double epoch_time = Since(epoch_start);
     fit_time += epoch_time;
     fit_wait += wait;
     fit_examples += examples;
-    log_time -= epoch_time;  // keep log_time relative to the next epoch's start
     if (known_steps == 0) known_steps = step;
     std::map<std::string, double> results;
     results["loss"] = loss_mean.result();

@@ -20,6 +20,7 @@ void AddCountCommand(CLI::App& app, int* exit_code);
 void AddVerifyCommand(CLI::App& app, int* exit_code);
 void AddIndexCommand(CLI::App& app, int* exit_code);
 void AddConvertCommand(CLI::App& app, int* exit_code);  // cmd_convert.cc
+void AddBenchCommand(CLI::App& app, int* exit_code);    // cmd_bench.cc
 
 // Shared by the commands.
 inline const std::vector<std::string> kCompressionChoices = {"auto", "none", "zlib", "gzip"};

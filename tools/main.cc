@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   sluice::tools::AddVerifyCommand(app, &exit_code);
   sluice::tools::AddIndexCommand(app, &exit_code);
   sluice::tools::AddConvertCommand(app, &exit_code);
+  sluice::tools::AddBenchCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

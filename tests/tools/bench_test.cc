@@ -1,0 +1,177 @@
+// `sluice bench`: the real binary on a small generated image folder and its
+// TFRecords (made with `sluice convert images`), the JSON it writes, the
+// sweep, the spec file and the error messages.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "sluice/core/rng.h"
+#include "sluice/ops/jpeg.h"
+#include "sluice/ops/png.h"
+#include "test_util.h"
+
+namespace sluice {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using testing::ReadFileOrDie;
+using testing::ScratchDir;
+using testing::WriteFileOrDie;
+
+struct CliRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+CliRun Sluice(const ScratchDir& dir, const std::string& args) {
+  const std::string cmd = "cd " + dir.file("") + " && " + std::string(SLUICE_BINARY) + " " + args +
+                          " > stdout 2> stderr < /dev/null";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFileOrDie(dir.file("stdout")),
+          ReadFileOrDie(dir.file("stderr"))};
+}
+
+Tensor Pixels(int64_t h, int64_t w, uint64_t seed) {
+  Tensor t = Tensor::Allocate(DType::kUInt8, Shape{h, w, 3}).value();
+  Rng rng(seed);
+  for (uint8_t& v : t.flat<uint8_t>()) v = static_cast<uint8_t>(rng.NextU32());
+  return t;
+}
+
+// 12 images in 2 classes, JPEG and PNG of various sizes, and their TFRecords.
+class BenchCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < 12; ++i) {
+      const std::string cls = i % 2 ? "dog" : "cat";
+      fs::create_directories(dir_.file("imgs/" + cls));
+      const Tensor px = Pixels(20 + i, 24 + 2 * i, i);
+      const std::string name = dir_.file("imgs/" + cls + "/" + std::to_string(i));
+      if (i % 3 == 0) {
+        WriteFileOrDie(name + ".png", ops::EncodePng(px).value());
+      } else {
+        WriteFileOrDie(name + ".jpg", ops::EncodeJpeg(px).value());
+      }
+    }
+    const CliRun c = Sluice(dir_, "convert images imgs --out recs/train --shards 2");
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+  }
+  ScratchDir dir_;
+};
+
+TEST_F(BenchCliTest, TFRecordEpochJson) {
+  const CliRun r = Sluice(dir_,
+                          "bench --tfrecord 'recs/train-*.tfrecord' --decode --resize 16x16 "
+                          "--flip --normalize --batch 5 --epochs 1 --warmup 0 --json out.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("elements/s"), std::string::npos) << r.out;
+  const json j = json::parse(ReadFileOrDie(dir_.file("out.json")));
+  EXPECT_EQ(j["elements"], 12);
+  EXPECT_EQ(j["batches"], 3);  // 5 + 5 + 2
+  EXPECT_EQ(j["batched"], true);
+  EXPECT_EQ(j["epochs"], 1);
+  // float32 16x16x3 images and int64 labels.
+  EXPECT_EQ(j["bytes"], 12 * (16 * 16 * 3 * 4 + 8));
+  EXPECT_GT(j["elements_per_s"].get<double>(), 0);
+  EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
+  std::vector<std::string> stages;
+  for (const json& s : j["stats"]["stages"]) stages.push_back(s["name"]);
+  EXPECT_NE(std::find(stages.begin(), stages.end(), "parse"), stages.end());
+  EXPECT_NE(std::find(stages.begin(), stages.end(), "decode+resize+flip+normalize"), stages.end());
+}
+
+TEST_F(BenchCliTest, ImageFolderFusedAndRecords) {
+  CliRun r = Sluice(dir_,
+                    "bench --images imgs --fused 8x8 --batch 4 --epochs 2 --warmup 0 --json i.json "
+                    "--trace t.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(ReadFileOrDie(dir_.file("i.json")));
+  EXPECT_EQ(j["elements"], 24);
+  EXPECT_EQ(j["batches"], 6);
+  EXPECT_TRUE(json::parse(ReadFileOrDie(dir_.file("t.json")))["traceEvents"].is_array());
+
+  r = Sluice(dir_, "bench --records 'recs/*.tfrecord' --epochs 1 --warmup 0 --json r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = json::parse(ReadFileOrDie(dir_.file("r.json")));
+  EXPECT_EQ(j["elements"], 12);
+  EXPECT_EQ(j["batched"], false);
+}
+
+TEST_F(BenchCliTest, Sweep) {
+  const CliRun r = Sluice(dir_,
+                          "bench --tfrecord 'recs/*.tfrecord' --decode --resize 8x8 --batch 4 "
+                          "--sweep parallelism=1..2 --duration 0.3 --warmup 0.05 --json s.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("AUTOTUNE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("closest"), std::string::npos) << r.out;
+  const json j = json::parse(ReadFileOrDie(dir_.file("s.json")));
+  ASSERT_EQ(j["points"].size(), 3u);
+  EXPECT_EQ(j["points"][0]["parallelism"], 1);
+  EXPECT_EQ(j["points"][1]["parallelism"], 2);
+  EXPECT_EQ(j["points"][2]["autotune"], true);
+  for (const json& p : j["points"]) EXPECT_GT(p["report"]["elements"].get<int64_t>(), 0);
+  EXPECT_GE(j["closest_fixed"].get<int>(), 1);
+}
+
+TEST_F(BenchCliTest, SpecFile) {
+  WriteFileOrDie(dir_.file("spec.json"), R"({
+    "source": {"tfrecord": "recs/*.tfrecord"}, "parallelism": 2,
+    "stages": [{"shuffle": 8}, {"map": "decode"}, {"resize": [10, 6]}, {"batch": 3},
+               {"prefetch": "autotune"}]})");
+  const CliRun r = Sluice(dir_, "bench --spec spec.json --epochs 1 --warmup 0 --json o.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(ReadFileOrDie(dir_.file("o.json")));
+  EXPECT_EQ(j["elements"], 12);
+  EXPECT_EQ(j["batches"], 4);
+  EXPECT_EQ(j["bytes"], 12 * (6 * 10 * 3 * 4 + 8));
+}
+
+TEST_F(BenchCliTest, ClearErrors) {
+  CliRun r = Sluice(dir_, "bench --tfrecord 'nothing-*.tfrecord' --epochs 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no files match nothing-*.tfrecord"), std::string::npos) << r.err;
+
+  r = Sluice(dir_, "bench --spec missing.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("missing.json"), std::string::npos) << r.err;
+
+  WriteFileOrDie(dir_.file("bad.json"),
+                 R"({"source": {"tfrecord": "x"}, "stages": [{"blur": 2}]})");
+  r = Sluice(dir_, "bench --spec bad.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("bad.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("blur"), std::string::npos) << r.err;
+
+  WriteFileOrDie(dir_.file("broken.json"), "{not json");
+  r = Sluice(dir_, "bench --spec broken.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("broken.json: not valid JSON"), std::string::npos) << r.err;
+
+  r = Sluice(dir_, "bench --tfrecord x --resize 12");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("WxH"), std::string::npos) << r.err;
+  r = Sluice(dir_, "bench --tfrecord x --parallelism lots");
+  EXPECT_EQ(r.exit_code, 2);
+  r = Sluice(dir_, "bench --tfrecord x --images y");
+  EXPECT_EQ(r.exit_code, 2);
+  r = Sluice(dir_, "bench --tfrecord 'recs/*.tfrecord' --sweep threads=1..4");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("parallelism=1..N"), std::string::npos) << r.err;
+  r = Sluice(dir_, "bench --records 'recs/*.tfrecord' --spec bad.json");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST_F(BenchCliTest, Help) {
+  const CliRun r = Sluice(dir_, "bench --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--sweep"), std::string::npos);
+  EXPECT_NE(r.out.find("Examples:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice
