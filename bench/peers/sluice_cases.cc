@@ -1,0 +1,294 @@
+// The sluice side of the peer comparison (scripts/bench-peers.sh): cases
+// 1-4 of docs/perf.md's "Peers side by side", written with the public
+// pipeline API the way a user would, and timed for --seconds after
+// --warmup seconds. Prints one JSON line:
+//   {"system":"sluice","case":"decode","items_per_s":...,"items":...,"seconds":...}
+//
+//   sluice_cases --case decode|fused|read|parse --files GLOB [--cores N]
+//       [--seconds 10] [--warmup 3] [--batch B] [--parallel-reads N]
+//   sluice_cases --make-records PREFIX [--count 400000] [--shards 4]
+//
+// decode: TFRecords of `sluice convert images` -> map(parse, full decode,
+//   random resized crop to 224x224, random flip, normalize; kAutotune) ->
+//   batch(128) -> prefetch(kAutotune). Items: images.
+// fused: the same with ops::DecodeRandomCropResize (crop-window decode).
+// read: the records, CRCs checked, batched by B (4096) so the Python peer's
+//   per-batch cost does not count. Items: records.
+// parse: batch(B = 1024) -> map(ExampleParser::ParseBatch, kAutotune) of
+//   the small Examples --make-records writes. Items: Examples.
+// --make-records writes PREFIX-0000i-of-0000S.tfrecord: `count` Examples of
+//   ~330 bytes (4 int64 scalars, 2 float lists of 4, an int64 list of 8,
+//   bytes of 16 and 100, a float scalar); tfdata_cases.py has the same spec.
+//
+// Image shards are read in parallel (num_parallel_reads = kAutotune), small
+// records one file at a time (--parallel-reads N overrides); the dataset
+// repeats forever, and with_options caps the CPU budget at --cores.
+// --batch 1 in the read case iterates record by record (no batch).
+#include <glob.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/rng.h"
+#include "sluice/ops/decode_crop_resize.h"
+#include "sluice/ops/image_ops.h"
+#include "sluice/ops/jpeg.h"
+#include "sluice/pipeline/dataset.h"
+#include "sluice/records/example_builder.h"
+#include "sluice/records/example_parser.h"
+#include "sluice/records/tfrecord_writer.h"
+
+namespace sluice::bench {
+namespace {
+
+struct Args {
+  std::string kase;
+  std::string files;
+  int cores = 0;
+  double seconds = 10;
+  double warmup = 3;
+  int64_t batch = 0;  // 0: the case's default
+  std::string make_records;
+  int64_t count = 400000;
+  int shards = 4;
+  int64_t parallel_reads = 0;  // 0: the case's default
+};
+
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "sluice_cases: %s\n", message.c_str());
+  std::exit(1);
+}
+
+Args ParseArgs(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (i + 1 >= argc) Die("missing value after " + flag);
+    std::string v = argv[++i];
+    if (flag == "--case") {
+      a.kase = v;
+    } else if (flag == "--files") {
+      a.files = v;
+    } else if (flag == "--cores") {
+      a.cores = std::atoi(v.c_str());
+    } else if (flag == "--seconds") {
+      a.seconds = std::atof(v.c_str());
+    } else if (flag == "--warmup") {
+      a.warmup = std::atof(v.c_str());
+    } else if (flag == "--batch") {
+      a.batch = std::atoll(v.c_str());
+    } else if (flag == "--make-records") {
+      a.make_records = v;
+    } else if (flag == "--count") {
+      a.count = std::atoll(v.c_str());
+    } else if (flag == "--parallel-reads") {
+      a.parallel_reads = std::atoll(v.c_str());
+    } else if (flag == "--shards") {
+      a.shards = std::atoi(v.c_str());
+    } else {
+      Die("unknown flag " + flag);
+    }
+  }
+  return a;
+}
+
+std::vector<std::string> Glob(const std::string& pattern) {
+  glob_t g;
+  std::vector<std::string> out;
+  if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) {
+      std::string name = g.gl_pathv[i];
+      if (!name.ends_with(".idx")) out.push_back(name);
+    }
+  }
+  globfree(&g);
+  if (out.empty()) Die("no files match " + pattern);
+  return out;
+}
+
+// The Buffer among `t`'s string owners that holds `bytes` (null if none):
+// lets the parser keep views instead of copying.
+Buffer OwnerOf(const Tensor& t, std::string_view bytes) {
+  for (const Buffer& b : t.string_owners()) {
+    const char* begin = reinterpret_cast<const char*>(b.data());
+    if (bytes.data() >= begin && bytes.data() + bytes.size() <= begin + b.size()) return b;
+  }
+  return Buffer();
+}
+
+// The small Example of cases 3 and 4.
+ParseSpec SmallSpec() {
+  return {{"id", FixedLenFeature(DType::kInt64, {})},
+          {"label", FixedLenFeature(DType::kInt64, {})},
+          {"width", FixedLenFeature(DType::kInt64, {})},
+          {"height", FixedLenFeature(DType::kInt64, {})},
+          {"bbox", FixedLenFeature(DType::kFloat32, {4})},
+          {"scores", FixedLenFeature(DType::kFloat32, {4})},
+          {"tokens", FixedLenFeature(DType::kInt64, {8})},
+          {"key", FixedLenFeature(DType::kString, {})},
+          {"text", FixedLenFeature(DType::kString, {})},
+          {"weight", FixedLenFeature(DType::kFloat32, {})}};
+}
+
+int MakeRecords(const Args& a) {
+  Rng rng(42);
+  std::string text(100, ' '), key(16, ' ');
+  int64_t written = 0;
+  for (int s = 0; s < a.shards; ++s) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "-%05d-of-%05d.tfrecord", s, a.shards);
+    auto writer = TFRecordWriter::Open(a.make_records + name, {.write_index = true});
+    if (!writer.ok()) Die(writer.status().ToString());
+    const int64_t n = a.count / a.shards + (s < a.count % a.shards ? 1 : 0);
+    for (int64_t i = 0; i < n; ++i, ++written) {
+      for (char& c : text) c = static_cast<char>('a' + rng.NextU32() % 26);
+      for (char& c : key) c = static_cast<char>('0' + rng.NextU32() % 10);
+      const float u = static_cast<float>(rng.NextU32() % 1000) / 1000.0f;
+      const int64_t tokens[8] = {written, 1, 2, 3, 5, 8, 13, rng.NextU32() % 30000};
+      ExampleBuilder b;
+      b.AddInt64("id", written)
+          .AddInt64("label", rng.NextU32() % 1000)
+          .AddInt64("width", 500)
+          .AddInt64("height", 375)
+          .AddFloatList("bbox", {0.1f, 0.2f, 0.7f + u * 0.1f, 0.9f})
+          .AddFloatList("scores", {u, 1 - u, u / 2, 0.25f})
+          .AddInt64List("tokens", std::span<const int64_t>(tokens, 8))
+          .AddBytes("key", key)
+          .AddBytes("text", text)
+          .AddFloat("weight", u);
+      Status st = writer->Write(b.Serialize());
+      if (!st.ok()) Die(st.ToString());
+    }
+    Status st = writer->Close();
+    if (!st.ok()) Die(st.ToString());
+  }
+  std::fprintf(stderr, "sluice_cases: wrote %lld Examples in %d shards at %s-*\n",
+               static_cast<long long>(written), a.shards, a.make_records.c_str());
+  return 0;
+}
+
+constexpr float kMean[3] = {123.675f, 116.28f, 103.53f};
+constexpr float kStd[3] = {58.395f, 57.12f, 57.375f};
+
+// Case 1 (fused = false) and case 2 (fused = true).
+Dataset ImagePipeline(Dataset records, bool fused, int64_t batch) {
+  ParseSpec spec = {{"image/encoded", FixedLenFeature(DType::kString, {})},
+                    {"image/class/label", FixedLenFeature(DType::kInt64, {})}};
+  auto parser = std::make_shared<ExampleParser>(ExampleParser::Create(spec).value());
+  auto names =
+      std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"image", "label"});
+  auto augment = [parser, names, fused](Element e, const MapContext& ctx) -> Result<Element> {
+    const Tensor& record = e[0];
+    const std::string_view bytes = record.scalar<std::string_view>();
+    SLUICE_ASSIGN_OR_RETURN(Element ex, parser->ParseSingle(bytes, OwnerOf(record, bytes)));
+    const std::string_view jpeg = ex[0].scalar<std::string_view>();
+    Rng rng = ctx.rng();
+    Tensor image;
+    if (fused) {
+      SLUICE_ASSIGN_OR_RETURN(image, ops::DecodeRandomCropResize(jpeg, rng, {.size = {224, 224}}));
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(Tensor full, ops::DecodeJpeg(jpeg, {.channels = 3}));
+      SLUICE_ASSIGN_OR_RETURN(image, ops::RandomResizedCrop(full, {224, 224}, rng));
+    }
+    SLUICE_ASSIGN_OR_RETURN(image, ops::RandomFlipLeftRight(image, rng));
+    SLUICE_ASSIGN_OR_RETURN(image, ops::Normalize(image, kMean, kStd));
+    return Element({std::move(image), ex[1]}, names);
+  };
+  return records.map(augment, {.parallelism = kAutotune, .name = fused ? "fused" : "decode"})
+      .batch(batch, {.drop_remainder = true})
+      .prefetch(kAutotune);
+}
+
+// Case 4.
+Dataset ParsePipeline(Dataset records, int64_t batch) {
+  auto parser = std::make_shared<ExampleParser>(ExampleParser::Create(SmallSpec()).value());
+  auto parse = [parser](Element e) -> Result<Element> {
+    const Tensor& records = e[0];
+    std::span<const std::string_view> views = records.flat<std::string_view>();
+    std::vector<Buffer> owners(views.size());
+    for (size_t i = 0; i < views.size(); ++i) owners[i] = OwnerOf(records, views[i]);
+    return parser->ParseBatch(views, owners);
+  };
+  return records.batch(batch, {.drop_remainder = true})
+      .map(parse, {.parallelism = kAutotune, .name = "parse"})
+      .prefetch(kAutotune);
+}
+
+// The case's pipeline over `records`; sets *batch to the batch size used.
+Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
+  *batch = a.batch;
+  if (a.kase == "decode" || a.kase == "fused") {
+    if (*batch == 0) *batch = 128;
+    return ImagePipeline(records, a.kase == "fused", *batch);
+  }
+  if (a.kase == "read") {
+    if (*batch == 0) *batch = 4096;
+    if (*batch == 1) return records;  // record by record, no batch or prefetch
+    return records.batch(*batch, {.drop_remainder = true}).prefetch(kAutotune);
+  }
+  if (a.kase == "parse") {
+    if (*batch == 0) *batch = 1024;
+    return ParsePipeline(records, *batch);
+  }
+  Die("unknown --case " + a.kase + " (decode, fused, read, parse)");
+}
+
+int Run(const Args& a) {
+  // Image records: files in parallel, as the tutorials do. Small records:
+  // one file at a time on both sides (tf.data's parallel interleave costs
+  // it ~6 us per record; sluice is within 10% either way).
+  int64_t reads = a.parallel_reads;
+  if (reads == 0) reads = a.kase == "read" || a.kase == "parse" ? 1 : kAutotune;
+  Dataset records = TFRecordDataset(Glob(a.files), {.num_parallel_reads = reads}).repeat();
+  int64_t batch = 0;
+  Dataset ds = CasePipeline(a, records, &batch);
+  Options options;
+  if (a.cores > 0) options.cpu_budget = a.cores;
+  ds = ds.with_options(options);
+  if (!ds.status().ok()) Die(ds.status().ToString());
+  Result<Iterator> it = ds.iterator();
+  if (!it.ok()) Die(it.status().ToString());
+
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  std::optional<Clock::time_point> t0;
+  int64_t items = 0;
+  double elapsed = 0;
+  while (true) {
+    Result<std::optional<Element>> next = it->next();
+    if (!next.ok()) Die(next.status().ToString());
+    if (!next->has_value()) Die("the dataset ended");
+    const Clock::time_point now = Clock::now();
+    if (!t0) {
+      if (std::chrono::duration<double>(now - start).count() >= a.warmup) t0 = now;
+      continue;
+    }
+    const Shape& shape = (**next)[0].shape();
+    items += shape.rank() == 0 ? 1 : shape.dim(0);
+    elapsed = std::chrono::duration<double>(now - *t0).count();
+    if (elapsed >= a.seconds) break;
+  }
+  std::printf(
+      "{\"system\":\"sluice\",\"case\":\"%s\",\"items_per_s\":%.1f,\"items\":%lld,"
+      "\"seconds\":%.3f,\"batch\":%lld,\"cores\":%d}\n",
+      a.kase.c_str(), items / elapsed, static_cast<long long>(items), elapsed,
+      static_cast<long long>(batch), a.cores);
+  return 0;
+}
+
+}  // namespace
+}  // namespace sluice::bench
+
+int main(int argc, char** argv) {
+  sluice::bench::Args a = sluice::bench::ParseArgs(argc, argv);
+  if (!a.make_records.empty()) return sluice::bench::MakeRecords(a);
+  if (a.kase.empty() || a.files.empty()) sluice::bench::Die("need --case and --files");
+  return sluice::bench::Run(a);
+}
