@@ -1,5 +1,7 @@
 #include "sluice/nn/cpu/cpu_backend.h"
 
+#include "sluice/nn/cpu/block_cache.h"
+
 #include <omp.h>
 #include <sched.h>
 
@@ -33,10 +35,17 @@ Status CheckNumeric(std::string_view method, DType dtype) {
   return Status::OK();
 }
 
+// Free blocks kept for reuse: several training steps' worth of activations
+// for the models sluice targets on a CPU.
+constexpr size_t kMaxCachedBlockBytes = size_t{1} << 30;
+
 }  // namespace
 
 CpuBackend::CpuBackend(Device device)
-    : device_(device), num_threads_(AllowedCores()), dnnl_(std::make_unique<DnnlContext>()) {}
+    : device_(device),
+      num_threads_(AllowedCores()),
+      dnnl_(std::make_unique<DnnlContext>()),
+      blocks_(BlockCache::Create(kMaxCachedBlockBytes)) {}
 
 CpuBackend::~CpuBackend() = default;
 
@@ -64,7 +73,13 @@ int CpuBackend::UseThreads() const {
 
 Result<DeviceTensor> CpuBackend::Allocate(DType dtype, const Shape& shape) {
   SLUICE_RETURN_IF_ERROR(CheckNumeric("Allocate", dtype));
-  SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, shape));
+  std::optional<int64_t> n = shape.CheckedNumElements();
+  if (!n || *n < 0 || static_cast<uint64_t>(*n) > Buffer::kMaxAllocation / DTypeSize(dtype)) {
+    return Status::InvalidArgument("Allocate: shape " + shape.ToString() +
+                                   " is not a valid tensor shape");
+  }
+  SLUICE_ASSIGN_OR_RETURN(Buffer b, blocks_->Get(static_cast<size_t>(*n) * DTypeSize(dtype)));
+  SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::FromBuffer(dtype, shape, std::move(b)));
   return DeviceTensor(device_, std::move(t));
 }
 

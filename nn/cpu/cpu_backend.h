@@ -23,6 +23,7 @@
 namespace sluice::nn::cpu {
 
 struct DnnlContext;  // dnnl_context.h: engine and primitive cache
+class BlockCache;    // block_cache.h
 
 class CpuBackend final : public Backend {
  public:
@@ -93,6 +94,7 @@ class CpuBackend final : public Backend {
   Device device_;
   std::atomic<int> num_threads_;
   std::unique_ptr<DnnlContext> dnnl_;
+  std::shared_ptr<BlockCache> blocks_;  // recycles activation-sized blocks
 };
 
 }  // namespace sluice::nn::cpu
