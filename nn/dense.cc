@@ -15,8 +15,8 @@ Status Dense::Build(const Shape& input_shape) {
                                    input_shape.ToString());
   }
   int64_t in = input_shape.dim(input_shape.rank() - 1);
-  SLUICE_ASSIGN_OR_RETURN(kernel_, AddWeight("kernel", Shape{in, units_},
-                                             options_.kernel_initializer));
+  SLUICE_ASSIGN_OR_RETURN(kernel_,
+                          AddWeight("kernel", Shape{in, units_}, options_.kernel_initializer));
   if (options_.use_bias) {
     SLUICE_ASSIGN_OR_RETURN(bias_, AddWeight("bias", Shape{units_}, options_.bias_initializer));
   }
@@ -65,7 +65,8 @@ Result<DeviceTensor> Dense::Backward(const DeviceTensor& dy) {
 
 std::string Dense::Describe() const {
   std::string d = std::to_string(units_);
-  if (options_.activation != Activation::kLinear) d += " " + std::string(ActivationName(options_.activation));
+  if (options_.activation != Activation::kLinear)
+    d += " " + std::string(ActivationName(options_.activation));
   return d;
 }
 

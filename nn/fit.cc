@@ -11,7 +11,9 @@ namespace sluice::nn {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 Status Prefixed(const Status& s, const std::string& where) {
   return Status(s.code(), where + ": " + std::string(s.message()));
@@ -25,8 +27,8 @@ Status LogPipelineStats(SummaryWriter* w, const IteratorStats& stats, int64_t st
       SLUICE_RETURN_IF_ERROR(w->Scalar("pipeline/" + s.name + "/busy_fraction",
                                        static_cast<float>(s.busy_ns / elapsed), step));
     }
-    SLUICE_RETURN_IF_ERROR(w->Scalar("pipeline/" + s.name + "/parallelism",
-                                     static_cast<float>(s.parallelism), step));
+    SLUICE_RETURN_IF_ERROR(
+        w->Scalar("pipeline/" + s.name + "/parallelism", static_cast<float>(s.parallelism), step));
   }
   return Status::OK();
 }
@@ -91,8 +93,8 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
       double waited = Since(t0);
       wait += waited;
       log_wait += waited;
-      std::string where = "fit: epoch " + std::to_string(epoch + 1) + " step " +
-                          std::to_string(step + 1);
+      std::string where =
+          "fit: epoch " + std::to_string(epoch + 1) + " step " + std::to_string(step + 1);
       if (!next.ok()) return Prefixed(next.status(), where);
       if (!next->has_value()) {
         if (o.steps_per_epoch > 0) out_of_data = true;  // Keras stops training too
@@ -125,10 +127,10 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
               w->Scalar("batch_" + m->name(), static_cast<float>(m->result()), global));
         }
         if (elapsed > 0) {
-          SLUICE_RETURN_IF_ERROR(w->Scalar("examples_per_second",
-                                           static_cast<float>(log_examples / elapsed), global));
-          SLUICE_RETURN_IF_ERROR(w->Scalar("input_wait_fraction",
-                                           static_cast<float>(log_wait / elapsed), global));
+          SLUICE_RETURN_IF_ERROR(
+              w->Scalar("examples_per_second", static_cast<float>(log_examples / elapsed), global));
+          SLUICE_RETURN_IF_ERROR(
+              w->Scalar("input_wait_fraction", static_cast<float>(log_wait / elapsed), global));
         }
         SLUICE_RETURN_IF_ERROR(LogPipelineStats(w, it->stats(), global));
         log_examples = 0;
@@ -148,8 +150,8 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
       FitOptions quiet = o;
       quiet.verbose = 0;
       Result<std::map<std::string, double>> val = Evaluate(*o.validation_data, quiet);
-      if (!val.ok()) return Prefixed(val.status(), "fit: validation after epoch " +
-                                                       std::to_string(epoch + 1));
+      if (!val.ok())
+        return Prefixed(val.status(), "fit: validation after epoch " + std::to_string(epoch + 1));
       for (const auto& [k, v] : *val) results["val_" + k] = v;
     }
     std::vector<std::pair<std::string, double>> shown = {{"loss", results["loss"]}};
@@ -161,7 +163,8 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
     for (const auto& [k, v] : results) h.history[k].push_back(v);
     if (o.summary_writer != nullptr) {
       for (const auto& [k, v] : results) {
-        SLUICE_RETURN_IF_ERROR(o.summary_writer->Scalar("epoch_" + k, static_cast<float>(v), epoch));
+        SLUICE_RETURN_IF_ERROR(
+            o.summary_writer->Scalar("epoch_" + k, static_cast<float>(v), epoch));
       }
       SLUICE_RETURN_IF_ERROR(o.summary_writer->Flush());
     }

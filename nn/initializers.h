@@ -31,9 +31,9 @@ struct Initializer {
     kRandomNormal,   // N(mean, stddev)
   };
   Kind kind = Kind::kZeros;
-  float value = 0.0f;                  // kConstant
-  float min = -0.05f, max = 0.05f;     // kRandomUniform (Keras's defaults)
-  float mean = 0.0f, stddev = 0.05f;   // kRandomNormal
+  float value = 0.0f;                 // kConstant
+  float min = -0.05f, max = 0.05f;    // kRandomUniform (Keras's defaults)
+  float mean = 0.0f, stddev = 0.05f;  // kRandomNormal
 
   static Initializer Zeros() { return {Kind::kZeros}; }
   static Initializer Ones() { return {Kind::kOnes}; }

@@ -100,8 +100,8 @@ class Layer : public Trackable {
   // Creates a weight of `shape` on the layer's device, initialized from a
   // generator derived from the global seed (SetRandomSeed) and the order in
   // which layers build, with a zeroed gradient buffer if trainable.
-  Result<Variable*> AddWeight(const std::string& name, const Shape& shape,
-                              const Initializer& init, bool trainable = true);
+  Result<Variable*> AddWeight(const std::string& name, const Shape& shape, const Initializer& init,
+                              bool trainable = true);
   // The gradient buffer of trainable weight `w` (same shape).
   DeviceTensor& gradient(const Variable* w);
   // The layer's backend; valid from Build() on.

@@ -24,8 +24,8 @@ Result<double> CrossEntropyMean(Backend& backend, const DeviceTensor& pred,
   if (dpred != nullptr) {
     SLUICE_ASSIGN_OR_RETURN(*dpred, backend.Allocate(DType::kFloat32, pred.shape()));
   }
-  SLUICE_RETURN_IF_ERROR(backend.CrossEntropy(pred, labels, from_logits,
-                                              1.0f / static_cast<float>(n), &loss, dpred));
+  SLUICE_RETURN_IF_ERROR(
+      backend.CrossEntropy(pred, labels, from_logits, 1.0f / static_cast<float>(n), &loss, dpred));
   SLUICE_ASSIGN_OR_RETURN(double sum, backend.Sum(loss));
   return sum / static_cast<double>(n);
 }

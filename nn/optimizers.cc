@@ -82,9 +82,8 @@ Status Optimizer::ApplyGradients(std::span<DeviceTensor* const> grads,
   for (size_t i = 0; i < variables.size(); ++i) {
     const DeviceTensor* g = grads[i];
     Variable* v = variables[i];
-    if (g == nullptr || v == nullptr || g->shape() != v->shape() ||
-        g->dtype() != DType::kFloat32 || v->dtype() != DType::kFloat32 ||
-        !(g->device() == v->value().device())) {
+    if (g == nullptr || v == nullptr || g->shape() != v->shape() || g->dtype() != DType::kFloat32 ||
+        v->dtype() != DType::kFloat32 || !(g->device() == v->value().device())) {
       return Status::InvalidArgument(
           name() + ": the gradient of " + (v ? v->name() : std::string("(null)")) + " is " +
           (g ? g->DebugString() : std::string("null")) + ", the variable " +

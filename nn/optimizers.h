@@ -35,8 +35,7 @@ class Optimizer : public Trackable {
   // Applies grads[i] to variables[i]; both lists the same length, each
   // gradient of its variable's shape and device. InvalidArgument otherwise
   // (naming the variable). Increments iterations().
-  Status ApplyGradients(std::span<DeviceTensor* const> grads,
-                        std::span<Variable* const> variables);
+  Status ApplyGradients(std::span<DeviceTensor* const> grads, std::span<Variable* const> variables);
   Status ApplyGradients(std::span<const DeviceTensor> grads, std::span<Variable* const> variables);
 
   // Completed updates (Keras's optimizer.iterations).
@@ -59,7 +58,7 @@ class Optimizer : public Trackable {
                         std::span<Variable* const> slots, int64_t step) = 0;
 
  private:
-  struct Tracked;  // a variable this optimizer updates, with its slots
+  struct Tracked;   // a variable this optimizer updates, with its slots
   struct ListNode;  // a Trackable listing children "0", "1", ...
   Status Track(Variable* var);
 

@@ -94,13 +94,15 @@ Result<DeviceTensor> Sequential::ToDeviceTensor(const Tensor& t) {
 }
 
 Result<Sequential::Gradients> Sequential::ComputeGradients(const Tensor& x, const Tensor& y) {
-  if (!compiled_.loss) return Status::FailedPrecondition("ComputeGradients: compile the model first");
+  if (!compiled_.loss)
+    return Status::FailedPrecondition("ComputeGradients: compile the model first");
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor xd, ToDeviceTensor(x));
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor yd, ToDeviceTensor(y));
   set_input_gradient_needed(false);  // x is data
   Gradients g;
   SLUICE_ASSIGN_OR_RETURN(g.predictions, Forward(xd, /*training=*/true));
-  if (y.shape().rank() == 0 || (g.predictions.rank() > 0 && y.shape().dim(0) != g.predictions.dim(0))) {
+  if (y.shape().rank() == 0 ||
+      (g.predictions.rank() > 0 && y.shape().dim(0) != g.predictions.dim(0))) {
     return Status::InvalidArgument("labels " + y.shape().ToString() + " do not match outputs " +
                                    g.predictions.shape().ToString() + " of model " + name());
   }
@@ -170,9 +172,9 @@ std::string Sequential::Summary() const {
     for (const Variable* v : l.trainable_weights()) trainable += v->shape().num_elements();
   }
   out += std::string(85, '-') + "\n";
-  out += "Total params: " + std::to_string(total) + "\nTrainable params: " +
-         std::to_string(trainable) + "\nNon-trainable params: " + std::to_string(total - trainable) +
-         "\n";
+  out += "Total params: " + std::to_string(total) +
+         "\nTrainable params: " + std::to_string(trainable) +
+         "\nNon-trainable params: " + std::to_string(total - trainable) + "\n";
   return out;
 }
 

@@ -56,8 +56,8 @@ struct CompileOptions {
 
 // What one training step left behind, for callbacks.
 struct StepInfo {
-  int epoch = 0;          // from 0
-  int64_t step = 0;       // in the epoch, from 0
+  int epoch = 0;            // from 0
+  int64_t step = 0;         // in the epoch, from 0
   int64_t global_step = 0;  // optimizer iterations after the step
   double loss = 0;          // this batch's
   int64_t batch_size = 0;

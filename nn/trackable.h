@@ -64,7 +64,7 @@ class Trackable {
   struct Slot {
     Trackable* original = nullptr;  // the variable the slot belongs to
     std::string name;
-    Trackable* slot = nullptr;      // a Variable
+    Trackable* slot = nullptr;  // a Variable
   };
 
   // In a stable order (it decides which path names a shared object).

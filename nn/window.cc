@@ -56,23 +56,19 @@ Result<Shape> Conv2DOutputShape(const Shape& x, const Shape& filter, const Windo
                                    std::to_string(window.kernel_w) + ", " +
                                    std::to_string(x.dim(3)) + ", out] for input " + x.ToString());
   }
-  SLUICE_ASSIGN_OR_RETURN(WindowDim h,
-                          ComputeWindowDim(x.dim(1), window.kernel_h, window.stride_h,
-                                           window.padding));
-  SLUICE_ASSIGN_OR_RETURN(WindowDim w,
-                          ComputeWindowDim(x.dim(2), window.kernel_w, window.stride_w,
-                                           window.padding));
+  SLUICE_ASSIGN_OR_RETURN(
+      WindowDim h, ComputeWindowDim(x.dim(1), window.kernel_h, window.stride_h, window.padding));
+  SLUICE_ASSIGN_OR_RETURN(
+      WindowDim w, ComputeWindowDim(x.dim(2), window.kernel_w, window.stride_w, window.padding));
   return Shape{x.dim(0), h.out, w.out, filter.dim(3)};
 }
 
 Result<Shape> Pool2DOutputShape(const Shape& x, const Window2D& window) {
   SLUICE_RETURN_IF_ERROR(CheckRank4(x, "Pool2D"));
-  SLUICE_ASSIGN_OR_RETURN(WindowDim h,
-                          ComputeWindowDim(x.dim(1), window.kernel_h, window.stride_h,
-                                           window.padding));
-  SLUICE_ASSIGN_OR_RETURN(WindowDim w,
-                          ComputeWindowDim(x.dim(2), window.kernel_w, window.stride_w,
-                                           window.padding));
+  SLUICE_ASSIGN_OR_RETURN(
+      WindowDim h, ComputeWindowDim(x.dim(1), window.kernel_h, window.stride_h, window.padding));
+  SLUICE_ASSIGN_OR_RETURN(
+      WindowDim w, ComputeWindowDim(x.dim(2), window.kernel_w, window.stride_w, window.padding));
   return Shape{x.dim(0), h.out, w.out, x.dim(3)};
 }
 

@@ -186,9 +186,8 @@ class IndexedTFRecordIterator : public IndexedIterator {
     if (run.empty() || r < run.front().number || r > run.back().number) {
       run.clear();  // drop the old buffer before reading the next
       SLUICE_ASSIGN_OR_RETURN(
-          run, node_.indexed(file).ReadRun(
-                   r, static_cast<size_t>(std::max<int64_t>(node_.record_options().buffer_size,
-                                                            1))));
+          run, node_.indexed(file).ReadRun(r, static_cast<size_t>(std::max<int64_t>(
+                                                  node_.record_options().buffer_size, 1))));
     }
     Result<Element> e =
         RecordElement(run[static_cast<size_t>(r - run.front().number)], node_.source(file));

@@ -57,8 +57,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--dir", work, "Working folder: data/, ckpt/ and logs/ go here")
       ->capture_default_str();
-  app.add_option("--train", train_glob, "Training TFRecords [default: DIR/data/train-*.tfrecord, "
-                                        "converted from Debian's dataset-fashion-mnist]");
+  app.add_option("--train", train_glob,
+                 "Training TFRecords [default: DIR/data/train-*.tfrecord, "
+                 "converted from Debian's dataset-fashion-mnist]");
   app.add_option("--test", test_glob, "Test TFRecords [default: DIR/data/test-*.tfrecord]");
   app.add_option("--epochs", epochs, "Epochs to train")->capture_default_str();
   app.add_option("--batch", batch, "Batch size")->capture_default_str();
@@ -72,8 +73,8 @@ int main(int argc, char** argv) {
     if (train_glob.empty()) train_glob = work + "/data/train-*.tfrecord";
     if (test_glob.empty()) test_glob = work + "/data/test-*.tfrecord";
   }
-  sluice::Dataset train = samples::ImagePipeline(
-      train_glob, {.train = true, .batch = batch, .seed = seed});
+  sluice::Dataset train =
+      samples::ImagePipeline(train_glob, {.train = true, .batch = batch, .seed = seed});
   sluice::Dataset test = samples::ImagePipeline(test_glob, {.train = false, .batch = 256});
 
   nn::SetRandomSeed(seed);
@@ -102,7 +103,8 @@ int main(int argc, char** argv) {
     std::printf("Restored from %s (step %lld)\n", latest->c_str(),
                 static_cast<long long>(step.value().data<int64_t>()[0]));
   } else if (mode == "test") {
-    std::fprintf(stderr, "fashion_mnist_mlp: no checkpoint in %s/ckpt; train first\n", work.c_str());
+    std::fprintf(stderr, "fashion_mnist_mlp: no checkpoint in %s/ckpt; train first\n",
+                 work.c_str());
     return 1;
   } else {
     std::printf("Initializing from scratch.\n");

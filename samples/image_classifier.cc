@@ -64,14 +64,16 @@ int ConvertOnce(const std::string& dir, const std::string& prefix, int shards) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Train the tutorials' cats_vs_dogs CNN on a folder of images (one subfolder per "
-               "class)."};
+  CLI::App app{
+      "Train the tutorials' cats_vs_dogs CNN on a folder of images (one subfolder per "
+      "class)."};
   std::string dir, test_dir, work = "image-classifier", device = "cpu", arch = "cats_vs_dogs";
   int size = 256, channels = 3, epochs = 10, batch = 32, threads = 0;
   uint64_t seed = 1;
   app.add_option("DIR", dir, "Folder with one subfolder of images per class")->required();
-  app.add_option("--test-dir", test_dir, "Folder of the same classes for validation "
-                                         "[default: hold out a tenth of DIR]");
+  app.add_option("--test-dir", test_dir,
+                 "Folder of the same classes for validation "
+                 "[default: hold out a tenth of DIR]");
   app.add_option("--dir", work, "Working folder: records/, ckpt/ and logs/ go here")
       ->capture_default_str();
   app.add_option("--size", size, "Resize images to SIZE x SIZE (0: keep; all must then match)")
@@ -112,8 +114,12 @@ int main(int argc, char** argv) {
 
   // 2. The input pipeline: decode + resize in parallel (AUTOTUNE), shuffle,
   //    batch, prefetch.
-  samples::ImagePipelineOptions in{.train = true, .batch = batch, .channels = channels,
-                                   .height = size, .width = size, .seed = seed};
+  samples::ImagePipelineOptions in{.train = true,
+                                   .batch = batch,
+                                   .channels = channels,
+                                   .height = size,
+                                   .width = size,
+                                   .seed = seed};
   sluice::Dataset train = samples::ImagePipeline(train_glob, in);
   in.train = false;
   sluice::Dataset test = samples::ImagePipeline(test_glob, in);
@@ -150,9 +156,11 @@ int main(int argc, char** argv) {
     model.Add<nn::Flatten>();
     model.Add<nn::Dense>(64, nn::DenseOptions{.activation = relu});
   } else {  // compact: two same-padded 3x3 convs with dropout, for small images
-    model.Add<nn::Conv2D>(32, 3, nn::Conv2DOptions{.padding = nn::Padding::kSame, .activation = relu});
+    model.Add<nn::Conv2D>(32, 3,
+                          nn::Conv2DOptions{.padding = nn::Padding::kSame, .activation = relu});
     model.Add<nn::MaxPooling2D>();
-    model.Add<nn::Conv2D>(64, 3, nn::Conv2DOptions{.padding = nn::Padding::kSame, .activation = relu});
+    model.Add<nn::Conv2D>(64, 3,
+                          nn::Conv2DOptions{.padding = nn::Padding::kSame, .activation = relu});
     model.Add<nn::MaxPooling2D>();
     model.Add<nn::Dropout>(0.25f);
     model.Add<nn::Flatten>();

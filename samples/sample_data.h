@@ -70,9 +70,9 @@ inline sluice::Status EnsureFashionRecords(const std::string& dir) {
 }
 
 struct ImagePipelineOptions {
-  bool train = true;       // shuffle files and records
+  bool train = true;  // shuffle files and records
   int64_t batch = 32;
-  int channels = 0;        // 0: as stored
+  int channels = 0;           // 0: as stored
   int height = 0, width = 0;  // resize to this (0: keep; then all images must match)
   uint64_t seed = 1;
   int64_t shuffle_buffer = 10000;
@@ -88,7 +88,8 @@ inline sluice::Dataset ImagePipeline(const std::string& pattern, const ImagePipe
   sluice::ParseSpec spec = {
       {"image/encoded", sluice::FixedLenFeature(sluice::DType::kString, {})},
       {"image/class/label", sluice::FixedLenFeature(sluice::DType::kInt64, {})}};
-  auto parser = std::make_shared<sluice::ExampleParser>(sluice::ExampleParser::Create(spec).value());
+  auto parser =
+      std::make_shared<sluice::ExampleParser>(sluice::ExampleParser::Create(spec).value());
   auto decode = [parser, o](Element e) -> Result<Element> {
     const Tensor& record = e[0];
     std::string_view bytes = record.scalar<std::string_view>();
@@ -102,15 +103,15 @@ inline sluice::Dataset ImagePipeline(const std::string& pattern, const ImagePipe
       }
     }
     SLUICE_ASSIGN_OR_RETURN(Element ex, parser->ParseSingle(bytes, owner));
-    SLUICE_ASSIGN_OR_RETURN(Tensor image,
-                            sluice::ops::DecodeImage(ex[0].scalar<std::string_view>(),
-                                                     {.channels = o.channels}));
+    SLUICE_ASSIGN_OR_RETURN(Tensor image, sluice::ops::DecodeImage(ex[0].scalar<std::string_view>(),
+                                                                   {.channels = o.channels}));
     if (o.height > 0) {
       SLUICE_ASSIGN_OR_RETURN(image, sluice::ops::Resize(image, {o.height, o.width}));
     }
     return Element({image, ex[1]}, {"image", "label"});
   };
-  sluice::Dataset files = sluice::Dataset::list_files(pattern, {.shuffle = o.train, .seed = o.seed});
+  sluice::Dataset files =
+      sluice::Dataset::list_files(pattern, {.shuffle = o.train, .seed = o.seed});
   sluice::Dataset ds = files.interleave(sluice::tfrecords(), {.cycle_length = 4});
   if (o.train) ds = ds.shuffle(o.shuffle_buffer, {.seed = o.seed});
   return ds.map(decode, {.parallelism = sluice::kAutotune, .name = "decode"})

@@ -35,23 +35,24 @@ struct Lazy : Trackable {
   }
   void Build() {
     w = std::make_unique<sluice::nn::Variable>(
-        "w", sluice::nn::DeviceTensor(sluice::nn::Device::Cpu(), *Tensor::Zeros(sluice::DType::kFloat32,
-                                                                                sluice::Shape{2, 2})));
+        "w",
+        sluice::nn::DeviceTensor(sluice::nn::Device::Cpu(),
+                                 *Tensor::Zeros(sluice::DType::kFloat32, sluice::Shape{2, 2})));
     (void)RestoreDeferred();
   }
 };
 struct Root : Trackable {
   Lazy layer;
-  sluice::nn::Variable bias{"b", sluice::nn::DeviceTensor(sluice::nn::Device::Cpu(),
-                                                          *Tensor::Zeros(sluice::DType::kFloat32,
-                                                                         sluice::Shape{2}))};
+  sluice::nn::Variable bias{
+      "b", sluice::nn::DeviceTensor(sluice::nn::Device::Cpu(),
+                                    *Tensor::Zeros(sluice::DType::kFloat32, sluice::Shape{2}))};
   std::vector<Child> TrackableChildren() override { return {{"layer", &layer}, {"bias", &bias}}; }
 };
 
 std::string Scratch() {
   static const std::string dir = [] {
-    std::string d = std::filesystem::temp_directory_path() /
-                    ("checkpoint_fuzz." + std::to_string(getpid()));
+    std::string d =
+        std::filesystem::temp_directory_path() / ("checkpoint_fuzz." + std::to_string(getpid()));
     std::filesystem::create_directories(d);
     return d;
   }();
@@ -75,9 +76,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto writer = sluice::BundleWriter::Create(prefix);
     if (!writer.ok()) return 0;
     (void)writer->Add("_CHECKPOINTABLE_OBJECT_GRAPH", Tensor::StringScalar(graph));
-    (void)writer->Add("model/layer/_kernel/.ATTRIBUTES/VARIABLE_VALUE",
-                      *Tensor::FromVector<float>(std::vector<float>{1, 2, 3, 4},
-                                                 sluice::Shape{2, 2}));
+    (void)writer->Add(
+        "model/layer/_kernel/.ATTRIBUTES/VARIABLE_VALUE",
+        *Tensor::FromVector<float>(std::vector<float>{1, 2, 3, 4}, sluice::Shape{2, 2}));
     (void)writer->Add("model/bias/.ATTRIBUTES/VARIABLE_VALUE",
                       *Tensor::FromVector<float>(std::vector<float>{5, 6}));
     if (!writer->Finish().ok()) return 0;

@@ -32,7 +32,8 @@ DeviceTensor Random(const Shape& shape, uint64_t seed, float lo = -1, float hi =
 
 double Dot(const DeviceTensor& a, const DeviceTensor& b) {
   double s = 0;
-  for (int64_t i = 0; i < a.num_elements(); ++i) s += double(a.data<float>()[i]) * b.data<float>()[i];
+  for (int64_t i = 0; i < a.num_elements(); ++i)
+    s += double(a.data<float>()[i]) * b.data<float>()[i];
   return s;
 }
 
@@ -110,7 +111,9 @@ TEST(GradientCheck, Conv2DPaddingsAndStrides) {
                {5, 2, Padding::kValid, Activation::kSigmoid}};
   for (const Case& c : cases) {
     Conv2D layer(3, c.k,
-                 {.stride_h = c.stride, .stride_w = c.stride, .padding = c.padding,
+                 {.stride_h = c.stride,
+                  .stride_w = c.stride,
+                  .padding = c.padding,
                   .activation = c.f,
                   .bias_initializer = Initializer{.kind = Initializer::Kind::kRandomUniform}});
     CheckLayer(layer, Random(Shape{2, 7, 6, 2}, 21), 23);
@@ -121,8 +124,8 @@ TEST(GradientCheck, Pooling) {
   for (Padding p : {Padding::kValid, Padding::kSame}) {
     MaxPooling2D max_pool({.pool_h = 2, .pool_w = 2, .padding = p});
     CheckLayer(max_pool, Random(Shape{2, 5, 5, 3}, 31), 33);
-    AveragePooling2D avg_pool({.pool_h = 3, .pool_w = 2, .stride_h = 2, .stride_w = 1,
-                               .padding = p});
+    AveragePooling2D avg_pool(
+        {.pool_h = 3, .pool_w = 2, .stride_h = 2, .stride_w = 1, .padding = p});
     CheckLayer(avg_pool, Random(Shape{2, 5, 4, 2}, 35), 37);
   }
 }
@@ -130,8 +133,8 @@ TEST(GradientCheck, Pooling) {
 TEST(GradientCheck, FlattenActivationRescalingAndDropout) {
   Flatten flatten;
   CheckLayer(flatten, Random(Shape{2, 3, 2}, 41), 43);
-  for (Activation f : {Activation::kRelu, Activation::kSigmoid, Activation::kTanh,
-                       Activation::kSoftmax}) {
+  for (Activation f :
+       {Activation::kRelu, Activation::kSigmoid, Activation::kTanh, Activation::kSoftmax}) {
     ActivationLayer act(f);
     CheckLayer(act, Random(Shape{3, 4}, 45), 47);
   }
@@ -164,9 +167,10 @@ class Scale : public Layer {
  public:
   Scale() : Layer("scale") {}
   Status Build(const Shape& in) override {
-    SLUICE_ASSIGN_OR_RETURN(w_, AddWeight("w", Shape{in.dim(in.rank() - 1)},
-                                          Initializer{.kind = Initializer::Kind::kRandomUniform,
-                                                      .min = 0.5f, .max = 1.5f}));
+    SLUICE_ASSIGN_OR_RETURN(
+        w_, AddWeight(
+                "w", Shape{in.dim(in.rank() - 1)},
+                Initializer{.kind = Initializer::Kind::kRandomUniform, .min = 0.5f, .max = 1.5f}));
     return Status::OK();
   }
   Result<DeviceTensor> Call(const DeviceTensor& x, bool training) override {
@@ -243,9 +247,8 @@ TEST(GradientCheck, Losses) {
 TEST(GradientCheck, LossValuesMatchKeras) {
   // keras.losses.SparseCategoricalCrossentropy(from_logits=True)(
   //     [0, 1], [[2., 1., 0.1], [0.5, 2.5, 0.3]]) = 0.3185
-  DeviceTensor logits =
-      *Cpu().ToDevice(*Tensor::FromVector<float>(std::vector<float>{2, 1, 0.1f, 0.5f, 2.5f, 0.3f},
-                                                 Shape{2, 3}));
+  DeviceTensor logits = *Cpu().ToDevice(
+      *Tensor::FromVector<float>(std::vector<float>{2, 1, 0.1f, 0.5f, 2.5f, 0.3f}, Shape{2, 3}));
   DeviceTensor labels = *Cpu().ToDevice(*Tensor::FromVector<int64_t>({0, 1}));
   double expected = 0.5 * ((std::log(std::exp(2.0) + std::exp(1.0) + std::exp(0.1)) - 2.0) +
                            (std::log(std::exp(0.5) + std::exp(2.5) + std::exp(0.3)) - 2.5));

@@ -122,7 +122,8 @@ TEST(ModelTest, CustomLoopEqualsTrainStep) {
 }
 
 Variable MakeVar(float value) {
-  return Variable("w", *(*GetBackend(Device::Cpu()))->ToDevice(*Tensor::FromVector<float>({value})));
+  return Variable("w",
+                  *(*GetBackend(Device::Cpu()))->ToDevice(*Tensor::FromVector<float>({value})));
 }
 
 TEST(OptimizerTest, SgdMomentumAndNesterovFollowKeras) {
@@ -192,9 +193,10 @@ TEST(ModelTest, CnnOnUint8ImagesWithRescaling) {
   model.Add<MaxPooling2D>();
   model.Add<Flatten>();
   model.Add<Dense>(2, DenseOptions{.activation = Activation::kSoftmax});
-  ASSERT_TRUE(model.Compile({.optimizer = std::make_shared<Adam>(0.01f),
-                             .loss = std::make_shared<SparseCategoricalCrossentropy>(),
-                             .metrics = {std::make_shared<SparseCategoricalAccuracy>()}})
+  ASSERT_TRUE(model
+                  .Compile({.optimizer = std::make_shared<Adam>(0.01f),
+                            .loss = std::make_shared<SparseCategoricalCrossentropy>(),
+                            .metrics = {std::make_shared<SparseCategoricalAccuracy>()}})
                   .ok());
   // Bright vs dark 8x8 images.
   Tensor x = *Tensor::Allocate(DType::kUInt8, Shape{64, 8, 8, 1});
@@ -218,9 +220,9 @@ TEST(ModelTest, FitPrintsLinesAndLogsToTensorBoard) {
   auto writer = SummaryWriter::Create(dir.path());
   ASSERT_TRUE(writer.ok());
   FILE* out = std::tmpfile();
-  Result<History> h = model->Fit(Blobs(256, 1).batch(32),
-                                 {.epochs = 2, .verbose = 2, .out = out,
-                                  .summary_writer = &*writer, .log_every_steps = 4});
+  Result<History> h = model->Fit(
+      Blobs(256, 1).batch(32),
+      {.epochs = 2, .verbose = 2, .out = out, .summary_writer = &*writer, .log_every_steps = 4});
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   ASSERT_TRUE(writer->Close().ok());
   std::rewind(out);
@@ -244,8 +246,7 @@ TEST(ModelTest, FitPrintsLinesAndLogsToTensorBoard) {
 TEST(ModelTest, ErrorsAreClear) {
   Sequential uncompiled;
   uncompiled.Add<Dense>(2);
-  EXPECT_EQ(uncompiled.Fit(Blobs(8, 1).batch(4)).status().code(),
-            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(uncompiled.Fit(Blobs(8, 1).batch(4)).status().code(), StatusCode::kFailedPrecondition);
   auto model = Mlp(std::make_shared<SGD>());
   Result<History> one = model->Fit(Dataset::range(8).batch(4), {.verbose = 0});
   ASSERT_FALSE(one.ok());

@@ -43,8 +43,7 @@ TEST(WindowTest, OutputShapesCheckTheFilter) {
   EXPECT_EQ(*s, (Shape{8, 26, 26, 32}));
   Result<Shape> bad = Conv2DOutputShape(Shape{8, 28, 28, 3}, Shape{3, 3, 1, 32}, w);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("[3,3,1,32]"), std::string::npos)
-      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("[3,3,1,32]"), std::string::npos) << bad.status().message();
   Window2D pool{.kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2};
   s = Pool2DOutputShape(Shape{8, 26, 26, 32}, pool);
   ASSERT_TRUE(s.ok());
