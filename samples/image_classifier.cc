@@ -70,7 +70,9 @@ int main(int argc, char** argv) {
   std::string dir, test_dir, work = "image-classifier", device = "cpu", arch = "cats_vs_dogs";
   int size = 256, channels = 3, epochs = 10, batch = 32, threads = 0;
   uint64_t seed = 1;
-  app.add_option("DIR", dir, "Folder with one subfolder of images per class")->required();
+  app.add_option("DIR", dir, "Folder with one subfolder of images per class")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   app.add_option("--test-dir", test_dir,
                  "Folder of the same classes for validation "
                  "[default: hold out a tenth of DIR]");
@@ -94,6 +96,11 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Seed of the weights and the shuffles")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they happen
+
+  // The device first: a typo should not wait for a conversion.
+  nn::Device dev = Check(nn::Device::Parse(device), "--device");
+  nn::Backend* backend = Check(nn::GetBackend(dev), "--device");
+  if (threads > 0) backend->SetNumThreads(threads);
 
   // 1. Image folder -> sharded TFRecords (once).
   std::string records = work + "/records";
@@ -140,9 +147,6 @@ int main(int argc, char** argv) {
   }
 
   // 3. The model.
-  nn::Device dev = Check(nn::Device::Parse(device), "--device");
-  nn::Backend* backend = Check(nn::GetBackend(dev), "--device");
-  if (threads > 0) backend->SetNumThreads(threads);
   nn::SetRandomSeed(seed);
   nn::Sequential model("image_classifier");
   Check(model.SetDevice(dev), "--device");
