@@ -78,5 +78,38 @@ TEST(BufferTest, ConcurrentCopiesAreSafe) {
   EXPECT_TRUE(a.unique());
 }
 
+// Large blocks are recycled (outside sanitizer builds, where reuse would
+// hide use-after-free): the next allocation of about the same size gets the
+// freed block back, and AllocateZeroed still zeroes it.
+TEST(BufferTest, LargeBlocksAreRecycledAndStillZeroed) {
+  const size_t size = size_t{24} << 20;
+  uint8_t* first = nullptr;
+  {
+    Result<Buffer> a = Buffer::Allocate(size);
+    ASSERT_TRUE(a.ok());
+    first = a->data();
+    std::memset(a->data(), 0xab, size);
+  }
+  Result<Buffer> b = Buffer::AllocateZeroed(size - 4096);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->size(), size - 4096);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % Buffer::kAlignment, 0u);
+  for (size_t i = 0; i < b->size(); i += 4093) ASSERT_EQ(b->data()[i], 0) << i;
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if !__has_feature(address_sanitizer) && !__has_feature(thread_sanitizer)
+  EXPECT_EQ(b->data(), first);
+#endif
+#else
+  EXPECT_EQ(b->data(), first);
+#endif
+#endif
+  (void)first;
+  // A much smaller request does not take the big block.
+  Result<Buffer> small = Buffer::Allocate(size / 4);
+  ASSERT_TRUE(small.ok());
+  EXPECT_NE(small->data(), b->data());
+}
+
 }  // namespace
 }  // namespace sluice
