@@ -75,6 +75,7 @@ BlockRecycler& Recycler() {
 bool Recycles(size_t total) {
 #ifdef SLUICE_BUFFER_NO_RECYCLING
   (void)total;
+  (void)kRecycleMinBytes;
   return false;
 #else
   return total >= kRecycleMinBytes;
