@@ -6,6 +6,11 @@
 # `<!-- peers:begin -->` and `<!-- peers:end -->` of docs/perf.md.
 #
 #   scripts/bench-peers.sh [BUILD_DIR]        (default: build/)
+#   scripts/bench-peers.sh --check-venvs      the peers' Python venvs: ready,
+#       missing or incomplete (what a run would do); nothing is changed or
+#       downloaded. Exit status 0 if all are ready.
+#   scripts/bench-peers.sh --setup-venvs      make or repair the venvs (pip
+#       installs from PyPI), then exit without building or measuring.
 #
 # Environment (defaults): ROUNDS=3 runs of each system per case, alternating,
 # median reported; DURATION=10 seconds timed per run after WARMUP=3;
@@ -16,7 +21,14 @@
 # Examples for cases 3-4; TORCH=auto|skip; TF_VENV=~/.cache/sluice/tf-venv,
 # TORCH_VENV=~/.cache/sluice/torch-venv (made if missing; a torch install
 # that fails or takes over 5 minutes is skipped and remembered in
-# TORCH_VENV.failed); PERF_MD=docs/perf.md (PERF_MD= prints only).
+# TORCH_VENV.failed); PYTHON3=python3 (the Python that makes the venvs);
+# PERF_MD=docs/perf.md (PERF_MD= prints only).
+#
+# A venv is used when its bin/python imports the peer's modules. A venv
+# directory that does not (an interrupted `python3 -m venv` or pip install:
+# no bin/python, no pip, a failed import) is removed and made again; a
+# directory without pyvenv.cfg is not a venv and is left alone (the peer is
+# skipped). Making venvs needs python3-venv on Debian/Ubuntu.
 #
 # Cases: 1 decode (TFRecords -> parse, full decode, random resized crop 224,
 # flip, normalize, batch 128, prefetch), 2 fused (crop-window decode), 3 raw
@@ -25,7 +37,18 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 command_line="ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10} WARMUP=${WARMUP:-3} CORES=${CORES:-$(nproc)}${CASES:+ CASES=\"$CASES\"} scripts/bench-peers.sh $*"
-build=${1:-$root/build}
+mode=run
+positional=()
+for arg in "$@"; do
+  case $arg in
+    --check-venvs) mode=check ;;
+    --setup-venvs) mode=setup ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "bench-peers: unknown option $arg (see --help)" >&2; exit 2 ;;
+    *) positional+=("$arg") ;;
+  esac
+done
+build=${positional[0]:-$root/build}
 [[ $build = /* ]] || build=$PWD/$build
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
@@ -40,8 +63,132 @@ TORCH=${TORCH:-auto}
 TF_VENV=${TF_VENV:-$HOME/.cache/sluice/tf-venv}
 TORCH_VENV=${TORCH_VENV:-$HOME/.cache/sluice/torch-venv}
 PERF_MD=${PERF_MD-$root/docs/perf.md}
+PYTHON3=${PYTHON3:-python3}
 cpus="0-$((CORES - 1))"
 log() { echo "bench-peers: $*" >&2; }
+
+# --- Peers' Python environments -------------------------------------------------
+# venv_state DIR MODULE...: "ready", "missing", "incomplete: WHY" (made
+# again) or "foreign: WHY" (not a venv: left alone).
+venv_state() {
+  local dir=$1; shift
+  local imports; imports=$(IFS=,; echo "$*")
+  if [[ ! -e $dir && ! -L $dir ]]; then echo missing; return; fi
+  if [[ ! -d $dir ]]; then echo "foreign: not a directory"; return; fi
+  if [[ ! -f $dir/pyvenv.cfg ]]; then
+    if [[ -z $(ls -A "$dir") ]]; then echo "incomplete: empty directory"
+    else echo "foreign: no pyvenv.cfg"; fi
+    return
+  fi
+  if [[ ! -x $dir/bin/python ]]; then echo "incomplete: no working bin/python"; return; fi
+  if "$dir/bin/python" -c "import $imports" 2>/dev/null; then echo ready; return; fi
+  if [[ ! -x $dir/bin/pip ]]; then echo "incomplete: no bin/pip"
+  else echo "incomplete: import $imports fails"; fi
+}
+
+# venv_tools_note: empty if $PYTHON3 can make venvs with pip, else why not.
+venv_tools_note() {
+  if ! command -v "$PYTHON3" > /dev/null; then
+    echo "$PYTHON3 not found (apt-get install python3 python3-venv)"
+  elif ! "$PYTHON3" -c 'import venv, ensurepip' 2>/dev/null; then
+    echo "$PYTHON3 cannot make venvs with pip: install python3-venv (apt-get install python3-venv)"
+  fi
+}
+
+# ensure_venv DIR TIMEOUT_S "PACKAGES" MODULE...: makes DIR ready (removing
+# an incomplete one first, pip install from PyPI); on failure returns 1 with
+# the reason in venv_note.
+venv_note=""
+ensure_venv() {
+  local dir=$1 timeout_s=$2 packages=$3; shift 3
+  local state; state=$(venv_state "$dir" "$@")
+  venv_note=""
+  case $state in
+    ready) return 0 ;;
+    foreign:*) venv_note="$dir is not a Python venv (${state#foreign: }): left alone"; return 1 ;;
+    incomplete:*)
+      log "$dir is incomplete (${state#incomplete: }), as an interrupted run leaves it: removing it"
+      rm -rf -- "$dir" ;;
+  esac
+  venv_note=$(venv_tools_note)
+  [[ -z $venv_note ]] || return 1
+  log "making $dir with $packages from PyPI ($timeout_s s at most)"
+  mkdir -p "$(dirname "$dir")"
+  if ! "$PYTHON3" -m venv "$dir" >&2 || [[ ! -x $dir/bin/pip ]]; then
+    rm -rf -- "$dir"
+    venv_note="$PYTHON3 -m venv $dir failed (on Debian/Ubuntu: apt-get install python3-venv)"
+    return 1
+  fi
+  # shellcheck disable=SC2086  # PACKAGES is a list
+  if timeout "$timeout_s" "$dir/bin/pip" install -q $packages >&2 &&
+     [[ $(venv_state "$dir" "$@") == ready ]]; then
+    return 0
+  fi
+  venv_note="pip install $packages into $dir failed or took over $timeout_s s"
+  return 1
+}
+
+# setup_venvs: sets tf_py, torch_py (empty: that peer is skipped), torch_note.
+setup_venvs() {
+  tf_py=""
+  if ensure_venv "$TF_VENV" 900 tensorflow-cpu tensorflow; then
+    tf_py=$TF_VENV/bin/python
+  else
+    log "no tensorflow-cpu: $venv_note; the tf.data peer and case 5's Python loop are skipped"
+  fi
+  torch_py=""
+  torch_note=""
+  if [[ $TORCH == skip ]]; then
+    torch_note="torch skipped (TORCH=skip)"
+  elif [[ $(venv_state "$TORCH_VENV" torch torchvision) != ready && -f $TORCH_VENV.failed ]]; then
+    torch_note="torch skipped: an earlier install failed ($TORCH_VENV.failed; delete it to retry)"
+  elif ensure_venv "$TORCH_VENV" 300 "torch torchvision" torch torchvision; then
+    torch_py=$TORCH_VENV/bin/python
+  else
+    # Remembered only when pip itself failed, not when venvs cannot be made.
+    [[ $venv_note == pip* ]] && date -u > "$TORCH_VENV.failed"
+    torch_note="torch skipped: $venv_note"
+  fi
+  if [[ -n $torch_note ]]; then log "$torch_note"; fi
+}
+
+# check_venvs: prints each venv's state and what a run would do; changes nothing.
+check_venvs() {
+  local ok=0 state tools
+  tools=$(venv_tools_note)
+  state=$(venv_state "$TF_VENV" tensorflow)
+  echo "tf-venv $TF_VENV: $state$(venv_action "$state" "$tools")"
+  [[ $state == ready ]] || ok=1
+  if [[ $TORCH == skip ]]; then
+    echo "torch-venv $TORCH_VENV: skipped (TORCH=skip)"
+  else
+    state=$(venv_state "$TORCH_VENV" torch torchvision)
+    if [[ $state != ready && -f $TORCH_VENV.failed ]]; then
+      echo "torch-venv $TORCH_VENV: $state; skipped: an earlier install failed ($TORCH_VENV.failed)"
+    else
+      echo "torch-venv $TORCH_VENV: $state$(venv_action "$state" "$tools")"
+    fi
+    [[ $state == ready ]] || ok=1
+  fi
+  if [[ -n $tools ]]; then echo "venv tools: $tools"; fi
+  return $ok
+}
+venv_action() {
+  case $1 in
+    ready) ;;
+    foreign:*) echo "; left alone, the peer is skipped" ;;
+    *) if [[ -n $2 ]]; then echo "; cannot be made: $2"
+       elif [[ $1 == missing ]]; then echo "; a run makes it from PyPI"
+       else echo "; a run removes it and makes it again from PyPI"; fi ;;
+  esac
+}
+
+case $mode in
+  check) if check_venvs; then exit 0; else exit 1; fi ;;
+  setup)
+    setup_venvs
+    if [[ -n $tf_py && ( -n $torch_py || $TORCH == skip ) ]]; then exit 0; else exit 1; fi ;;
+esac
 
 # --- Build ------------------------------------------------------------------
 if [[ ! -f $build/build.ninja ]]; then
@@ -80,38 +227,7 @@ cat "$WORK"/shards/* "$WORK"/small/* > /dev/null
 find "$IMAGES" -type f -print0 | xargs -0 cat > /dev/null
 
 # --- Peers' environments -----------------------------------------------------
-tf_py=""
-if "$TF_VENV/bin/python" -c 'import tensorflow' 2>/dev/null; then
-  tf_py=$TF_VENV/bin/python
-else
-  log "making $TF_VENV with tensorflow-cpu from PyPI"
-  if python3 -m venv "$TF_VENV" >&2 && timeout 900 "$TF_VENV/bin/pip" install -q tensorflow-cpu >&2 &&
-     "$TF_VENV/bin/python" -c 'import tensorflow' 2>/dev/null; then
-    tf_py=$TF_VENV/bin/python
-  else
-    log "tensorflow-cpu did not install: the tf.data peer and case 5's Python loop are skipped"
-  fi
-fi
-torch_py=""
-torch_note=""
-if [[ $TORCH == skip ]]; then
-  torch_note="torch skipped (TORCH=skip)"
-elif "$TORCH_VENV/bin/python" -c 'import torch, torchvision' 2>/dev/null; then
-  torch_py=$TORCH_VENV/bin/python
-elif [[ -f $TORCH_VENV.failed ]]; then
-  torch_note="torch skipped: an earlier install failed ($TORCH_VENV.failed; delete it to retry)"
-else
-  log "installing torch and torchvision from PyPI into $TORCH_VENV (5 minutes at most)"
-  if python3 -m venv "$TORCH_VENV" >&2 &&
-     timeout 300 "$TORCH_VENV/bin/pip" install -q torch torchvision >&2 &&
-     "$TORCH_VENV/bin/python" -c 'import torch, torchvision' 2>/dev/null; then
-    torch_py=$TORCH_VENV/bin/python
-  else
-    date -u > "$TORCH_VENV.failed"
-    torch_note="torch skipped: pip install torch torchvision failed or took over 5 minutes"
-  fi
-fi
-[[ -n $torch_note ]] && log "$torch_note"
+setup_venvs
 
 # --- Runs -----------------------------------------------------------------------
 results=$WORK/results.jsonl

@@ -1,7 +1,5 @@
 #include "bench_pipeline.h"
 
-#include <glob.h>
-
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -12,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "image_folder.h"
+#include "record_files.h"
 #include "sluice/ops/decode_crop_resize.h"
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/image_ops.h"
@@ -198,17 +197,6 @@ bool ParseCountOrAutotune(std::string_view s, int64_t min, int64_t* out) {
   return true;
 }
 
-Result<std::vector<std::string>> MatchFiles(const std::string& pattern) {
-  glob_t g{};
-  const int rc = glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
-  std::vector<std::string> files;
-  if (rc == 0) files.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);
-  globfree(&g);
-  if (files.empty()) return Status::NotFound("no files match " + pattern);
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 Result<BenchPipelineSpec> ReadBenchSpec(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::NotFound("cannot read spec file " + path);
@@ -330,7 +318,8 @@ Result<Dataset> BuildBenchPipeline(const BenchPipelineSpec& spec) {
   switch (spec.source) {
     case BenchSourceKind::kTFRecord:
     case BenchSourceKind::kRecords: {
-      SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> files, MatchFiles(spec.path));
+      SLUICE_ASSIGN_OR_RETURN(RecordFileMatch match, MatchRecordFiles(spec.path));
+      std::vector<std::string> files = std::move(match.files);
       const int64_t reads = files.size() > 1 ? kAutotune : 1;
       ds = TFRecordDataset(std::move(files), {.num_parallel_reads = reads});
       break;

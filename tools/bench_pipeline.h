@@ -61,10 +61,8 @@ bool ParseCountOrAutotune(std::string_view s, int64_t min, int64_t* out);
 // the offending key.
 Result<BenchPipelineSpec> ReadBenchSpec(const std::string& path);
 
-// The files a glob matches, sorted; NotFound naming the pattern if none.
-Result<std::vector<std::string>> MatchFiles(const std::string& pattern);
-
-// The Dataset for `spec` (files listed now: NotFound if none match), and
+// The Dataset for `spec` (files listed now, TFRecord files only, as
+// MatchRecordFiles in record_files.h: an error if none is usable), and
 // "tfrecord(3 files) -> parse -> decode+resize -> batch(128) -> prefetch".
 Result<Dataset> BuildBenchPipeline(const BenchPipelineSpec& spec);
 std::string DescribeBenchPipeline(const BenchPipelineSpec& spec);

@@ -11,6 +11,7 @@
 
 #include "bench_pipeline.h"
 #include "commands.h"
+#include "record_files.h"
 #include "sluice/pipeline/benchmark.h"
 
 namespace sluice::tools {
@@ -30,6 +31,9 @@ struct BenchFlags {
   int64_t epochs = 0;
   std::string json, trace, sweep;
   uint64_t seed = 1;
+  // What the command line gave explicitly (CLI11 counts), for --spec.
+  std::vector<std::string> shape_given;  // pipeline-shape flags, e.g. "--batch"
+  bool parallelism_given = false, seed_given = false;
 };
 
 Result<BenchPipelineSpec> SpecFromFlags(const BenchFlags& f) {
@@ -73,12 +77,13 @@ Result<BenchPipelineSpec> SpecFromFlags(const BenchFlags& f) {
     int64_t prefetch = kAutotune;
     ParseCountOrAutotune(f.prefetch, 0, &prefetch);
     spec.stages.push_back({.kind = BenchStage::kPrefetch, .n = prefetch});
-    spec.seed = f.seed;
   }
-  // Flags given explicitly override the spec's values.
-  if (f.spec.empty() || f.parallelism != "autotune") {
+  // Run settings given on the command line override the spec's values (the
+  // shape flags cannot be combined with --spec: RunBench checks).
+  if (f.spec.empty() || f.parallelism_given) {
     ParseCountOrAutotune(f.parallelism, 1, &spec.parallelism);
   }
+  if (f.spec.empty() || f.seed_given) spec.seed = f.seed;
   if (f.cores > 0) spec.cores = f.cores;
   return spec;
 }
@@ -205,6 +210,16 @@ int RunBench(const BenchFlags& f) {
                 Status::InvalidArgument("give exactly one input: --tfrecord GLOB, --images DIR, "
                                         "--records GLOB or --spec FILE"));
   }
+  if (!f.spec.empty() && !f.shape_given.empty()) {
+    std::string given;
+    for (const std::string& flag : f.shape_given) given += (given.empty() ? "" : ", ") + flag;
+    fmt::print(stderr,
+               "sluice {}: {} cannot be combined with --spec: the stages of {} define the "
+               "pipeline. Edit its \"stages\", or give the whole pipeline by flags instead of "
+               "--spec. (--parallelism, --cores and --seed do override the spec's values.)\n",
+               kCommand, given, f.spec);
+    return 2;  // a usage error, as CLI11's
+  }
   if (!(f.duration > 0)) {
     return Fail(kCommand, Status::InvalidArgument("--duration must be > 0 seconds"));
   }
@@ -220,6 +235,15 @@ int RunBench(const BenchFlags& f) {
   }
   Result<BenchPipelineSpec> spec = SpecFromFlags(f);
   if (!spec.ok()) return Fail(kCommand, spec.status());
+  if (spec->source != BenchSourceKind::kImages) {
+    // Say which matched files are left out (indexes, labels...).
+    Result<RecordFileMatch> match = MatchRecordFiles(spec->path);
+    if (!match.ok()) return Fail(kCommand, match.status());
+    if (!match->skipped.empty()) {
+      fmt::print(stderr, "sluice {}: {} matches {} TFRecord file{}; {}\n", kCommand, spec->path,
+                 match->files.size(), match->files.size() == 1 ? "" : "s", match->SkippedNote());
+    }
+  }
   if (sweep_max > 0) return RunSweep(f, *spec, sweep_max);
 
   Result<Dataset> ds = BuildBenchPipeline(*spec);
@@ -239,13 +263,14 @@ int RunBench(const BenchFlags& f) {
   return 0;
 }
 
+// Validators with no description: the option's type name says it.
 CLI::Validator WxH() {
   return CLI::Validator(
       [](std::string& s) {
         int64_t w, h;
         return ParseWxH(s, &w, &h) ? std::string() : "expected WxH such as 224x224";
       },
-      "WxH");
+      "");
 }
 
 CLI::Validator CountOrAutotune(int64_t min) {
@@ -256,7 +281,12 @@ CLI::Validator CountOrAutotune(int64_t min) {
                    ? std::string()
                    : fmt::format("expected a number >= {} or autotune", min);
       },
-      "N|autotune");
+      "");
+}
+
+template <typename T>
+CLI::Validator Range(T min, T max) {
+  return CLI::Range(min, max).description("");
 }
 
 }  // namespace
@@ -266,60 +296,120 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "bench",
       "Measure an input pipeline over your files: elements/s, batches/s, MB/s, per-stage busy and "
-      "wait time, the parallelism AUTOTUNE chose, CPU use and peak memory, after a warm-up, for a "
-      "fixed time or number of epochs. The pipeline is given by flags (source -> parse -> "
-      "[shuffle] -> decode/crop/resize/flip/normalize -> batch -> prefetch) or by a JSON spec "
-      "file (docs/bench.md).");
+      "wait time, the parallelism AUTOTUNE chose, CPU use and peak memory. A warm-up runs first "
+      "and is left out; then the pipeline runs for --duration seconds (repeating the data) or "
+      "--epochs full passes.\n"
+      "The pipeline comes from the flags:\n"
+      "  source -> [shuffle(N) of records] -> parse (--tfrecord) | read (--images)\n"
+      "    -> decode or fused, crop, resize, flip, normalize (one map stage, in that order)\n"
+      "    -> [batch(N)] -> prefetch\n"
+      "or, for other pipelines, from a JSON spec file (--spec FILE, see docs/bench.md).");
   auto* in = cmd->add_option_group("input", "Exactly one input");
   in->add_option("--tfrecord", f->tfrecord,
-                 "TFRecord files (a glob; quote it) of the image schema of `sluice convert` "
-                 "(image/encoded, image/class/label)");
-  in->add_option("--images", f->images, "Class-per-folder image tree DIR/<class>/<image>");
+                 "TFRecord files of the image schema `sluice convert` writes (image/encoded, "
+                 "image/class/label); quote the glob. .idx and labels files it matches are "
+                 "skipped")
+      ->type_name("GLOB");
+  in->add_option("--images", f->images,
+                 "Image folder DIR/<class>/<image>.jpg|.png, as `sluice convert images` reads")
+      ->type_name("DIR");
   in->add_option("--records", f->records,
-                 "TFRecord files (glob): read and check records only, no parsing");
-  in->add_option("--spec", f->spec, "JSON pipeline spec file (see docs/bench.md)");
+                 "Any TFRecord files; quote the glob. Measures reading and CRC checks only: no "
+                 "parsing or image stages")
+      ->type_name("GLOB");
+  in->add_option("--spec", f->spec, "JSON pipeline spec file (format in docs/bench.md)")
+      ->type_name("FILE");
   in->require_option(1);
 
-  auto* shape = cmd->add_option_group("pipeline", "Pipeline shape (ignored with --spec)");
-  shape->add_flag("--decode", f->decode, "Decode the images (JPEG/PNG, 3 channels)");
-  shape
-      ->add_option("--fused", f->fused,
-                   "Fused decode + random crop + resize to WxH (decode_random_crop_resize)")
-      ->check(WxH());
-  shape->add_option("--crop", f->crop, "Random crop to WxH (decodes first)")->check(WxH());
-  shape->add_option("--resize", f->resize, "Resize to WxH, bilinear (decodes first)")->check(WxH());
-  shape->add_flag("--flip", f->flip, "Random left-right flip");
-  shape->add_flag("--normalize", f->normalize, "Per-channel normalize with ImageNet mean/stddev");
-  shape->add_option("--shuffle", f->shuffle, "Shuffle buffer of N records (before decoding)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  shape->add_option("--batch", f->batch, "Batch size (0: no batching)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-  shape->add_option("--prefetch", f->prefetch, "Prefetch buffer: N (0: none) or autotune")
-      ->check(CountOrAutotune(0))
-      ->capture_default_str();
-  cmd->add_option("--parallelism", f->parallelism,
-                  "Parallelism of the parse/read and image stages: N or autotune")
-      ->check(CountOrAutotune(1))
-      ->capture_default_str();
-  cmd->add_option("--cores", f->cores, "CPU budget of the pipeline (default: all usable CPUs)")
-      ->check(CLI::Range(1, 4096));
-  cmd->add_option("--seed", f->seed, "Seed of shuffles and random crops/flips")
-      ->capture_default_str();
+  auto* shape = cmd->add_option_group(
+      "pipeline shape", "Pipeline shape (not with --spec: the spec's \"stages\" define it)");
+  std::vector<CLI::Option*> shape_opts;
+  shape_opts.push_back(
+      shape->add_flag("--decode", f->decode, "Decode the images to 3-channel uint8 (JPEG/PNG)"));
+  shape_opts.push_back(shape
+                           ->add_option("--fused", f->fused,
+                                        "Decode only a random crop window, resized to WxH (fused "
+                                        "decode_random_crop_resize; instead of --decode)")
+                           ->type_name("WxH")
+                           ->check(WxH()));
+  shape_opts.push_back(shape->add_option("--crop", f->crop, "Random crop to WxH (decodes first)")
+                           ->type_name("WxH")
+                           ->check(WxH()));
+  shape_opts.push_back(shape
+                           ->add_option("--resize", f->resize,
+                                        "Bilinear resize to WxH, float32 out (decodes first); "
+                                        "batching images of different sizes needs it or --fused")
+                           ->type_name("WxH")
+                           ->check(WxH()));
+  shape_opts.push_back(shape->add_flag("--flip", f->flip, "Random left-right flip"));
+  shape_opts.push_back(shape->add_flag(
+      "--normalize", f->normalize,
+      "Subtract the ImageNet mean and divide by its stddev, per channel (float32 out)"));
+  shape_opts.push_back(
+      shape
+          ->add_option("--shuffle", f->shuffle,
+                       "Shuffle buffer of N records, before parsing and decoding (0: none)")
+          ->type_name("N")
+          ->check(Range(int64_t{0}, int64_t{1} << 40)));
+  shape_opts.push_back(shape->add_option("--batch", f->batch, "Batch size (0: no batching)")
+                           ->type_name("N")
+                           ->check(Range(int64_t{0}, int64_t{1} << 30)));
+  shape_opts.push_back(shape
+                           ->add_option("--prefetch", f->prefetch,
+                                        "Buffer after the last stage, in elements (batches if "
+                                        "batched): N (0: none) or autotune")
+                           ->type_name("N|autotune")
+                           ->check(CountOrAutotune(0))
+                           ->capture_default_str());
 
-  cmd->add_option("--warmup", f->warmup, "Seconds run before measuring")
-      ->check(CLI::Range(0.0, 86400.0))
+  auto* run = cmd->add_option_group(
+      "settings", "Run settings (with --spec too: they override the spec's values)");
+  CLI::Option* par_opt = run->add_option("--parallelism", f->parallelism,
+                                         "Threads of each parse/read and image stage, or autotune")
+                             ->type_name("N|autotune")
+                             ->check(CountOrAutotune(1))
+                             ->capture_default_str();
+  run->add_option("--cores", f->cores,
+                  "CPU budget of the pipeline (default: all the CPUs this process may use)")
+      ->type_name("N")
+      ->check(Range(1, 4096));
+  CLI::Option* seed_opt =
+      run->add_option("--seed", f->seed, "Seed of the shuffle and the random crops and flips")
+          ->type_name("N")
+          ->capture_default_str();
+
+  auto* measure = cmd->add_option_group("measurement", "What is measured and written");
+  measure
+      ->add_option("--warmup", f->warmup,
+                   "Seconds run and thrown away first (thread pools, decoders, page cache, the "
+                   "autotuner's first steps)")
+      ->type_name("S")
+      ->check(Range(0.0, 86400.0))
       ->capture_default_str();
-  cmd->add_option("--duration", f->duration, "Seconds measured (repeating the data as needed)")
-      ->check(CLI::Range(1e-3, 1e6))
-      ->capture_default_str();
-  cmd->add_option("--epochs", f->epochs, "Measure N full passes instead of a duration")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  cmd->add_option("--json", f->json, "Write the report (or all sweep points) as JSON to FILE");
-  cmd->add_option("--trace", f->trace,
-                  "Write a Chrome/Perfetto trace to FILE (open in ui.perfetto.dev)");
-  cmd->add_option("--sweep", f->sweep,
-                  "parallelism=1..N: run each fixed parallelism, then autotune, and print the "
-                  "throughput curve");
+  CLI::Option* duration_opt =
+      measure
+          ->add_option("--duration", f->duration, "Seconds measured, repeating the data as needed")
+          ->type_name("S")
+          ->check(Range(1e-3, 1e6))
+          ->capture_default_str();
+  measure
+      ->add_option("--epochs", f->epochs,
+                   "Measure exactly N full passes over the data instead of a duration")
+      ->type_name("N")
+      ->check(Range(int64_t{1}, int64_t{1} << 30))
+      ->excludes(duration_opt);
+  measure->add_option("--json", f->json, "Write the report (or all sweep points) as JSON to FILE")
+      ->type_name("FILE");
+  measure
+      ->add_option("--trace", f->trace,
+                   "Write a Chrome/Perfetto trace to FILE (open in ui.perfetto.dev; with --sweep, "
+                   "of the autotune run)")
+      ->type_name("FILE");
+  measure
+      ->add_option("--sweep", f->sweep,
+                   "Measure each fixed parallelism 1..N, then autotune (each with the whole "
+                   "warm-up and duration), and print the throughput curve")
+      ->type_name("parallelism=1..N");
   cmd->footer(
       "Examples:\n"
       "  sluice bench --tfrecord 'data/train-*.tfrecord' --fused 224x224 --flip --normalize "
@@ -327,12 +417,19 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       "  sluice bench --images photos --decode --resize 224x224 --batch 32 --epochs 1 --json "
       "out.json\n"
       "  sluice bench --records 'data/*.tfrecord' --duration 5      # raw read speed\n"
-      "  sluice bench --spec pipeline.json --trace trace.json\n"
+      "  sluice bench --spec pipeline.json --parallelism 4 --trace trace.json\n"
       "  sluice bench --tfrecord 'data/*.tfrecord' --decode --resize 224x224 --batch 64 "
       "--sweep parallelism=1..8 --json sweep.json\n"
       "  scripts/plot-bench.py sweep.json --out sweep.svg\n"
       "Docs: docs/bench.md");
-  cmd->callback([f, exit_code] { *exit_code = RunBench(*f); });
+  cmd->callback([f, exit_code, shape_opts, par_opt, seed_opt] {
+    for (CLI::Option* o : shape_opts) {
+      if (o->count() > 0) f->shape_given.push_back(o->get_name());
+    }
+    f->parallelism_given = par_opt->count() > 0;
+    f->seed_given = seed_opt->count() > 0;
+    *exit_code = RunBench(*f);
+  });
 }
 
 }  // namespace sluice::tools

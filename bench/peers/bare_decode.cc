@@ -13,7 +13,6 @@
 //       buffers. Items: records/s at the pread speed (bytes/s divided by the
 //       mean framed record size), plus both speeds in bytes/s.
 #include <fcntl.h>
-#include <glob.h>
 #include <sys/stat.h>
 #include <turbojpeg.h>
 #include <unistd.h>
@@ -31,6 +30,8 @@
 #include <thread>
 #include <vector>
 
+#include "peer_args.h"
+
 namespace {
 
 struct Args {
@@ -41,31 +42,19 @@ struct Args {
   double seconds = 10;
 };
 
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "bare_decode: %s\n", message.c_str());
-  std::exit(1);
-}
+constexpr char kProgram[] = "bare_decode";
+
+[[noreturn]] void Die(const std::string& message) { sluice::peers::Die(kProgram, message); }
 
 Args ParseArgs(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (i + 1 >= argc) Die("missing value after " + flag);
-    std::string v = argv[++i];
-    if (flag == "--mode") {
-      a.mode = v;
-    } else if (flag == "--images") {
-      a.images = v;
-    } else if (flag == "--files") {
-      a.files = v;
-    } else if (flag == "--threads") {
-      a.threads = std::atoi(v.c_str());
-    } else if (flag == "--seconds") {
-      a.seconds = std::atof(v.c_str());
-    } else {
-      Die("unknown flag " + flag);
-    }
-  }
+  sluice::peers::PeerArgs(kProgram)
+      .Add("--mode", &a.mode)
+      .Add("--images", &a.images)
+      .Add("--files", &a.files)
+      .Add("--threads", &a.threads)
+      .Add("--seconds", &a.seconds)
+      .Parse(argc, argv);
   if (a.threads <= 0) a.threads = static_cast<int>(std::thread::hardware_concurrency());
   return a;
 }
@@ -135,16 +124,7 @@ int Decode(const Args& a) {
 }
 
 int Read(const Args& a) {
-  glob_t g;
-  std::vector<std::string> files;
-  if (glob(a.files.c_str(), 0, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) {
-      std::string name = g.gl_pathv[i];
-      if (!name.ends_with(".idx")) files.push_back(name);
-    }
-  }
-  globfree(&g);
-  if (files.empty()) Die("no files match " + a.files);
+  const std::vector<std::string> files = sluice::peers::GlobRecordFiles(kProgram, a.files);
   // Count records by walking the framing (8-byte length, 4-byte CRC, data,
   // 4-byte CRC) once, for the mean framed size.
   int64_t records = 0, bytes = 0;

@@ -24,8 +24,6 @@
 // records one file at a time (--parallel-reads N overrides); the dataset
 // repeats forever, and with_options caps the CPU budget at --cores.
 // --batch 1 in the read case iterates record by record (no batch).
-#include <glob.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -36,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "peer_args.h"
 #include "sluice/core/rng.h"
 #include "sluice/ops/decode_crop_resize.h"
 #include "sluice/ops/image_ops.h"
@@ -61,56 +60,25 @@ struct Args {
   int64_t parallel_reads = 0;  // 0: the case's default
 };
 
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "sluice_cases: %s\n", message.c_str());
-  std::exit(1);
-}
+constexpr char kProgram[] = "sluice_cases";
+
+[[noreturn]] void Die(const std::string& message) { peers::Die(kProgram, message); }
 
 Args ParseArgs(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (i + 1 >= argc) Die("missing value after " + flag);
-    std::string v = argv[++i];
-    if (flag == "--case") {
-      a.kase = v;
-    } else if (flag == "--files") {
-      a.files = v;
-    } else if (flag == "--cores") {
-      a.cores = std::atoi(v.c_str());
-    } else if (flag == "--seconds") {
-      a.seconds = std::atof(v.c_str());
-    } else if (flag == "--warmup") {
-      a.warmup = std::atof(v.c_str());
-    } else if (flag == "--batch") {
-      a.batch = std::atoll(v.c_str());
-    } else if (flag == "--make-records") {
-      a.make_records = v;
-    } else if (flag == "--count") {
-      a.count = std::atoll(v.c_str());
-    } else if (flag == "--parallel-reads") {
-      a.parallel_reads = std::atoll(v.c_str());
-    } else if (flag == "--shards") {
-      a.shards = std::atoi(v.c_str());
-    } else {
-      Die("unknown flag " + flag);
-    }
-  }
+  peers::PeerArgs(kProgram)
+      .Add("--case", &a.kase)
+      .Add("--files", &a.files)
+      .Add("--cores", &a.cores)
+      .Add("--seconds", &a.seconds)
+      .Add("--warmup", &a.warmup)
+      .Add("--batch", &a.batch)
+      .Add("--make-records", &a.make_records)
+      .Add("--count", &a.count)
+      .Add("--shards", &a.shards)
+      .Add("--parallel-reads", &a.parallel_reads)
+      .Parse(argc, argv);
   return a;
-}
-
-std::vector<std::string> Glob(const std::string& pattern) {
-  glob_t g;
-  std::vector<std::string> out;
-  if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) {
-      std::string name = g.gl_pathv[i];
-      if (!name.ends_with(".idx")) out.push_back(name);
-    }
-  }
-  globfree(&g);
-  if (out.empty()) Die("no files match " + pattern);
-  return out;
 }
 
 // The Buffer among `t`'s string owners that holds `bytes` (null if none):
@@ -246,7 +214,9 @@ int Run(const Args& a) {
   // it ~6 us per record; sluice is within 10% either way).
   int64_t reads = a.parallel_reads;
   if (reads == 0) reads = a.kase == "read" || a.kase == "parse" ? 1 : kAutotune;
-  Dataset records = TFRecordDataset(Glob(a.files), {.num_parallel_reads = reads}).repeat();
+  Dataset records =
+      TFRecordDataset(peers::GlobRecordFiles(kProgram, a.files), {.num_parallel_reads = reads})
+          .repeat();
   int64_t batch = 0;
   Dataset ds = CasePipeline(a, records, &batch);
   Options options;

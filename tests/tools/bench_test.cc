@@ -131,6 +131,97 @@ TEST_F(BenchCliTest, SpecFile) {
   EXPECT_EQ(j["bytes"], 12 * (6 * 10 * 3 * 4 + 8));
 }
 
+// Run settings on the command line override the spec's; pipeline-shape
+// flags cannot be combined with --spec.
+TEST_F(BenchCliTest, SpecAndFlags) {
+  WriteFileOrDie(dir_.file("spec.json"), R"({
+    "source": {"tfrecord": "recs/*.tfrecord"}, "parallelism": 2, "seed": 3,
+    "stages": [{"map": "decode"}, {"resize": [8, 8]}, {"batch": 3}]})");
+  CliRun r = Sluice(dir_, "bench --spec spec.json --batch 4 --resize 16x16 --epochs 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--resize, --batch cannot be combined with --spec"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("spec.json"), std::string::npos) << r.err;
+  // Even a shape flag given with its default value.
+  r = Sluice(dir_, "bench --spec spec.json --prefetch autotune --epochs 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--prefetch cannot"), std::string::npos) << r.err;
+
+  r = Sluice(dir_,
+             "bench --spec spec.json --parallelism 1 --seed 9 --cores 1 --epochs 1 --warmup 0 "
+             "--json o.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(ReadFileOrDie(dir_.file("o.json")));
+  EXPECT_EQ(j["batches"], 4);
+  for (const json& s : j["stats"]["stages"]) {
+    if (s["name"] == "parse" || s["name"] == "resize") {
+      EXPECT_EQ(s["parallelism"], 1) << s;
+    }
+  }
+  // Without the flag, the spec's parallelism.
+  r = Sluice(dir_, "bench --spec spec.json --epochs 1 --warmup 0 --json o2.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = json::parse(ReadFileOrDie(dir_.file("o2.json")));
+  for (const json& s : j["stats"]["stages"]) {
+    if (s["name"] == "parse") {
+      EXPECT_EQ(s["parallelism"], 2) << s;
+    }
+  }
+
+  // An explicit --parallelism autotune overrides the spec's 2 as well.
+  r = Sluice(dir_,
+             "bench --spec spec.json --parallelism autotune --epochs 1 --warmup 0 "
+             "--json o3.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = json::parse(ReadFileOrDie(dir_.file("o3.json")));
+  for (const json& s : j["stats"]["stages"]) {
+    if (s["name"] == "parse") {
+      EXPECT_EQ(s["autotuned"], true) << s;
+    }
+  }
+
+  r = Sluice(dir_, "bench --spec spec.json --epochs 1 --duration 3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--duration"), std::string::npos) << r.err;
+}
+
+// A glob over a `sluice convert --index` folder matches the shards, their
+// .idx files and the labels file: only the shards are read.
+TEST_F(BenchCliTest, GlobSkipsSidecars) {
+  CliRun r = Sluice(dir_, "convert images imgs --out idx/train --shards 3 --index");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(dir_.file("idx/train-00000-of-00003.tfrecord.idx")));
+  ASSERT_TRUE(fs::exists(dir_.file("idx/train-labels.txt")));
+  WriteFileOrDie(dir_.file("idx/README"), "shards of imgs\n");
+
+  r = Sluice(dir_, "bench --tfrecord 'idx/*' --decode --epochs 1 --warmup 0 --json t.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(ReadFileOrDie(dir_.file("t.json")))["elements"], 12);
+  EXPECT_NE(r.err.find("idx/* matches 3 TFRecord files; skipped 5 files"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("idx/README (not a TFRecord file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("idx/train-00000-of-00003.tfrecord.idx (record index)"), std::string::npos)
+      << r.err;
+
+  r = Sluice(dir_, "bench --records 'idx/train-*' --epochs 1 --warmup 0 --json r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(ReadFileOrDie(dir_.file("r.json")))["elements"], 12);
+  EXPECT_NE(r.err.find("idx/train-labels.txt (labels file)"), std::string::npos) << r.err;
+
+  // Nothing usable: an error naming the glob and what it matched.
+  r = Sluice(dir_, "bench --tfrecord 'idx/*.idx' --epochs 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no TFRecord files among the 3 files idx/*.idx matches"), std::string::npos)
+      << r.err;
+  // A file named as a shard that is not one: an error naming it.
+  WriteFileOrDie(dir_.file("idx/train-00009.tfrecord"), "not records at all");
+  r = Sluice(dir_, "bench --records 'idx/*' --epochs 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("idx/train-00009.tfrecord (matched by idx/*) is not a readable TFRecord"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(BenchCliTest, ClearErrors) {
   CliRun r = Sluice(dir_, "bench --tfrecord 'nothing-*.tfrecord' --epochs 1");
   EXPECT_EQ(r.exit_code, 1);
@@ -171,6 +262,12 @@ TEST_F(BenchCliTest, Help) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("--sweep"), std::string::npos);
   EXPECT_NE(r.out.find("Examples:"), std::string::npos);
+  // Value names a newcomer can read, inputs listed first.
+  EXPECT_NE(r.out.find("--tfrecord GLOB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--resize WxH"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("TEXT"), std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("--tfrecord"), r.out.find("--parallelism")) << r.out;
+  EXPECT_NE(r.out.find("not with --spec"), std::string::npos) << r.out;
 }
 
 }  // namespace

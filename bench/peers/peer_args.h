@@ -1,0 +1,114 @@
+// PeerArgs: the "--flag value" command lines of the peer programs
+// (sluice_cases, bare_decode) and their shared helpers. Header-only and
+// standard C++ only, so that bare_decode stays free of sluice's libraries.
+//
+//   Args a;
+//   PeerArgs p("bare_decode");
+//   p.Add("--mode", &a.mode).Add("--threads", &a.threads).Add("--seconds", &a.seconds);
+//   p.Parse(argc, argv);  // exits with a message naming the program and flag
+//
+// Every flag takes a value; numbers must parse whole ("--threads 4x" is an
+// error). Not thread-safe; used once at start-up.
+#ifndef SLUICE_BENCH_PEERS_PEER_ARGS_H_
+#define SLUICE_BENCH_PEERS_PEER_ARGS_H_
+
+#include <glob.h>
+
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <variant>
+#include <vector>
+
+namespace sluice::peers {
+
+// Prints "PROGRAM: MESSAGE" to stderr and exits with status 1.
+[[noreturn]] inline void Die(std::string_view program, const std::string& message) {
+  std::fprintf(stderr, "%.*s: %s\n", static_cast<int>(program.size()), program.data(),
+               message.c_str());
+  std::exit(1);
+}
+
+class PeerArgs {
+ public:
+  explicit PeerArgs(std::string program) : program_(std::move(program)) {}
+
+  template <typename T>
+  PeerArgs& Add(std::string flag, T* value) {
+    flags_.push_back({std::move(flag), value});
+    return *this;
+  }
+
+  void Parse(int argc, char** argv) const {
+    for (int i = 1; i < argc; ++i) {
+      const std::string flag = argv[i];
+      const Flag* f = Find(flag);
+      if (f == nullptr) peers::Die(program_, "unknown flag " + flag + " (flags: " + Names() + ")");
+      if (i + 1 >= argc) peers::Die(program_, "missing value after " + flag);
+      const std::string value = argv[++i];
+      if (!std::visit([&](auto* out) { return Set(value, out); }, f->value)) {
+        peers::Die(program_, flag + ": expected a number, got '" + value + "'");
+      }
+    }
+  }
+
+  [[noreturn]] void Die(const std::string& message) const { peers::Die(program_, message); }
+
+ private:
+  struct Flag {
+    std::string name;
+    std::variant<std::string*, int*, int64_t*, double*> value;
+  };
+
+  const Flag* Find(const std::string& name) const {
+    for (const Flag& f : flags_) {
+      if (f.name == name) return &f;
+    }
+    return nullptr;
+  }
+  std::string Names() const {
+    std::string names;
+    for (const Flag& f : flags_) names += (names.empty() ? "" : " ") + f.name;
+    return names;
+  }
+
+  static bool Set(const std::string& s, std::string* out) {
+    *out = s;
+    return true;
+  }
+  template <typename T>
+  static bool Set(const std::string& s, T* out) {
+    const char* end = s.data() + s.size();
+    auto [ptr, ec] = std::from_chars(s.data(), end, *out);
+    return !s.empty() && ec == std::errc() && ptr == end;
+  }
+
+  std::string program_;
+  std::vector<Flag> flags_;
+};
+
+// The files `pattern` matches, sorted, without the record indexes (.idx)
+// and labels files (-labels.txt) written next to shards. Dies naming the
+// pattern if none is left.
+inline std::vector<std::string> GlobRecordFiles(std::string_view program,
+                                                const std::string& pattern) {
+  glob_t g{};
+  std::vector<std::string> out;
+  if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) {
+      const std::string name = g.gl_pathv[i];
+      if (!name.ends_with(".idx") && !name.ends_with("-labels.txt")) out.push_back(name);
+    }
+  }
+  globfree(&g);
+  if (out.empty()) Die(program, "no TFRecord files match " + pattern);
+  return out;
+}
+
+}  // namespace sluice::peers
+
+#endif  // SLUICE_BENCH_PEERS_PEER_ARGS_H_
