@@ -40,6 +40,10 @@ class BatchIterator : public IteratorNode {
 
  protected:
   NextResult GetNext() override {
+    if (stacked_) {
+      std::optional<NextResult> r = NextFromStacked();
+      if (r) return std::move(*r);
+    }
     std::vector<Element> rows;
     rows.reserve(static_cast<size_t>(bs_));
     while (static_cast<int64_t>(rows.size()) < bs_) {
@@ -59,10 +63,39 @@ class BatchIterator : public IteratorNode {
   }
 
  private:
+  // The batch from the input's stacked reads, or nullopt (and stacked_ off)
+  // if the input does not make them.
+  std::optional<NextResult> NextFromStacked() {
+    std::vector<Element> pieces;
+    int64_t have = 0;
+    while (have < bs_) {
+      std::optional<NextResult> r = input_->NextStacked(bs_ - have);
+      if (!r) {
+        if (!pieces.empty()) return NextResult(Status::Internal("stacked reads stopped"));
+        stacked_ = false;
+        return std::nullopt;
+      }
+      if (!r->ok()) return std::move(*r);
+      if (!(*r)->has_value()) break;
+      have += (**r)->operator[](0).shape().dim(0);
+      pieces.push_back(std::move(***r));
+    }
+    if (have == 0 || (o_.drop_remainder && have < bs_)) return NextResult(std::optional<Element>());
+    if (pieces.size() == 1) return NextResult(std::optional<Element>(std::move(pieces[0])));
+    const int64_t t0 = NowNs();
+    Result<Element> b = ConcatBatches(pieces, node_.name());
+    const int64_t dt = NowNs() - t0;
+    counters()->busy_ns.fetch_add(dt, std::memory_order_relaxed);
+    counters()->total_ns.fetch_sub(dt, std::memory_order_relaxed);
+    if (!b.ok()) return NextResult(b.status());
+    return NextResult(std::optional<Element>(std::move(b).value()));
+  }
+
   const DatasetNode& node_;
   std::unique_ptr<IteratorNode> input_;
   const int64_t bs_;
   const BatchOptions o_;
+  bool stacked_ = true;  // until the input says it does not make stacked reads
 };
 
 class BatchNode : public DatasetNode {

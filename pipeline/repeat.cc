@@ -84,6 +84,26 @@ class RepeatIterator : public IteratorNode {
     }
   }
 
+  // Forwards stacked reads; a batch may end at an epoch's end (the caller
+  // asks again and gets the next epoch's first elements).
+  std::optional<NextResult> GetNextStacked(int64_t n) override {
+    for (;;) {
+      if (!input_) return NextResult(std::optional<Element>());
+      std::optional<NextResult> r = input_->NextStacked(n);
+      if (!r || !r->ok() || (*r)->has_value()) {
+        if (r && r->ok()) epoch_had_elements_ = true;
+        return r;
+      }
+      if (!epoch_had_elements_) {
+        input_.reset();
+        return NextResult(std::optional<Element>());
+      }
+      epoch_had_elements_ = false;
+      Status s = Start(epoch_ + 1);
+      if (!s.ok()) return NextResult(s);
+    }
+  }
+
  private:
   const DatasetNode& node_;
   IteratorParams params_;  // iteration restored from saved state

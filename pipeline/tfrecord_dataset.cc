@@ -20,6 +20,7 @@
 // one, else reads up to the record.
 #include <algorithm>
 #include <new>
+#include <utility>
 
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/indexed_iterator.h"
@@ -181,6 +182,46 @@ class IndexedTFRecordIterator : public IndexedIterator {
  protected:
   Result<Element> Fetch(int64_t i) override {
     const auto [file, record] = node_.Locate(i);
+    SLUICE_ASSIGN_OR_RETURN(const Record* rec, RecordOf(file, record));
+    Result<Element> e = RecordElement(*rec, node_.source(file));
+    Done(file, record);
+    return e;
+  }
+  // Records i .. straight into one string tensor of views: no element,
+  // tensor or allocation per record. An error after k > 0 records ends the
+  // batch there; the next call reads the failing record again and returns it.
+  std::optional<Result<Element>> FetchStacked(int64_t i, int64_t n) override {
+    std::vector<std::string_view> views;
+    views.reserve(static_cast<size_t>(n));
+    std::vector<Buffer> owners;
+    Status error;
+    for (int64_t k = 0; k < n; ++k) {
+      const auto [file, record] = node_.Locate(i + k);
+      Result<const Record*> rec = RecordOf(file, record);
+      if (!rec.ok()) {
+        error = rec.status();
+        break;
+      }
+      views.push_back((*rec)->data);
+      if (owners.empty() || owners.back().data() != (*rec)->owner.data()) {
+        owners.push_back((*rec)->owner);
+      }
+      Done(file, record);
+    }
+    if (views.empty()) return Result<Element>(error);
+    Result<Tensor> t = Tensor::Allocate(DType::kString, Shape{static_cast<int64_t>(views.size())});
+    if (!t.ok()) return Result<Element>(t.status());
+    std::copy(views.begin(), views.end(), t->flat<std::string_view>().begin());
+    for (const Buffer& b : owners) t->AddStringOwner(b);
+    Element e({std::move(t).value()});
+    const auto [file, record] = node_.Locate(i);
+    e.set_origin(node_.source(file), record);
+    return Result<Element>(std::move(e));
+  }
+
+ private:
+  // Record `record` of `file`, from its run (read when needed).
+  Result<const Record*> RecordOf(int64_t file, int64_t record) {
     std::vector<Record>& run = runs_[static_cast<size_t>(file)];
     const uint64_t r = static_cast<uint64_t>(record);
     if (run.empty() || r < run.front().number || r > run.back().number) {
@@ -189,13 +230,15 @@ class IndexedTFRecordIterator : public IndexedIterator {
           run, node_.indexed(file).ReadRun(r, static_cast<size_t>(std::max<int64_t>(
                                                   node_.record_options().buffer_size, 1))));
     }
-    Result<Element> e =
-        RecordElement(run[static_cast<size_t>(r - run.front().number)], node_.source(file));
-    if (r == run.back().number) run.clear();  // the file's next run comes later
-    return e;
+    return &run[static_cast<size_t>(r - run.front().number)];
+  }
+  // The record was taken: drop the run after its last one (the file's next
+  // run comes later; elements keep the buffer they view alive).
+  void Done(int64_t file, int64_t record) {
+    std::vector<Record>& run = runs_[static_cast<size_t>(file)];
+    if (static_cast<uint64_t>(record) == run.back().number) run.clear();
   }
 
- private:
   const TFRecordNode& node_;
   std::vector<std::vector<Record>> runs_;  // per file: the records read ahead
 };
@@ -246,16 +289,58 @@ class TFRecordIterator : public IteratorNode {
 
  protected:
   NextResult GetNext() override {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<Record> rec, NextRecord());
+    if (!rec) return std::optional<Element>();
+    SLUICE_ASSIGN_OR_RETURN(Element e, RecordElement(*rec, node_.source(last_file_)));
+    return std::optional<Element>(std::move(e));
+  }
+  // Up to n records as one string tensor of views (see IndexedTFRecordIterator).
+  std::optional<NextResult> GetNextStacked(int64_t n) override {
+    if (!pending_.ok()) return NextResult(std::exchange(pending_, Status::OK()));
+    std::vector<std::string_view> views;
+    views.reserve(static_cast<size_t>(std::min<int64_t>(n, 1 << 16)));
+    std::vector<Buffer> owners;
+    int64_t first_file = 0, first_record = 0;
+    while (static_cast<int64_t>(views.size()) < n) {
+      Result<std::optional<Record>> rec = NextRecord();
+      if (!rec.ok()) {
+        if (views.empty()) return NextResult(rec.status());
+        pending_ = rec.status();  // after the records before it
+        break;
+      }
+      if (!*rec) break;
+      if (views.empty()) {
+        first_file = last_file_;
+        first_record = static_cast<int64_t>((*rec)->number);
+      }
+      views.push_back((*rec)->data);
+      if (owners.empty() || owners.back().data() != (*rec)->owner.data()) {
+        owners.push_back((*rec)->owner);
+      }
+    }
+    if (views.empty()) return NextResult(std::optional<Element>());
+    Result<Tensor> t = Tensor::Allocate(DType::kString, Shape{static_cast<int64_t>(views.size())});
+    if (!t.ok()) return NextResult(t.status());
+    std::copy(views.begin(), views.end(), t->flat<std::string_view>().begin());
+    for (const Buffer& b : owners) t->AddStringOwner(b);
+    Element e({std::move(t).value()});
+    e.set_origin(node_.source(first_file), first_record);
+    return NextResult(std::optional<Element>(std::move(e)));
+  }
+
+ private:
+  // The next record of the round robin (its file in last_file_), or none.
+  Result<std::optional<Record>> NextRecord() {
     for (;;) {
-      if (slots_.empty()) return std::optional<Element>();
+      if (slots_.empty()) return std::optional<Record>();
       if (ctx()->cancelled()) return Status::Cancelled("TFRecordDataset: cancelled");
       OpenSlot& s = slots_[static_cast<size_t>(ptr_)];
       if (!s.reader) SLUICE_RETURN_IF_ERROR(OpenAt(s));
       SLUICE_ASSIGN_OR_RETURN(std::optional<Record> rec, s.reader->Next());
       if (rec) {
-        SLUICE_ASSIGN_OR_RETURN(Element e, RecordElement(*rec, node_.source(s.file)));
+        last_file_ = s.file;
         ptr_ = (ptr_ + 1) % static_cast<int64_t>(slots_.size());
-        return std::optional<Element>(std::move(e));
+        return rec;
       }
       if (next_file_ < static_cast<int64_t>(node_.files().size())) {
         s = OpenSlot{next_file_++, 0, nullptr};
@@ -266,7 +351,6 @@ class TFRecordIterator : public IteratorNode {
     }
   }
 
- private:
   struct OpenSlot {
     int64_t file = 0;
     int64_t record = 0;  // where to start when the reader is opened
@@ -316,6 +400,8 @@ class TFRecordIterator : public IteratorNode {
   std::vector<OpenSlot> slots_;
   int64_t next_file_ = 0;
   int64_t ptr_ = 0;
+  int64_t last_file_ = 0;  // file of the record NextRecord() returned
+  Status pending_;         // an error met after a stacked batch's records
 };
 
 Result<std::unique_ptr<IteratorNode>> TFRecordNode::MakeIterator(IteratorContext& ctx,

@@ -8,6 +8,14 @@
 namespace sluice::pipeline_internal {
 namespace {
 constexpr auto kWaitSlice = std::chrono::milliseconds(2);
+// A chunk aims at this much work, so the hand-off (a lock, a wake, a
+// relaunch: a few us) stays a small share of it.
+constexpr int64_t kChunkTargetNs = 50'000;
+constexpr int64_t kMaxChunk = 64;
+// Past this, a chunk stops pulling and hands over what it computed.
+constexpr int64_t kChunkMaxNs = 4 * kChunkTargetNs;
+// ... and at most this many bytes of results.
+constexpr int64_t kMaxChunkBytes = int64_t{4} << 20;
 
 }  // namespace
 
@@ -39,6 +47,7 @@ AsyncMapIterator::~AsyncMapIterator() {
   {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = true;
+    abandon_.store(true, std::memory_order_relaxed);
   }
   {
     std::unique_lock<std::mutex> g(gate_->mu);
@@ -57,10 +66,26 @@ int64_t AsyncMapIterator::Parallelism() const {
                               : fixed_parallelism_;
 }
 
+int64_t AsyncMapIterator::PreferredChunk() const {
+  const int64_t ns = elem_ns_.load(std::memory_order_relaxed);
+  if (ns <= 0) return 1;  // not measured yet
+  int64_t k = std::clamp<int64_t>(kChunkTargetNs / ns, 1, kMaxChunk);
+  const int64_t bytes = est_bytes_.load(std::memory_order_relaxed);
+  if (bytes > 0) k = std::min(k, std::max<int64_t>(1, kMaxChunkBytes / bytes));
+  return k;
+}
+
 int64_t AsyncMapIterator::Capacity() const {
   if (buffer_tunable_) return buffer_tunable_->value.load(std::memory_order_relaxed);
   if (config_.buffer_size > 0) return fixed_buffer_;
-  return 2 * Parallelism();
+  // Default: two chunks per worker, so each can fill one while the
+  // consumer takes the other.
+  return 2 * Parallelism() * PreferredChunk();
+}
+
+int64_t AsyncMapIterator::ChunkSize() const {
+  // A set buffer bounds the chunk: half of it per worker.
+  return std::min(PreferredChunk(), std::max<int64_t>(1, Capacity() / (2 * Parallelism())));
 }
 
 void AsyncMapIterator::LaunchLocked() {
@@ -92,121 +117,192 @@ void AsyncMapIterator::WorkerBody(uint64_t generation) {
   if (generation != generation_) return;  // abandoned while queued
   ++running_bodies_;
   for (;;) {
-    if (stopping_ || paused_ || ctx_->cancelled() || end_seq_ >= 0 || workers_ > Parallelism() ||
-        buffered_ + inflight_ >= Capacity()) {
+    if (stopping_ || paused_ || ctx_->cancelled() || end_seq_ >= 0 || workers_ > Parallelism()) {
       break;
     }
+    const int64_t room = Capacity() - buffered_ - inflight_;
     // Until one element has been measured, only the consumer computes (its
     // elements are handed over at once, never buffered or charged).
-    if (!size_known_) break;
+    if (room <= 0 || !size_known_) break;
+    int64_t k = std::min(ChunkSize(), room);
     const int64_t est = est_bytes_.load(std::memory_order_relaxed);
-    if (!ctx_->memory().TryCharge(est)) break;
-    RunOne(l, est, /*account=*/true);
+    if (!ctx_->memory().TryCharge(est * k)) {
+      k = 1;
+      if (!ctx_->memory().TryCharge(est)) break;
+    }
+    RunChunk(l, k, est, /*account=*/true);
   }
   --workers_;
   --running_bodies_;
   cv_.notify_all();
 }
 
-void AsyncMapIterator::RunOne(std::unique_lock<std::mutex>& l, int64_t charged, bool account) {
-  ++inflight_;
+void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int64_t est,
+                                bool account) {
+  inflight_ += k;
   l.unlock();
-  int64_t seq;
-  NextResult r = std::optional<Element>();
-  bool ended = false;
+  int64_t seq0 = 0;
+  int64_t got = 0;
+  int64_t pull_ns = 0;
+  std::vector<NextResult> items;
+  items.reserve(static_cast<size_t>(k));
   {
     std::lock_guard<std::mutex> in(input_mu_);
+    bool ended = false;
     {
       std::lock_guard<std::mutex> g(mu_);
-      seq = next_in_;
+      seq0 = next_in_;
       if (end_seq_ >= 0)
         ended = true;
       else
-        ++next_in_;
+        next_in_ += k;  // reserved; given back below if fewer are pulled
     }
     if (!ended) {
-      r = input_->Next();
-      if (r.ok() && !r->has_value()) {
+      const int64_t t0 = NowNs();
+      while (got < k) {
+        NextResult r = input_->Next();
+        if (r.ok() && !r->has_value()) {
+          ended = true;
+          break;
+        }
+        const bool failed = !r.ok();
+        items.push_back(std::move(r));
+        ++got;
+        pull_ns = NowNs() - t0;
+        // The input decides what follows an error; an input that turned
+        // slow should not hold the consumer's next element back.
+        if (failed || pull_ns > kChunkMaxNs) break;
+      }
+      if (got < k) {
         std::lock_guard<std::mutex> g(mu_);
-        end_seq_ = seq;
-        ended = true;
+        next_in_ = seq0 + got;
+        if (ended) end_seq_ = next_in_;
       }
     }
   }
-  int64_t bytes = 0;
-  if (!ended && r.ok()) {
-    if (config_.fn) {
-      Element in = std::move(**r);
-      MapContext mc{seq, config_.seed, &ctx_->cancel_flag()};
-      Result<Element> out = [&] {
-        CallTimer timer(counters());
-        return config_.fn(std::move(in), mc);
-      }();
-      if (!out.ok())
-        r = out.status();
-      else
-        r = std::optional<Element>(std::move(out).value());
-    }
-    if (r.ok()) {
-      bytes = ElementBytes(**r);
+  int64_t done = 0;  // items[0, done) deposited
+  int64_t work_ns = pull_ns;
+  // Deposits items [done, upto); `unpulled` reserved units end with them.
+  auto deposit = [&](int64_t upto, int64_t unpulled) {
+    int64_t total = 0;
+    bool any_ok = false;
+    std::vector<int64_t> sizes(static_cast<size_t>(upto - done), 0);
+    for (int64_t i = done; i < upto; ++i) {
+      const NextResult& r = items[static_cast<size_t>(i)];
+      if (!r.ok()) continue;
+      any_ok = true;
+      const int64_t bytes = ElementBytes(**r);
       int64_t e = est_bytes_.load(std::memory_order_relaxed);
       while (bytes > e && !est_bytes_.compare_exchange_weak(e, bytes)) {
       }
+      if (account) sizes[static_cast<size_t>(i - done)] = bytes;
+      total += account ? bytes : 0;
     }
-  }
-  l.lock();
-  --inflight_;
-  if (!ended && r.ok()) size_known_ = true;
-  if (ended) {
-    if (account) ctx_->memory().Release(charged);
-  } else {
-    if (!account) {
-      bytes = 0;
-    } else if (bytes > charged) {
-      // Larger than every earlier element: the one case that may pass the
-      // budget (by the difference), as the element already exists.
-      if (!ctx_->memory().TryCharge(bytes - charged)) ctx_->memory().Charge(bytes - charged);
-    } else {
-      ctx_->memory().Release(charged - bytes);
+    if (upto > done) {
+      const int64_t per = std::max<int64_t>(1, work_ns / (upto - done));
+      const int64_t old = elem_ns_.load(std::memory_order_relaxed);
+      elem_ns_.store(old == 0 ? per : (3 * old + per) / 4, std::memory_order_relaxed);
     }
-    Slot slot{std::move(r), bytes};
-    if (config_.deterministic)
-      ordered_.emplace(seq, std::move(slot));
-    else
-      fifo_.push_back(std::move(slot));
-    ++buffered_;
+    l.lock();
+    inflight_ -= upto - done + unpulled;
+    if (any_ok) size_known_ = true;
+    if (account) {
+      const int64_t reserved = est * (upto - done + unpulled);
+      if (total > reserved) {
+        // Larger than every earlier element: the one case that may pass the
+        // budget (by the difference), as the elements already exist.
+        if (!ctx_->memory().TryCharge(total - reserved)) ctx_->memory().Charge(total - reserved);
+      } else {
+        ctx_->memory().Release(reserved - total);
+      }
+    }
+    for (int64_t i = done; i < upto; ++i) {
+      Slot slot{std::move(items[static_cast<size_t>(i)]), sizes[static_cast<size_t>(i - done)]};
+      if (config_.deterministic)
+        ordered_.Put(seq0 + i, std::move(slot));
+      else
+        fifo_.push_back(std::move(slot));
+    }
+    buffered_ += upto - done;
     counters()->buffer_depth.store(buffered_, std::memory_order_relaxed);
-    counters()->buffered_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    counters()->buffered_bytes.fetch_add(total, std::memory_order_relaxed);
+    cv_.notify_all();
+    done = upto;
+  };
+  if (got > 0 && config_.fn) {
+    int64_t t0 = NowNs();
+    CallTimer timer(counters(), got);
+    for (int64_t i = 0; i < got; ++i) {
+      NextResult& r = items[static_cast<size_t>(i)];
+      if (!r.ok()) continue;
+      if (abandon_.load(std::memory_order_relaxed) || ctx_->cancelled()) {
+        r = Status::Cancelled("pipeline cancelled");  // never returned
+        continue;
+      }
+      MapContext mc{seq0 + i, config_.seed, &ctx_->cancel_flag()};
+      Result<Element> out = config_.fn(std::move(**r), mc);
+      if (out.ok())
+        r = std::optional<Element>(std::move(out).value());
+      else
+        r = out.status();
+      const int64_t now = NowNs();
+      // Calls that turned slow: hand over what is done, then go on.
+      if (now - t0 > kChunkMaxNs && i + 1 < got) {
+        work_ns += now - t0;
+        deposit(i + 1, 0);
+        l.unlock();
+        work_ns = 0;
+        t0 = NowNs();
+      }
+    }
+    work_ns += NowNs() - t0;
   }
-  cv_.notify_all();
+  deposit(got, k - got);
+}
+
+void AsyncMapIterator::DrainLocked() {
+  local_.clear();
+  local_pos_ = 0;
+  // At most half the buffer, so workers refill the rest meanwhile.
+  const int64_t most = std::max<int64_t>(1, (Capacity() + 1) / 2);
+  if (config_.deterministic) {
+    while (static_cast<int64_t>(local_.size()) < most && ordered_.FrontReady()) {
+      local_.push_back(ordered_.TakeFront());
+      ++next_out_;
+    }
+  } else {
+    while (static_cast<int64_t>(local_.size()) < most && !fifo_.empty()) {
+      local_.push_back(std::move(fifo_.front()));
+      fifo_.pop_front();
+    }
+  }
+  buffered_ -= static_cast<int64_t>(local_.size());
+  counters()->buffer_depth.store(buffered_, std::memory_order_relaxed);
+}
+
+NextResult AsyncMapIterator::TakeLocal() {
+  Slot& s = local_[static_cast<size_t>(local_pos_++)];
+  local_returned_bytes_ += s.charged;
+  return std::move(s.result);
 }
 
 NextResult AsyncMapIterator::GetNext() {
+  if (local_pos_ < static_cast<int64_t>(local_.size())) return TakeLocal();
   std::unique_lock<std::mutex> l(mu_);
+  if (local_returned_bytes_ > 0) {
+    ctx_->memory().Release(local_returned_bytes_);
+    counters()->buffered_bytes.fetch_sub(local_returned_bytes_, std::memory_order_relaxed);
+    local_returned_bytes_ = 0;
+  }
   int64_t waited_from = 0;
   for (;;) {
-    std::optional<Slot> got;
-    if (config_.deterministic) {
-      auto it = ordered_.find(next_out_);
-      if (it != ordered_.end()) {
-        got = std::move(it->second);
-        ordered_.erase(it);
-        ++next_out_;
-      }
-    } else if (!fifo_.empty()) {
-      got = std::move(fifo_.front());
-      fifo_.pop_front();
-    }
-    if (got) {
-      --buffered_;
-      counters()->buffer_depth.store(buffered_, std::memory_order_relaxed);
-      counters()->buffered_bytes.fetch_sub(got->charged, std::memory_order_relaxed);
-      ctx_->memory().Release(got->charged);
+    DrainLocked();
+    if (!local_.empty()) {
       if (waited_from) counters()->wait_ns.fetch_add(NowNs() - waited_from);
       // Refill once the buffer is half empty, not after every element: a
       // launch wakes a thread, and each then fills several slots.
       if (2 * (buffered_ + inflight_) <= Capacity()) LaunchLocked();
-      return std::move(got->result);
+      return TakeLocal();
     }
     const bool ended = end_seq_ >= 0;
     if (ended && inflight_ == 0 &&
@@ -217,7 +313,7 @@ NextResult AsyncMapIterator::GetNext() {
     // Is what we need being computed by someone else? Then wait for it.
     const bool someone_on_it = config_.deterministic ? next_out_ < next_in_ : inflight_ > 0;
     if (!someone_on_it && !ended) {
-      RunOne(l, 0, /*account=*/false);  // help: compute it in this thread
+      RunChunk(l, 1, 0, /*account=*/false);  // help: compute it in this thread
       continue;
     }
     if (!waited_from) waited_from = NowNs();
@@ -236,20 +332,27 @@ void AsyncMapIterator::QuiesceLocked(std::unique_lock<std::mutex>& l) {
 }
 
 void AsyncMapIterator::ReleaseAllLocked() {
-  int64_t total = 0;
-  for (auto& [seq, s] : ordered_) total += s.charged;
+  int64_t total = local_returned_bytes_;
+  ordered_.ForEach([&](int64_t, const Slot& s) { total += s.charged; });
   for (auto& s : fifo_) total += s.charged;
+  for (int64_t i = local_pos_; i < static_cast<int64_t>(local_.size()); ++i) {
+    total += local_[static_cast<size_t>(i)].charged;
+  }
   ctx_->memory().Release(total);
   counters()->buffered_bytes.fetch_sub(total, std::memory_order_relaxed);
-  ordered_.clear();
+  ordered_.Reset(ordered_.front());
   fifo_.clear();
+  local_.clear();
+  local_pos_ = 0;
+  local_returned_bytes_ = 0;
   buffered_ = 0;
   counters()->buffer_depth.store(0, std::memory_order_relaxed);
 }
 
 int64_t AsyncMapIterator::position() const {
   std::lock_guard<std::mutex> l(mu_);
-  return next_out_;
+  // Results in the consumer's batch are not returned yet.
+  return config_.deterministic ? next_out_ - LocalCount() : next_out_;
 }
 
 Status AsyncMapIterator::SeekTo(int64_t n) {
@@ -258,6 +361,7 @@ Status AsyncMapIterator::SeekTo(int64_t n) {
   ReleaseAllLocked();
   Status s = input_->SeekTo(n);
   next_in_ = next_out_ = n;
+  ordered_.Reset(n);
   end_seq_ = -1;
   paused_ = false;
   LaunchLocked();
@@ -270,16 +374,19 @@ Status AsyncMapIterator::Save(StateWriter& w) {
   Status s;
   w.Tag(config_.tag);
   const bool rewind = config_.deterministic && input_->positional();
+  // The consumer's batch counts as buffered: drained, not yet returned.
+  const int64_t local = LocalCount();
+  const int64_t out = config_.deterministic ? next_out_ - local : next_out_;
   w.Bool(rewind);
   if (rewind) {
     // Only cursors: the input, moved back to the first unreturned element.
-    w.I64(next_out_);
+    w.I64(out);
     s = input_->Save(w);
   } else {
     w.I64(next_in_);
-    w.I64(next_out_);
+    w.I64(out);
     w.I64(end_seq_);
-    w.U64(static_cast<uint64_t>(buffered_));
+    w.U64(static_cast<uint64_t>(buffered_ + local));
     auto put = [&](int64_t seq, const Slot& slot) {
       w.I64(seq);
       w.Bool(slot.result.ok());
@@ -289,7 +396,10 @@ Status AsyncMapIterator::Save(StateWriter& w) {
         s = w.Elem(**slot.result);
       }
     };
-    for (auto& [seq, slot] : ordered_) put(seq, slot);
+    for (int64_t i = 0; i < local; ++i) {
+      put(config_.deterministic ? out + i : -1, local_[static_cast<size_t>(local_pos_ + i)]);
+    }
+    ordered_.ForEach(put);
     for (auto& slot : fifo_) put(-1, slot);
     if (s.ok()) s = input_->Save(w);
   }
@@ -314,6 +424,7 @@ Status AsyncMapIterator::Restore(StateReader& r) {
       }
       SLUICE_RETURN_IF_ERROR(input_->SeekTo(out));
       next_in_ = next_out_ = out;
+      ordered_.Reset(out);
       end_seq_ = -1;
       return Status::OK();
     }
@@ -321,6 +432,7 @@ Status AsyncMapIterator::Restore(StateReader& r) {
     SLUICE_ASSIGN_OR_RETURN(next_out_, r.I64());
     SLUICE_ASSIGN_OR_RETURN(end_seq_, r.I64());
     SLUICE_ASSIGN_OR_RETURN(uint64_t n, r.U64());
+    ordered_.Reset(next_out_);
     // Every element pulled and not returned was buffered when saving; state
     // that says otherwise would leave next() waiting for an element nobody
     // computes.
@@ -346,7 +458,7 @@ Status AsyncMapIterator::Restore(StateReader& r) {
         if (st.ok()) return Status::DataLoss("iterator state: an OK error slot");
         slot.result = st;
       }
-      if (config_.deterministic && (seq < next_out_ || seq >= next_in_ || ordered_.count(seq))) {
+      if (config_.deterministic && (seq < next_out_ || seq >= next_in_ || ordered_.Has(seq))) {
         return Status::DataLoss("iterator state: stage '" + config_.name + "' element " +
                                 std::to_string(seq) + " out of place");
       }
@@ -356,7 +468,7 @@ Status AsyncMapIterator::Restore(StateReader& r) {
                                          std::to_string(ctx_->memory().limit()) + " bytes");
       }
       if (config_.deterministic)
-        ordered_.emplace(seq, std::move(slot));
+        ordered_.Put(seq, std::move(slot));
       else
         fifo_.push_back(std::move(slot));
       ++buffered_;

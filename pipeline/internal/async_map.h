@@ -3,14 +3,22 @@
 // Workers run as tasks of the iterator's TBB flow graph (its executor
 // function_node, unlimited concurrency; the arena caps real concurrency at
 // IteratorContext::max_threads()). Calls of the function are timed, and
-// sampled for thread CPU time, so the autotuner can tell compute from waits. Each worker repeatedly
-// pulls one input element (the input is pulled by one thread at a time, which numbers it), applies
-// the function (none for prefetch) and deposits the result. A worker exits rather than blocks when
-// the buffer is full, the RAM budget is reached or the target parallelism dropped; the consumer
-// relaunches workers as it takes elements. The consumer takes results in input order
-// (deterministic, via a reorder buffer) or in completion order; if the result it needs is not being
-// computed by anyone it computes it itself rather than wait, so nested stages can never all wait on
-// each other.
+// sampled for thread CPU time, so the autotuner can tell compute from waits.
+//
+// Work moves in chunks: a worker pulls a run of consecutive input elements
+// (the input is pulled by one thread at a time, which numbers them), applies
+// the function (none for prefetch) to each and deposits the results under
+// one lock; the consumer moves every ready result into a private batch under
+// one lock and then returns them without locking. A chunk is sized from the
+// measured cost per element to take ~kChunkTargetNs, so cheap elements pay
+// the thread hand-off once per chunk while expensive ones go one at a time.
+//
+// A worker exits rather than blocks when the buffer is full, the RAM budget
+// is reached or the target parallelism dropped; the consumer relaunches
+// workers as it takes elements. The consumer takes results in input order
+// (deterministic, via a reorder ring) or in completion order; if the result
+// it needs is not being computed by anyone it computes it itself rather than
+// wait, so nested stages can never all wait on each other.
 //
 // Saving pauses the workers. Over a positional input the state is the
 // input's cursor rewound to the first unconsumed element (buffered results
@@ -20,13 +28,14 @@
 
 #include <condition_variable>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/node.h"
+#include "sluice/pipeline/internal/reorder_ring.h"
 
 namespace sluice::pipeline_internal {
 
@@ -62,11 +71,21 @@ class AsyncMapIterator : public IteratorNode {
   };
   int64_t Parallelism() const;
   int64_t Capacity() const;
+  // Elements per chunk for the measured cost and size of an element.
+  int64_t PreferredChunk() const;
+  // PreferredChunk(), bounded by a set buffer size.
+  int64_t ChunkSize() const;
   // REQUIRES: mu_ held. Starts workers up to the target.
   void LaunchLocked();
   void WorkerBody(uint64_t generation);
-  // Pulls and computes one element. `charged` bytes were reserved.
-  void RunOne(std::unique_lock<std::mutex>& l, int64_t charged, bool account);
+  // REQUIRES: mu_ held (released while working). Pulls and computes up to
+  // `k` elements; if `account`, `est` bytes were reserved for each.
+  void RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int64_t est, bool account);
+  // REQUIRES: mu_ held. Moves ready results into the consumer's batch.
+  void DrainLocked();
+  // Returns the next result of the consumer's batch.
+  NextResult TakeLocal();
+  int64_t LocalCount() const { return static_cast<int64_t>(local_.size()) - local_pos_; }
   // REQUIRES: mu_ held. Stops workers and waits for them.
   void QuiesceLocked(std::unique_lock<std::mutex>& l);
   void ReleaseAllLocked();
@@ -82,19 +101,27 @@ class AsyncMapIterator : public IteratorNode {
   std::mutex input_mu_;  // serializes input_->Next(); taken before mu_ never after
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;            // destructor
-  bool paused_ = false;              // save/restore
-  int64_t workers_ = 0;              // WorkerBody tasks put and not finished
-  int64_t running_bodies_ = 0;       // WorkerBody calls started and not finished
-  int64_t inflight_ = 0;             // units pulling or computing
-  int64_t next_in_ = 0;              // seq of the next element pulled
-  int64_t next_out_ = 0;             // seq of the next element returned (deterministic)
-  int64_t end_seq_ = -1;             // seq at which the input ended, once known
-  std::map<int64_t, Slot> ordered_;  // deterministic results by seq
-  std::deque<Slot> fifo_;            // non-deterministic results
-  int64_t buffered_ = 0;
+  bool stopping_ = false;             // destructor
+  std::atomic<bool> abandon_{false};  // stopping_, read without mu_ while computing
+  bool paused_ = false;               // save/restore
+  int64_t workers_ = 0;               // WorkerBody tasks put and not finished
+  int64_t running_bodies_ = 0;        // WorkerBody calls started and not finished
+  int64_t inflight_ = 0;              // elements being pulled or computed
+  int64_t next_in_ = 0;               // seq of the next element pulled
+  int64_t next_out_ = 0;              // seq of the next result drained (deterministic)
+  int64_t end_seq_ = -1;              // seq at which the input ended, once known
+  ReorderRing<Slot> ordered_;         // deterministic results by seq
+  std::deque<Slot> fifo_;             // non-deterministic results
+  int64_t buffered_ = 0;              // in ordered_/fifo_ (not the consumer's batch)
   std::atomic<int64_t> est_bytes_{0};
+  std::atomic<int64_t> elem_ns_{0};  // smoothed pull + compute ns per element
   bool size_known_ = false;
+  // The consumer's batch (touched by the consumer thread only): results
+  // drained and not yet returned, still charged to the RAM budget. Charges
+  // of returned ones are released at the next drain, in one step.
+  std::vector<Slot> local_;
+  int64_t local_pos_ = 0;
+  int64_t local_returned_bytes_ = 0;
   // Worker tasks queued but not started may outlive this iterator (or a
   // pause): they check the gate first and touch nothing if it is closed or
   // their generation is stale. Only started bodies are waited for, so a

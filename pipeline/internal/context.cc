@@ -92,8 +92,9 @@ int64_t ThreadCpuNs() {
 }
 }  // namespace
 
-CallTimer::CallTimer(StageCounters* c)
+CallTimer::CallTimer(StageCounters* c, int64_t calls)
     : c_(c),
+      calls_(calls),
       sampled_(c->slow_calls.load(std::memory_order_relaxed) ||
                c->calls.fetch_add(1, std::memory_order_relaxed) % 32 == 0),
       cpu0_(sampled_ ? ThreadCpuNs() : 0),
@@ -105,7 +106,7 @@ CallTimer::~CallTimer() {
   if (sampled_) {
     c_->cpu_sample_ns.fetch_add(ThreadCpuNs() - cpu0_, std::memory_order_relaxed);
     c_->wall_sample_ns.fetch_add(wall, std::memory_order_relaxed);
-    c_->slow_calls.store(wall > 20'000, std::memory_order_relaxed);
+    c_->slow_calls.store(wall > 20'000 * calls_, std::memory_order_relaxed);
   }
 }
 

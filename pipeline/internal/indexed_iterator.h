@@ -44,8 +44,22 @@ class IndexedIterator : public IteratorNode {
     ++next_;
     return std::optional<Element>(std::move(e));
   }
+  std::optional<NextResult> GetNextStacked(int64_t n) override {
+    if (next_ >= n_) return NextResult(std::optional<Element>());
+    std::optional<Result<Element>> r = FetchStacked(next_, std::min(n, n_ - next_));
+    if (!r) return std::nullopt;
+    if (!r->ok()) return NextResult(r->status());
+    const Element& e = **r;
+    next_ += e.size() > 0 && e[0].shape().rank() > 0 ? e[0].shape().dim(0) : 1;
+    return NextResult(std::optional<Element>(std::move(*r).value()));
+  }
   // Element i, called for i = position() only.
   virtual Result<Element> Fetch(int64_t i) { return node_.Get(*ctx(), i); }
+  // Elements i .. i + k - 1 (1 <= k <= n) stacked, for i = position() only;
+  // nullopt: not supported (see IteratorNode::NextStacked).
+  virtual std::optional<Result<Element>> FetchStacked(int64_t /*i*/, int64_t /*n*/) {
+    return std::nullopt;
+  }
 
  private:
   const DatasetNode& node_;

@@ -26,6 +26,20 @@ NextResult IteratorNode::Next() {
   return r;
 }
 
+std::optional<NextResult> IteratorNode::NextStacked(int64_t n) {
+  const int64_t t0 = NowNs();
+  std::optional<NextResult> r = GetNextStacked(n);
+  if (!r) return r;
+  counters_->total_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
+  if (r->ok() && (*r)->has_value()) {
+    const Element& e = ***r;
+    const int64_t count = e.size() > 0 && e[0].shape().rank() > 0 ? e[0].shape().dim(0) : 1;
+    counters_->elements.fetch_add(count, std::memory_order_relaxed);
+    counters_->bytes.fetch_add(ElementBytes(e), std::memory_order_relaxed);
+  }
+  return r;
+}
+
 namespace {
 void RegisterTree(const DatasetNode& node, IteratorContext& ctx) {
   for (const auto& in : node.inputs()) RegisterTree(*in, ctx);

@@ -54,6 +54,14 @@ class IteratorNode {
 
   // The next element, timed and counted for stats. One caller at a time.
   NextResult Next();
+  // Up to `n` (> 0) next elements stacked as batch(n) stacks them (every
+  // component gains a leading dimension: the count taken), for stages that
+  // make batches without making each element (a TFRecord source: one string
+  // tensor of views into its read buffer). A result without a value is the
+  // end; fewer than n may come before the end (ask again). nullopt: this
+  // iterator does not do it (and never will): use Next(). Timed and counted
+  // like Next().
+  std::optional<NextResult> NextStacked(int64_t n);
   virtual Status Save(StateWriter& w) = 0;
   virtual Status Restore(StateReader& r) = 0;
 
@@ -73,6 +81,7 @@ class IteratorNode {
 
  protected:
   virtual NextResult GetNext() = 0;
+  virtual std::optional<NextResult> GetNextStacked(int64_t /*n*/) { return std::nullopt; }
 
  private:
   IteratorContext* ctx_;

@@ -67,4 +67,49 @@ Result<Element> StackElements(const std::vector<Element>& rows, const std::strin
   return e;
 }
 
+Result<Element> ConcatBatches(const std::vector<Element>& pieces, const std::string& stage) {
+  const Element& first = pieces[0];
+  std::vector<Tensor> out;
+  out.reserve(first.size());
+  for (size_t c = 0; c < first.size(); ++c) {
+    const Tensor& f = first[c];
+    if (f.shape().rank() == 0) {
+      return Status::InvalidArgument("stage '" + stage +
+                                     "': a stacked piece has a scalar component");
+    }
+    int64_t rows = 0;
+    for (const Element& p : pieces) {
+      const Tensor& t = p.size() == first.size() ? p[c] : f;
+      if (p.size() != first.size() || t.dtype() != f.dtype() ||
+          t.shape().rank() != f.shape().rank() ||
+          !(t.shape().Subshape(1) == f.shape().Subshape(1))) {
+        return Status::InvalidArgument("stage '" + stage + "': cannot join batches of " +
+                                       ShapeSpecString(f.dtype(), f.shape()) + " and " +
+                                       ShapeSpecString(t.dtype(), t.shape()));
+      }
+      rows += t.shape().dim(0);
+    }
+    Shape shape = f.shape().Subshape(1).Prepend(rows);
+    SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(f.dtype(), shape));
+    if (f.dtype() == DType::kString) {
+      auto dst = t.flat<std::string_view>();
+      size_t k = 0;
+      for (const Element& p : pieces) {
+        for (std::string_view v : p[c].flat<std::string_view>()) dst[k++] = v;
+        for (const Buffer& b : p[c].string_owners()) t.AddStringOwner(b);
+      }
+    } else {
+      char* dst = static_cast<char*>(t.raw_data());
+      for (const Element& p : pieces) {
+        if (p[c].byte_size()) std::memcpy(dst, p[c].raw_data(), p[c].byte_size());
+        dst += p[c].byte_size();
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  Element e(std::move(out), first.shared_names());
+  e.set_origin(first.origin_source(), first.origin_index());
+  return e;
+}
+
 }  // namespace sluice::pipeline_internal

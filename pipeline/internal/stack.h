@@ -29,6 +29,12 @@ Result<Tensor> StackComponent(const std::vector<Element>& rows, size_t c, const 
 Result<Element> StackElements(const std::vector<Element>& rows, const std::string& stage,
                               bool parallel);
 
+// Concatenates batches along their first dimension (the pieces a stacked
+// read returned, see IteratorNode::NextStacked); names and origin from the
+// first. InvalidArgument naming `stage` if pieces differ in dtype or row
+// shape. REQUIRES: !pieces.empty().
+Result<Element> ConcatBatches(const std::vector<Element>& pieces, const std::string& stage);
+
 }  // namespace sluice::pipeline_internal
 
 #endif  // SLUICE_PIPELINE_INTERNAL_STACK_H_

@@ -118,6 +118,57 @@ TEST(MapTest, PerElementRandomnessIsReproducible) {
   EXPECT_NE(ReadAll(make(1).with_options({.seed = 100})), a);
 }
 
+// Cheap calls move in chunks; over an input that cannot seek, saved state
+// holds the buffered results, including those the consumer has drained but
+// not returned, and state saved after the input ended restores too.
+TEST(MapTest, ChunkedResultsOverANonPositionalInputSaveAndRestore) {
+  auto even = [](const Element& e) { return e[0].scalar<int64_t>() % 2 == 0; };
+  for (bool deterministic : {true, false}) {
+    RunConformance({.name = deterministic ? "map over filter" : "map over filter, unordered",
+                    .make =
+                        [&](int p) {
+                          return Dataset::range(120).filter(even).map(
+                              [](Element e) { return Times(std::move(e), 3); },
+                              {.parallelism = p, .deterministic = deterministic});
+                        },
+                    .expected = Int64Elements(Iota(0, 360, 6)),
+                    .ordered = deterministic});
+  }
+}
+
+// Calls that turn slow after many cheap ones (chunks are then long) are
+// handed over as they finish, and destroying the iterator does not wait
+// for the rest of a chunk.
+TEST(MapTest, CallsTurningSlowAreHandedOverAndCancelQuickly) {
+  std::atomic<int> slow_calls{0};
+  auto ds = Dataset::range(1000000).map(
+      [&](Element e) {
+        if (e[0].scalar<int64_t>() >= 20000) {
+          slow_calls++;
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return e;
+      },
+      {.parallelism = 2});
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+  for (int i = 0; i < 20000; ++i) SLUICE_ASSERT_OK(it.next().status());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3; ++i) SLUICE_ASSERT_OK(it.next().status());
+  const auto ms = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 t0)
+        .count();
+  };
+  // Three 20 ms calls, not three chunks of them.
+  EXPECT_LT(ms(), 400);
+  const auto t1 = std::chrono::steady_clock::now();
+  { Iterator gone = std::move(it); }
+  EXPECT_LT(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t1)
+          .count(),
+      100);
+}
+
 TEST(MapTest, OutputSpecIsChecked) {
   auto ds = Dataset::range(5).map(
       [](Element) { return Element({Tensor::Scalar<float>(1.0f)}); },

@@ -254,6 +254,71 @@ TEST(TFRecordDatasetTest, CorruptRecordNamesFileAndOffset) {
   }
 }
 
+// batch() over a TFRecordDataset takes records straight into one string
+// tensor (stacked reads): the same batches, origins, states and errors as
+// stacking the elements one by one (a map in between forces that path).
+TEST(TFRecordDatasetTest, StackedBatchesEqualElementByElementBatches) {
+  ScratchDir dir;
+  const std::vector<int> counts = {5, 0, 7, 3, 11};
+  const auto indexed = WriteFiles(dir, "i", counts, true);
+  const auto plain = WriteFiles(dir, "p", counts, false);
+  auto same = [](Element e) { return e; };
+  for (const auto* files : {&indexed, &plain}) {
+    for (int64_t reads : {1, 2, 3}) {
+      for (bool drop : {false, true}) {
+        SCOPED_TRACE((files == &indexed ? "indexed" : "plain") + std::string(", reads ") +
+                     std::to_string(reads) + (drop ? ", drop" : ""));
+        auto make = [&](bool stacked) {
+          Dataset r = TFRecordDataset(*files, {.num_parallel_reads = reads});
+          if (!stacked) r = r.map(same);
+          return r.repeat(3).batch(4, {.drop_remainder = drop});
+        };
+        const auto want = ReadAll(make(false));
+        EXPECT_EQ(want.size(), drop ? 19u : 20u);  // 78 records
+        RunConformance(
+            {.name = "stacked batch", .make = [&](int) { return make(true); }, .expected = want});
+        // Batches larger than a file, and than the whole epoch.
+        for (int64_t bs : {9, 40}) {
+          auto big = [&](bool stacked) {
+            Dataset r = TFRecordDataset(*files, {.num_parallel_reads = reads});
+            if (!stacked) r = r.map(same);
+            return r.repeat(2).batch(bs, {.drop_remainder = drop});
+          };
+          EXPECT_EQ(ReadAll(big(true)), ReadAll(big(false))) << "batch " << bs;
+        }
+      }
+    }
+  }
+  // The batch's origin is its first record, as when stacking elements.
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, TFRecordDataset(indexed).skip(0).batch(4).iterator());
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it2, TFRecordDataset(indexed).batch(4).iterator());
+  SLUICE_ASSERT_OK(it.next().status());
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto b, it2.next());
+  SLUICE_ASSERT_OK_AND_ASSIGN(b, it2.next());
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->OriginString(), indexed[0] + " record 4");
+  EXPECT_EQ((*b)[0].shape(), Shape({4}));
+  EXPECT_FALSE((*b)[0].string_owners().empty());  // views, not copies
+}
+
+TEST(TFRecordDatasetTest, StackedBatchStopsAtACorruptRecordAndNamesIt) {
+  ScratchDir dir;
+  for (bool index : {false, true}) {
+    SCOPED_TRACE(index ? "indexed" : "sequential");
+    const auto files = WriteFiles(dir, index ? "i" : "p", {6}, index);
+    CorruptByte(files[0], 3 * 20 + 12 + 1);  // record 3
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, TFRecordDataset(files).batch(2).iterator());
+    SLUICE_ASSERT_OK_AND_ASSIGN(auto b, it.next());
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->DebugString(1000),
+              Element({Tensor::FromStrings({"f0r0", "f0r1"}).value()}).DebugString(1000));
+    Status err = it.next().status();  // records 2 and 3: 3 is corrupt
+    EXPECT_EQ(err.code(), StatusCode::kDataLoss) << err.ToString();
+    EXPECT_NE(err.message().find(files[0]), std::string_view::npos) << err.ToString();
+    EXPECT_NE(err.message().find("60"), std::string_view::npos) << err.ToString();
+  }
+}
+
 // ---- global_shuffle -------------------------------------------------------
 
 TEST(GlobalShuffleTest, IndexedTFRecordsPermutationPerEpoch) {
