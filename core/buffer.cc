@@ -31,11 +31,14 @@ namespace {
 // Large blocks are recycled. glibc serves them with a fresh mmap each time
 // (its mmap threshold tops out at 32 MiB), which the kernel then zero-fills
 // page by page on first touch: for batches of 128 224x224x3 float images
-// (77 MB) that was over half the CPU time of the pipeline. A few freed
-// blocks are kept for the next allocation of about the same size, as
-// TensorFlow's and PyTorch's allocators do. Sanitizer builds skip this so
-// use-after-free stays detectable.
-constexpr size_t kRecycleMinBytes = size_t{4} << 20;
+// (77 MB) that was over half the CPU time of the pipeline. Image-sized
+// blocks (a 224x224x3 float image is 588 KiB) fare little better: glibc
+// trims and re-faults its heaps, and page faults in resize/flip/normalize
+// outputs were ~8% of an image pipeline's CPU time. A few freed blocks are
+// kept for the next allocation of about the same size, as TensorFlow's and
+// PyTorch's allocators do. Sanitizer builds skip this so use-after-free
+// stays detectable.
+constexpr size_t kRecycleMinBytes = size_t{256} << 10;
 constexpr size_t kRecycleMaxCachedBytes = size_t{256} << 20;
 
 class BlockRecycler {

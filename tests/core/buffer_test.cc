@@ -111,5 +111,29 @@ TEST(BufferTest, LargeBlocksAreRecycledAndStillZeroed) {
   EXPECT_NE(small->data(), b->data());
 }
 
+// Image-sized blocks (a 224x224x3 float image) are recycled too; blocks
+// under 256 KiB are left to malloc.
+TEST(BufferTest, ImageSizedBlocksAreRecycled) {
+  const size_t image = size_t{224} * 224 * 3 * sizeof(float);
+  uint8_t* first = nullptr;
+  {
+    Result<Buffer> a = Buffer::Allocate(image);
+    ASSERT_TRUE(a.ok());
+    first = a->data();
+  }
+  Result<Buffer> b = Buffer::Allocate(image);
+  ASSERT_TRUE(b.ok());
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if !__has_feature(address_sanitizer) && !__has_feature(thread_sanitizer)
+  EXPECT_EQ(b->data(), first);
+#endif
+#else
+  EXPECT_EQ(b->data(), first);
+#endif
+#endif
+  (void)first;
+}
+
 }  // namespace
 }  // namespace sluice
