@@ -54,10 +54,10 @@ class BatchIterator : public IteratorNode {
     if (rows.empty() || (o_.drop_remainder && static_cast<int64_t>(rows.size()) < bs_)) {
       return std::optional<Element>();
     }
-    const int64_t t0 = NowNs();
-    Result<Element> b = StackElements(rows, node_.name(), o_.parallel_copy);
-    counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
-    counters()->total_ns.fetch_sub(NowNs() - t0, std::memory_order_relaxed);
+    Result<Element> b = [&] {
+      WorkTimer timer(this);
+      return StackElements(rows, node_.name(), o_.parallel_copy);
+    }();
     if (!b.ok()) return b.status();
     return std::optional<Element>(std::move(b).value());
   }
@@ -82,11 +82,10 @@ class BatchIterator : public IteratorNode {
     }
     if (have == 0 || (o_.drop_remainder && have < bs_)) return NextResult(std::optional<Element>());
     if (pieces.size() == 1) return NextResult(std::optional<Element>(std::move(pieces[0])));
-    const int64_t t0 = NowNs();
-    Result<Element> b = ConcatBatches(pieces, node_.name());
-    const int64_t dt = NowNs() - t0;
-    counters()->busy_ns.fetch_add(dt, std::memory_order_relaxed);
-    counters()->total_ns.fetch_sub(dt, std::memory_order_relaxed);
+    Result<Element> b = [&] {
+      WorkTimer timer(this);
+      return ConcatBatches(pieces, node_.name());
+    }();
     if (!b.ok()) return NextResult(b.status());
     return NextResult(std::optional<Element>(std::move(b).value()));
   }

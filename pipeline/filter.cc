@@ -33,10 +33,10 @@ class FilterIterator : public IteratorNode {
       SLUICE_ASSIGN_OR_RETURN(std::optional<Element> in, input_->Next());
       if (!in) return in;
       const int64_t index = index_++;
-      const int64_t t0 = NowNs();
-      Result<bool> keep = pred_(*in);
-      counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
-      counters()->total_ns.fetch_sub(NowNs() - t0, std::memory_order_relaxed);
+      Result<bool> keep = [&] {
+        WorkTimer timer(this);
+        return pred_(*in);
+      }();
       if (!keep.ok()) {
         return StageError(keep.status(), node_.name(), index, in->origin_source(),
                           in->origin_index());

@@ -59,11 +59,11 @@ class SyncMapIterator : public IteratorNode {
   NextResult GetNext() override {
     SLUICE_ASSIGN_OR_RETURN(std::optional<Element> in, input_->Next());
     if (!in) return in;
-    const int64_t t0 = NowNs();
     MapContext mc{index_++, seed_, &ctx()->cancel_flag()};
-    Result<Element> out = ApplyMap(fn_, spec_, node_.name(), std::move(*in), mc);
-    counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
-    counters()->total_ns.fetch_sub(NowNs() - t0, std::memory_order_relaxed);
+    Result<Element> out = [&] {
+      WorkTimer timer(this);
+      return ApplyMap(fn_, spec_, node_.name(), std::move(*in), mc);
+    }();
     if (!out.ok()) return out.status();
     return std::optional<Element>(std::move(out).value());
   }

@@ -78,10 +78,10 @@ class PaddedBatchIterator : public IteratorNode {
     if (rows.empty() || (o_.drop_remainder && static_cast<int64_t>(rows.size()) < bs_)) {
       return std::optional<Element>();
     }
-    const int64_t t0 = NowNs();
-    Result<Element> b = Pad(rows);
-    counters()->busy_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
-    counters()->total_ns.fetch_sub(NowNs() - t0, std::memory_order_relaxed);
+    Result<Element> b = [&] {
+      WorkTimer timer(this);
+      return Pad(rows);
+    }();
     if (!b.ok()) return b.status();
     return std::optional<Element>(std::move(b).value());
   }

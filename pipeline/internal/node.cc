@@ -15,15 +15,43 @@ int64_t ElementBytes(const Element& e) {
   return n;
 }
 
+namespace {
+constexpr int64_t kSlowCallNs = 5'000;
+}  // namespace
+
 NextResult IteratorNode::Next() {
-  const int64_t t0 = NowNs();
-  NextResult r = GetNext();
-  counters_->total_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
+  ++untimed_;
+  NextResult r = std::optional<Element>();
+  if (--countdown_ > 0) {
+    weight_ = 0;
+    r = GetNext();
+  } else {
+    weight_ = untimed_;
+    untimed_ = 0;
+    const int64_t t0 = NowNs();
+    r = GetNext();
+    const int64_t dt = NowNs() - t0;
+    counters_->total_ns.fetch_add(dt * weight_, std::memory_order_relaxed);
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 17;
+    rng_ ^= rng_ << 5;
+    countdown_ = dt >= kSlowCallNs ? 1 : 1 + rng_ % 15;
+  }
   if (r.ok() && r->has_value()) {
     counters_->elements.fetch_add(1, std::memory_order_relaxed);
     counters_->bytes.fetch_add(ElementBytes(**r), std::memory_order_relaxed);
   }
   return r;
+}
+
+WorkTimer::WorkTimer(const IteratorNode* node)
+    : counters_(node->counters()), weight_(node->timing_weight()), t0_(weight_ ? NowNs() : 0) {}
+
+WorkTimer::~WorkTimer() {
+  if (weight_ == 0) return;
+  const int64_t dt = (NowNs() - t0_) * weight_;
+  counters_->busy_ns.fetch_add(dt, std::memory_order_relaxed);
+  counters_->total_ns.fetch_sub(dt, std::memory_order_relaxed);
 }
 
 std::optional<NextResult> IteratorNode::NextStacked(int64_t n) {
