@@ -33,18 +33,24 @@ Layer* Sequential::Add(std::unique_ptr<Layer> layer) {
     }
   }
   if (same > 0) layer->set_name(base + "_" + std::to_string(same));
-  (void)layer->SetDevice(device());
+  Status placed = layer->SetDevice(device());
+  if (!placed.ok() && add_error_.ok()) {
+    add_error_ =
+        Status(placed.code(), "model " + name() + ": adding " + std::string(placed.message()));
+  }
   layers_.push_back(std::move(layer));
   return layers_.back().get();
 }
 
 Status Sequential::SetDevice(Device device) {
+  SLUICE_RETURN_IF_ERROR(add_error_);
   SLUICE_RETURN_IF_ERROR(Layer::SetDevice(device));
   for (auto& l : layers_) SLUICE_RETURN_IF_ERROR(l->SetDevice(device));
   return Status::OK();
 }
 
 Status Sequential::Compile(CompileOptions options) {
+  SLUICE_RETURN_IF_ERROR(add_error_);
   if (!options.optimizer) return Status::InvalidArgument("Compile: no optimizer");
   if (!options.loss) return Status::InvalidArgument("Compile: no loss");
   compiled_ = std::move(options);
@@ -53,6 +59,7 @@ Status Sequential::Compile(CompileOptions options) {
 
 Result<DeviceTensor> Sequential::Call(const DeviceTensor& input, bool training) {
   if (layers_.empty()) return Status::FailedPrecondition("model " + name() + " has no layers");
+  SLUICE_RETURN_IF_ERROR(add_error_);
   DeviceTensor x = input;
   // Keras casts inputs to the layers' float32; Rescaling does it itself.
   if (x.dtype() != DType::kFloat32 && dynamic_cast<Rescaling*>(layers_[0].get()) == nullptr) {

@@ -104,7 +104,9 @@ class Sequential : public Layer {
   ~Sequential() override;
 
   // Appends a layer; its name is made unique in the model ("dense",
-  // "dense_1", ...). Returns it (owned by the model).
+  // "dense_1", ...). Returns it (owned by the model). A layer already built
+  // on another device cannot join: Compile() and every call then fail,
+  // naming it.
   Layer* Add(std::unique_ptr<Layer> layer);
   template <typename L, typename... Args>
   L* Add(Args&&... args) {
@@ -159,6 +161,7 @@ class Sequential : public Layer {
   Result<std::pair<Tensor, Tensor>> SplitBatch(const Element& e, const FitOptions& o) const;
 
   std::vector<std::unique_ptr<Layer>> layers_;
+  Status add_error_;                  // the first layer Add() could not place
   std::vector<Shape> output_shapes_;  // per layer, from the last call
   CompileOptions compiled_;
   std::unique_ptr<Node> functional_, operations_, input_layer_;

@@ -259,5 +259,22 @@ TEST(ModelTest, ErrorsAreClear) {
   EXPECT_NE(bad.status().message().find("[2,5]"), std::string::npos) << bad.status().ToString();
 }
 
+TEST(ModelTest, ALayerBuiltOnAnotherDeviceCannotJoin) {
+  auto dense = std::make_unique<Dense>(2);
+  SLUICE_ASSERT_OK_AND_ASSIGN(Backend * cpu, GetBackend(Device::Cpu()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor x,
+                              cpu->ToDevice(*Tensor::Zeros(DType::kFloat32, Shape{1, 3})));
+  SLUICE_ASSERT_OK(dense->Forward(x, false).status());  // built on the CPU
+  Sequential model;
+  SLUICE_ASSERT_OK(model.SetDevice(Device::Gpu(0)));  // nothing built yet
+  model.Add(std::move(dense));
+  Status s = model.Compile(
+      {.optimizer = std::make_shared<SGD>(), .loss = std::make_shared<MeanSquaredError>()});
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_NE(s.message().find("dense"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("built on"), std::string::npos) << s.ToString();
+  EXPECT_FALSE(model.Predict(*Tensor::Zeros(DType::kFloat32, Shape{1, 3})).ok());
+}
+
 }  // namespace
 }  // namespace sluice::nn
