@@ -94,6 +94,10 @@ Result<CropWindow> HeaderSize(std::string_view bytes, const DecodeCropResizeOpti
 
 }  // namespace
 
+// Only 1/d scales: libjpeg-turbo's M/8 scales would fit more windows, but
+// 5/8, 6/8 and 7/8 decode slower than 8/8 (C IDCTs, and 4:2:0 chroma at
+// twice that scale) and 3/8 slower than 4/8, which serves every window 3/8
+// would (bench/ops/jpeg_scale_bench.cc, docs/ops.md).
 int FusedScaleDenominator(const CropWindow& w, ImageSize size) {
   for (int d : {8, 4, 2}) {
     if (w.height / d >= size.height && w.width / d >= size.width) return d;

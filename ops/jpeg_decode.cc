@@ -7,6 +7,7 @@
 // rows straight into the output, or through one scratch row when columns
 // must be trimmed or CMYK converted.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -214,13 +215,22 @@ Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window,
     discard = static_cast<JDIMENSION>(window->y) - crop.skip_rows;
   }
   plan.direct = !plan.cmyk && plan.skip == 0 && cinfo->output_width == out_w && discard == 0;
-  std::vector<uint8_t> scratch;
-  if (!plan.direct) scratch.resize(static_cast<size_t>(cinfo->output_width) * plan.in_channels);
+  // The scratch row starts 8 bytes past a 32-byte boundary: libjpeg-turbo's
+  // SIMD color converters write 16- or 32-byte-aligned rows with
+  // non-temporal stores, which bypass the cache, so the copy out of an
+  // aligned scratch row would read every row back from memory (measured on
+  // 470x360 crops: 60 us of a 460 us crop decode).
+  std::vector<uint8_t> scratch_bytes;
+  uint8_t* scratch = nullptr;
+  if (!plan.direct) {
+    scratch_bytes.resize(static_cast<size_t>(cinfo->output_width) * plan.in_channels + 40);
+    scratch = scratch_bytes.data() + (40 - reinterpret_cast<uintptr_t>(scratch_bytes.data()) % 32);
+  }
   ops_internal::ReadRowsArgs read{cinfo,
                                   &plan,
                                   static_cast<uint8_t*>(out->raw_data()),
                                   static_cast<size_t>(out_w) * s->channels,
-                                  scratch.data(),
+                                  scratch,
                                   discard,
                                   out_h,
                                   0};

@@ -65,7 +65,9 @@ struct JpegProgress {
 };
 
 // One libjpeg decompressor with its managers. Lives on the heap (libjpeg
-// keeps pointers into it) and is reused, image after image, by one thread.
+// keeps pointers into it) and is reused, image after image, by one thread;
+// the libjpeg object inside is destroyed after any image that left tables
+// in it (see EndJpegDecode) and made again for the next (`created`).
 struct JpegDecompressor {
   jpeg_decompress_struct cinfo;
   JpegErrorManager err;
@@ -79,13 +81,16 @@ struct JpegDecompressor {
   ~JpegDecompressor();
 };
 
-// The calling thread's decompressor, created on first use and destroyed at
-// thread exit. ResourceExhausted if libjpeg cannot allocate its state.
+// The calling thread's decompressor, created on first use (and again after
+// EndJpegDecode destroyed its libjpeg object) and destroyed at thread exit.
+// ResourceExhausted if libjpeg cannot allocate its state.
 Result<JpegDecompressor*> ThreadJpegDecompressor();
 
 // Readies `d` for one image: resets the error manager (`strict`), installs
 // the source over `bytes`, the scan limit and a memory limit for libjpeg's
-// own buffers. Pair with EndJpegDecode() (any state is fine).
+// own buffers. Pair with EndJpegDecode() (any state is fine), which leaves
+// nothing of the image behind: the next image decodes as with a new
+// decompressor.
 void BeginJpegDecode(JpegDecompressor* d, std::string_view bytes, bool recover, bool strict,
                      int64_t max_memory);
 void EndJpegDecode(JpegDecompressor* d);

@@ -4,7 +4,12 @@
 #include <cstring>
 #include <type_traits>
 
+#include "sluice/ops/internal/bilinear_rgb8.h"
 #include "sluice/ops/internal/simd.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 namespace sluice::ops_internal {
 namespace {
@@ -116,9 +121,28 @@ void AccumulateRow(const float* row, float w, bool first, int64_t len, float* ds
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// LerpRows' vector loop in 8 lanes (AVX2, not FMA: the same roundings);
+// returns how far it got.
+__attribute__((target("avx2"))) int64_t LerpRowsAvx2(const float* top, const float* bottom, float l,
+                                                     int64_t len, float* out) {
+  const __m256 vl = _mm256_set1_ps(l);
+  int64_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    const __m256 t = _mm256_loadu_ps(top + i);
+    const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(bottom + i), t);
+    _mm256_storeu_ps(out + i, _mm256_add_ps(t, _mm256_mul_ps(d, vl)));
+  }
+  return i;
+}
+#endif
+
 // out[i] = top[i] + (bottom[i] - top[i]) * l.
 void LerpRows(const float* top, const float* bottom, float l, int64_t len, float* out) {
   int64_t i = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (CpuHasAvx2()) i = LerpRowsAvx2(top, bottom, l, len, out);
+#endif
   const F4 vl = Splat(l);
   for (; i + 4 <= len; i += 4) {
     const F4 t = LoadF4(top + i);
@@ -161,19 +185,21 @@ void HorizontalLerp(const T* src, int64_t in_width, int64_t channels, const Lerp
 // once and a row is computed again only if it was evicted.
 class RowRing {
  public:
+  // Each slot has 4 floats of slack after its row_len (kernels may write
+  // one vector past their last pixel).
   RowRing(int slots, int64_t row_len)
-      : row_len_(row_len), tags_(slots, -1), data_(slots * row_len) {}
+      : stride_(row_len + 4), tags_(slots, -1), data_(slots * stride_) {}
   void Reset() { std::fill(tags_.begin(), tags_.end(), -1); }
   // The slot for input row `r`; *fresh tells whether it must be computed.
   float* Get(int64_t r, bool* fresh) {
     const size_t slot = static_cast<size_t>(r) % tags_.size();
     *fresh = tags_[slot] != r;
     tags_[slot] = r;
-    return &data_[slot * row_len_];
+    return &data_[slot * stride_];
   }
 
  private:
-  int64_t row_len_;
+  int64_t stride_;
   std::vector<int64_t> tags_;
   std::vector<float> data_;
 };
@@ -215,15 +241,25 @@ void ResizeBilinear(const ImageView& in, const LerpTaps& ys, const LerpTaps& xs,
     constexpr int kC = decltype(kc)::value;
     const int64_t len = static_cast<int64_t>(xs.lerp.size()) * in.channels;
     RowRing ring(2, len);
+    // uint8 RGB (decoded images) has its own horizontal loop.
+    constexpr bool kRgb8 = std::is_same_v<T, uint8_t> && kC == 3;
+    RgbLerpPlan rgb;
+    if constexpr (kRgb8) rgb = MakeRgbLerpPlan(xs, in.width);
+    auto horizontal = [&](const T* src, float* dst) {
+      if constexpr (kRgb8) {
+        LerpRgbRow(src, rgb, dst);
+      } else {
+        HorizontalLerp<kC>(src, in.width, in.channels, xs, dst);
+      }
+    };
     for (int64_t b = 0; b < in.batch; ++b) {
       ring.Reset();
       for (size_t y = 0; y < ys.lerp.size(); ++y, out += len) {
         bool fresh;
         float* top = ring.Get(ys.lower[y], &fresh);
-        if (fresh) HorizontalLerp<kC>(Row<T>(in, b, ys.lower[y]), in.width, in.channels, xs, top);
+        if (fresh) horizontal(Row<T>(in, b, ys.lower[y]), top);
         float* bottom = ring.Get(ys.upper[y], &fresh);
-        if (fresh)
-          HorizontalLerp<kC>(Row<T>(in, b, ys.upper[y]), in.width, in.channels, xs, bottom);
+        if (fresh) horizontal(Row<T>(in, b, ys.upper[y]), bottom);
         LerpRows(top, bottom, ys.lerp[y], len, out);
       }
     }

@@ -19,6 +19,26 @@ namespace sluice::ops_internal {
 
 using F4 = float __attribute__((vector_size(16)));
 
+// Tests set this to run the SSE2 paths on an AVX2 machine (not thread-safe:
+// set it only while no kernel runs).
+inline bool& Avx2DisabledForTesting() {
+  static bool disabled = false;
+  return disabled;
+}
+
+// Whether to run AVX2 code: kernels with an AVX2 variant, compiled with
+// __attribute__((target("avx2"))), check this (the CPU is asked once).
+// They never enable FMA, so their results are bit-identical to the SSE2
+// and scalar paths.
+inline bool CpuHasAvx2() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has && !Avx2DisabledForTesting();
+#else
+  return false;
+#endif
+}
+
 inline F4 Splat(float x) { return F4{x, x, x, x}; }
 inline F4 LoadF4(const float* p) {
   F4 v;
