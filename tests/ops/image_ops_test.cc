@@ -10,6 +10,7 @@
 
 #include "image_golden.h"
 #include "sluice/ops/image_ops.h"
+#include "sluice/ops/internal/simd.h"
 #include "test_util.h"
 
 namespace sluice::ops {
@@ -284,22 +285,32 @@ TEST(CastTest, OutOfRangeFloatsAreDefined) {
   EXPECT_EQ(c.flat<double>()[0], 16777217.0 * (1.0 / 2147483647.0));
 }
 
+// Every path (AVX2 where the CPU has it, SSE2, the scalar tail) gives the
+// bits of the plain formula, for uint8 and float input and any channels.
 TEST(NormalizeTest, PerChannelAndBroadcast) {
-  for (int64_t channels : {1, 3, 4, 7, 70}) {
-    const Tensor img = Iota(DType::kUInt8, {5, 9, channels});
-    std::vector<float> mean(channels), sd(channels);
-    for (int64_t c = 0; c < channels; ++c) {
-      mean[c] = 10.0f * c + 0.5f;
-      sd[c] = 1.0f + 0.25f * c;
-    }
-    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor out, Normalize(img, mean, sd));
-    ASSERT_EQ(out.dtype(), DType::kFloat32);
-    for (int64_t i = 0; i < img.num_elements(); ++i) {
-      const int64_t c = i % channels;
-      ASSERT_EQ(out.flat<float>()[i],
-                (static_cast<float>(img.flat<uint8_t>()[i]) - mean[c]) / sd[c]);
+  for (bool no_avx2 : {false, true}) {
+    ops_internal::Avx2DisabledForTesting() = no_avx2;
+    for (DType dtype : {DType::kUInt8, DType::kFloat32, DType::kInt32}) {
+      for (int64_t channels : {1, 2, 3, 4, 5, 6, 7, 8, 9, 70}) {
+        SCOPED_TRACE(std::string(no_avx2 ? "no avx2 " : "") + std::string(DTypeName(dtype)) +
+                     " channels " + std::to_string(channels));
+        const Tensor img = Iota(dtype, {5, 9, channels});
+        std::vector<float> mean(channels), sd(channels);
+        for (int64_t c = 0; c < channels; ++c) {
+          mean[c] = 10.0f * c + 0.5f;
+          sd[c] = 1.0f + 0.37f * c;
+        }
+        SLUICE_ASSERT_OK_AND_ASSIGN(Tensor out, Normalize(img, mean, sd));
+        ASSERT_EQ(out.dtype(), DType::kFloat32);
+        SLUICE_ASSERT_OK_AND_ASSIGN(Tensor in, Cast(img, DType::kFloat32));
+        for (int64_t i = 0; i < img.num_elements(); ++i) {
+          const int64_t c = i % channels;
+          ASSERT_EQ(out.flat<float>()[i], (in.flat<float>()[i] - mean[c]) / sd[c]) << i;
+        }
+      }
     }
   }
+  ops_internal::Avx2DisabledForTesting() = false;
   const Tensor f = Iota(DType::kFloat32, {2, 2, 3});
   SLUICE_ASSERT_OK_AND_ASSIGN(Tensor one, Normalize(f, {1.0f}, {2.0f}));
   EXPECT_EQ(one.flat<float>()[5], (5.0f - 1.0f) / 2.0f);
