@@ -226,7 +226,13 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
     buffered_ += upto - done;
     counters()->buffer_depth.store(buffered_, std::memory_order_relaxed);
     counters()->buffered_bytes.fetch_add(total, std::memory_order_relaxed);
-    cv_.notify_all();
+    // Wake the consumer only if it can go on: a result ahead of the one it
+    // waits for would wake it for nothing (with parallelism 2, half of them).
+    // Pausing and the end of the input need every change seen.
+    if (!config_.deterministic || ordered_.FrontReady() || inflight_ == 0 || paused_ || stopping_ ||
+        end_seq_ >= 0) {
+      cv_.notify_all();
+    }
     done = upto;
   };
   if (got > 0 && config_.fn) {
