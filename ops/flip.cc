@@ -1,6 +1,8 @@
 // Flips, random flips and Rot90 (declared in image_ops.h).
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/internal/image_dims.h"
@@ -100,7 +102,53 @@ Result<Tensor> RandomFlip(const Tensor& image, Rng& rng, bool left_right, std::s
   return out;
 }
 
+// Flips a 3-D image in its own bytes: pixels swap from both ends of each
+// row (left-right) or rows swap from both ends (up-down).
+void FlipInPlace(Tensor& image, const ImageDims& d, bool left_right) {
+  const int64_t pixel = d.channels * static_cast<int64_t>(DTypeSize(image.dtype()));
+  const int64_t row = d.width * pixel;
+  auto* base = static_cast<uint8_t*>(image.raw_data());
+  uint8_t tmp[64];
+  if (left_right) {
+    for (int64_t y = 0; y < d.height; ++y) {
+      uint8_t* a = base + y * row;
+      uint8_t* b = a + row - pixel;
+      for (; a < b; a += pixel, b -= pixel) {
+        for (int64_t o = 0; o < pixel; o += static_cast<int64_t>(sizeof tmp)) {
+          const size_t n = static_cast<size_t>(std::min<int64_t>(sizeof tmp, pixel - o));
+          std::memcpy(tmp, a + o, n);
+          std::memcpy(a + o, b + o, n);
+          std::memcpy(b + o, tmp, n);
+        }
+      }
+    }
+    return;
+  }
+  std::vector<uint8_t> line(static_cast<size_t>(row));
+  for (int64_t y = 0; y < d.height / 2; ++y) {
+    uint8_t* a = base + y * row;
+    uint8_t* b = base + (d.height - 1 - y) * row;
+    std::memcpy(line.data(), a, line.size());
+    std::memcpy(a, b, line.size());
+    std::memcpy(b, line.data(), line.size());
+  }
+}
+
+Result<Tensor> RandomFlipOwned(Tensor&& image, Rng& rng, bool left_right, std::string_view op) {
+  SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckImage(image, op));
+  if (d.batched || !image.buffer().unique()) return RandomFlip(image, rng, left_right, op);
+  if (rng.UniformFloat() < 0.5f) FlipInPlace(image, d, left_right);
+  return std::move(image);
+}
+
 }  // namespace
+
+Result<Tensor> RandomFlipLeftRight(Tensor&& image, Rng& rng) {
+  return RandomFlipOwned(std::move(image), rng, true, "RandomFlipLeftRight");
+}
+Result<Tensor> RandomFlipUpDown(Tensor&& image, Rng& rng) {
+  return RandomFlipOwned(std::move(image), rng, false, "RandomFlipUpDown");
+}
 
 Result<Tensor> FlipLeftRight(const Tensor& image) { return Flip(image, true, "FlipLeftRight"); }
 Result<Tensor> FlipUpDown(const Tensor& image) { return Flip(image, false, "FlipUpDown"); }

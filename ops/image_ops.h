@@ -100,6 +100,11 @@ Status FlipUpDownInto(const Tensor& image, Tensor* out);
 // image of a batch is flipped independently.
 Result<Tensor> RandomFlipLeftRight(const Tensor& image, Rng& rng);
 Result<Tensor> RandomFlipUpDown(const Tensor& image, Rng& rng);
+// The same, flipping a 3-D image in place when nothing else shares its
+// bytes (`image = RandomFlipLeftRight(std::move(image), rng)`): no new
+// buffer, and the bytes stay in cache. Same result.
+Result<Tensor> RandomFlipLeftRight(Tensor&& image, Rng& rng);
+Result<Tensor> RandomFlipUpDown(Tensor&& image, Rng& rng);
 // tf.image.rot90: rotates counter-clockwise by k * 90 degrees; k may be any
 // integer (taken modulo 4, negative turns clockwise). [H, W, C] becomes
 // [W, H, C] for odd k. k % 4 == 0 returns the image itself (may share the
@@ -152,6 +157,15 @@ inline Result<Tensor> Normalize(const Tensor& image, std::initializer_list<float
 }
 Status NormalizeInto(const Tensor& image, std::span<const float> mean,
                      std::span<const float> stddev, Tensor* out);
+// The same, in place when `image` is float32 and nothing else shares its
+// bytes (`image = Normalize(std::move(image), mean, stddev)`). Same result.
+Result<Tensor> Normalize(Tensor&& image, std::span<const float> mean,
+                         std::span<const float> stddev);
+inline Result<Tensor> Normalize(Tensor&& image, std::initializer_list<float> mean,
+                                std::initializer_list<float> stddev) {
+  return Normalize(std::move(image), std::span<const float>(mean.begin(), mean.size()),
+                   std::span<const float>(stddev.begin(), stddev.size()));
+}
 
 // tf.image.per_image_standardization: for each image (the last three
 // dimensions; rank >= 3), (x - mean) / max(stddev, 1 / sqrt(N)) with N its

@@ -174,6 +174,21 @@ Result<Tensor> Normalize(const Tensor& image, std::span<const float> mean,
   return out;
 }
 
+Result<Tensor> Normalize(Tensor&& image, std::span<const float> mean,
+                         std::span<const float> stddev) {
+  if (image.dtype() != DType::kFloat32 || !image.buffer().unique()) {
+    return Normalize(static_cast<const Tensor&>(image), mean, stddev);
+  }
+  std::vector<float> m, s;
+  SLUICE_RETURN_IF_ERROR(CheckNormalize(image, mean, stddev, &m, &s));
+  const int64_t channels = image.shape().dim(image.shape().rank() - 1);
+  float* data = image.flat<float>().data();
+  // Element by element, each read before it is written: in place is safe.
+  if (image.num_elements() > 0)
+    NormalizeLoop(data, image.num_elements(), channels, m.data(), s.data(), data);
+  return std::move(image);
+}
+
 Result<Tensor> PerImageStandardization(const Tensor& image) {
   const Shape& shape = image.shape();
   SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(image.dtype(), "PerImageStandardization"));

@@ -82,11 +82,11 @@ Result<Element> ApplyOps(const std::vector<BenchImageOp>& ops, Element e, const 
         break;
       }
       case BenchImageOp::kFlip: {
-        SLUICE_ASSIGN_OR_RETURN(image, ops::RandomFlipLeftRight(image, rng));
+        SLUICE_ASSIGN_OR_RETURN(image, ops::RandomFlipLeftRight(std::move(image), rng));
         break;
       }
       case BenchImageOp::kNormalize: {
-        SLUICE_ASSIGN_OR_RETURN(image, ops::Normalize(image, kMean, kStddev));
+        SLUICE_ASSIGN_OR_RETURN(image, ops::Normalize(std::move(image), kMean, kStddev));
         break;
       }
     }

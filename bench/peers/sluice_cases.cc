@@ -165,8 +165,8 @@ Dataset ImagePipeline(Dataset records, bool fused, int64_t batch) {
       SLUICE_ASSIGN_OR_RETURN(Tensor full, ops::DecodeJpeg(jpeg, {.channels = 3}));
       SLUICE_ASSIGN_OR_RETURN(image, ops::RandomResizedCrop(full, {224, 224}, rng));
     }
-    SLUICE_ASSIGN_OR_RETURN(image, ops::RandomFlipLeftRight(image, rng));
-    SLUICE_ASSIGN_OR_RETURN(image, ops::Normalize(image, kMean, kStd));
+    SLUICE_ASSIGN_OR_RETURN(image, ops::RandomFlipLeftRight(std::move(image), rng));
+    SLUICE_ASSIGN_OR_RETURN(image, ops::Normalize(std::move(image), kMean, kStd));
     return Element({std::move(image), ex[1]}, names);
   };
   return records.map(augment, {.parallelism = kAutotune, .name = fused ? "fused" : "decode"})

@@ -169,5 +169,54 @@ TEST(RandomFlipTest, BatchFlipsEachImageIndependently) {
   SLUICE_EXPECT_ERROR(RandomFlipLeftRight(Indexed({3, 2}), rng), kInvalid, "[3,2]");
 }
 
+// With an rvalue the flip and the normalization happen in the image's own
+// bytes when nothing else shares them, with the same result; a shared image
+// is left alone.
+TEST(InPlaceTest, FlipAndNormalizeOwnedImagesInPlace) {
+  for (const Shape& shape : std::vector<Shape>{{4, 5, 3}, {3, 6, 1}, {2, 7, 20}, {5, 1, 2}}) {
+    for (DType dtype : {DType::kUInt8, DType::kFloat32}) {
+      SCOPED_TRACE(shape.ToString() + " " + std::string(DTypeName(dtype)));
+      SLUICE_ASSERT_OK_AND_ASSIGN(const Tensor img, Cast(Indexed(shape), dtype));
+      for (bool lr : {true, false}) {
+        for (int i = 0; i < 8; ++i) {
+          Rng a(7, i), b(7, i);
+          SLUICE_ASSERT_OK_AND_ASSIGN(Tensor want,
+                                      lr ? RandomFlipLeftRight(img, a) : RandomFlipUpDown(img, a));
+          Tensor own = *img.Clone();  // a fresh copy: unique bytes
+          const void* bytes = own.raw_data();
+          SLUICE_ASSERT_OK_AND_ASSIGN(Tensor got, lr ? RandomFlipLeftRight(std::move(own), b)
+                                                     : RandomFlipUpDown(std::move(own), b));
+          EXPECT_EQ(got.raw_data(), bytes);
+          ASSERT_TRUE(Identical(got, want));
+        }
+      }
+      // Shared bytes: a copy, the original unchanged.
+      Tensor shared = img;
+      Rng r(1, 0);
+      while (true) {
+        Rng probe = r;
+        if (probe.UniformFloat() < 0.5f) break;
+        r.UniformFloat();
+      }
+      SLUICE_ASSERT_OK_AND_ASSIGN(Tensor flipped, RandomFlipLeftRight(std::move(shared), r));
+      EXPECT_NE(flipped.raw_data(), img.raw_data());
+      SLUICE_ASSERT_OK_AND_ASSIGN(const Tensor again, Cast(Indexed(shape), dtype));
+      EXPECT_TRUE(Identical(img, again));
+    }
+  }
+  const std::vector<float> mean = {1.5f, 2.0f, -3.0f}, sd = {0.5f, 3.0f, 7.0f};
+  SLUICE_ASSERT_OK_AND_ASSIGN(const Tensor f, Cast(Indexed({6, 5, 3}), DType::kFloat32));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor want, Normalize(f, mean, sd));
+  Tensor own = *f.Clone();
+  const void* bytes = own.raw_data();
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor got, Normalize(std::move(own), mean, sd));
+  EXPECT_EQ(got.raw_data(), bytes);
+  EXPECT_TRUE(Identical(got, want));
+  Tensor shared = f;
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor copy, Normalize(std::move(shared), mean, sd));
+  EXPECT_NE(copy.raw_data(), f.raw_data());
+  EXPECT_TRUE(Identical(copy, want));
+}
+
 }  // namespace
 }  // namespace sluice::ops
