@@ -102,35 +102,26 @@ Result<Tensor> RandomFlip(const Tensor& image, Rng& rng, bool left_right, std::s
   return out;
 }
 
-// Flips a 3-D image in its own bytes: pixels swap from both ends of each
-// row (left-right) or rows swap from both ends (up-down).
+// Flips a 3-D image in its own bytes, one row at a time through a row of
+// scratch (the row stays in L1: reversing into it and copying back costs
+// about what reversing into a new image does, without the new image).
 void FlipInPlace(Tensor& image, const ImageDims& d, bool left_right) {
   const int64_t pixel = d.channels * static_cast<int64_t>(DTypeSize(image.dtype()));
   const int64_t row = d.width * pixel;
   auto* base = static_cast<uint8_t*>(image.raw_data());
-  uint8_t tmp[64];
-  if (left_right) {
-    for (int64_t y = 0; y < d.height; ++y) {
-      uint8_t* a = base + y * row;
-      uint8_t* b = a + row - pixel;
-      for (; a < b; a += pixel, b -= pixel) {
-        for (int64_t o = 0; o < pixel; o += static_cast<int64_t>(sizeof tmp)) {
-          const size_t n = static_cast<size_t>(std::min<int64_t>(sizeof tmp, pixel - o));
-          std::memcpy(tmp, a + o, n);
-          std::memcpy(a + o, b + o, n);
-          std::memcpy(b + o, tmp, n);
-        }
-      }
-    }
-    return;
-  }
   std::vector<uint8_t> line(static_cast<size_t>(row));
-  for (int64_t y = 0; y < d.height / 2; ++y) {
+  if (row == 0) return;
+  for (int64_t y = 0; y < (left_right ? d.height : d.height / 2); ++y) {
     uint8_t* a = base + y * row;
-    uint8_t* b = base + (d.height - 1 - y) * row;
-    std::memcpy(line.data(), a, line.size());
-    std::memcpy(a, b, line.size());
-    std::memcpy(b, line.data(), line.size());
+    if (left_right) {
+      ReverseRow(a, d.width, pixel, line.data());
+      std::memcpy(a, line.data(), line.size());
+    } else {
+      uint8_t* b = base + (d.height - 1 - y) * row;
+      std::memcpy(line.data(), a, line.size());
+      std::memcpy(a, b, line.size());
+      std::memcpy(b, line.data(), line.size());
+    }
   }
 }
 
