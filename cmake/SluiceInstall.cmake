@@ -27,5 +27,10 @@ endforeach()
 # Relocatable: the prefix is found relative to the .pc file itself.
 file(RELATIVE_PATH SLUICE_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" SLUICE_PC_TO_PREFIX "${SLUICE_PC_TO_PREFIX}")
+# sluice_gpu's static CUDA runtime, when built.
+set(SLUICE_PC_CUDA_LIBS "")
+if(SLUICE_HAVE_CUDA)
+  set(SLUICE_PC_CUDA_LIBS "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -lpthread")
+endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/sluice.pc.in ${CMAKE_BINARY_DIR}/sluice.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/sluice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,69 @@
+#include "sluice/gpu/device.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "sluice/gpu/allocator_stats.h"
+#include "sluice/gpu/internal/cuda_error.h"
+#include "sluice/gpu/internal/device_enumeration.h"
+
+namespace sluice::gpu {
+namespace internal {
+namespace {
+
+Status Enumerate(std::vector<PhysicalDevice>* devices) {
+  int count = 0;
+  SLUICE_RETURN_IF_ERROR(CudaStatus(cudaGetDeviceCount(&count), "cudaGetDeviceCount"));
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    SLUICE_RETURN_IF_ERROR(CudaStatus(cudaGetDeviceProperties(&prop, i),
+                                      fmt::format("cudaGetDeviceProperties({})", i)));
+    PhysicalDevice d;
+    d.index = i;
+    d.name = prop.name;
+    d.total_memory = static_cast<int64_t>(prop.totalGlobalMem);
+    d.compute_capability_major = prop.major;
+    d.compute_capability_minor = prop.minor;
+    d.multiprocessor_count = prop.multiProcessorCount;
+    d.pci_bus_id =
+        fmt::format("{:04x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+    devices->push_back(std::move(d));
+  }
+  if (count == 0) return Status::Unavailable("cudaGetDeviceCount: 0 devices");
+  return Status::OK();
+}
+
+}  // namespace
+
+const DeviceEnumeration& CudaDevices() {
+  static const DeviceEnumeration* const enumeration = [] {
+    auto* e = new DeviceEnumeration;
+    Status s = Enumerate(&e->devices);
+    if (!s.ok()) {
+      e->devices.clear();
+      std::string msg = fmt::format("no CUDA device: {}", s.message());
+      if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+        msg += fmt::format(" (CUDA_VISIBLE_DEVICES=\"{}\")", visible);
+      }
+      e->availability = Status::Unavailable(msg);
+    }
+    return e;
+  }();
+  return *enumeration;
+}
+
+}  // namespace internal
+
+std::string PhysicalDevice::ToString() const {
+  return fmt::format("/physical_device:GPU:{} ({}, {}, compute {}.{}, {} SMs, pci {})", index, name,
+                     FormatBytes(total_memory), compute_capability_major, compute_capability_minor,
+                     multiprocessor_count, pci_bus_id);
+}
+
+std::vector<PhysicalDevice> ListPhysicalDevices() { return internal::CudaDevices().devices; }
+
+Status GpuAvailability() { return internal::CudaDevices().availability; }
+
+}  // namespace sluice::gpu

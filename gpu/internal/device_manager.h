@@ -1,0 +1,63 @@
+// DeviceManager: the state behind gpu/config.h, over an injected list of
+// physical devices and a factory of region providers, so the configuration
+// rules are tested on machines without a GPU (with host providers). The
+// process-wide instance (config.cc) uses the CUDA enumeration and cudaMalloc.
+//
+// Thread-safety: every method is thread-safe.
+#ifndef SLUICE_GPU_INTERNAL_DEVICE_MANAGER_H_
+#define SLUICE_GPU_INTERNAL_DEVICE_MANAGER_H_
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sluice/core/result.h"
+#include "sluice/core/status.h"
+#include "sluice/gpu/caching_allocator.h"
+#include "sluice/gpu/config.h"
+#include "sluice/gpu/device.h"
+#include "sluice/gpu/region_provider.h"
+
+namespace sluice::gpu::internal {
+
+class DeviceManager {
+ public:
+  using ProviderFactory = std::function<std::unique_ptr<RegionProvider>(const PhysicalDevice&)>;
+
+  // `availability` explains an empty `physical` list in messages.
+  DeviceManager(std::vector<PhysicalDevice> physical, Status availability,
+                ProviderFactory make_provider);
+  ~DeviceManager();
+
+  Status SetVisibleDevices(const std::vector<int>& physical_indices);
+  std::vector<int> GetVisibleDevices() const;
+  Status SetLogicalDeviceConfiguration(int physical_index,
+                                       const std::vector<LogicalDeviceConfiguration>& configs);
+  Result<std::vector<LogicalDeviceConfiguration>> GetLogicalDeviceConfiguration(
+      int physical_index) const;
+
+  std::vector<LogicalDevice> ListLogicalDevices();
+  Result<CachingAllocator*> GetAllocator(int index);
+  bool initialized() const;
+
+ private:
+  Status CheckPhysical(int physical_index) const;
+  Status CheckNotInitialized(std::string_view what) const;
+  void InitializeLocked();
+
+  const std::vector<PhysicalDevice> physical_;
+  const Status availability_;
+  const ProviderFactory make_provider_;
+  mutable std::mutex mu_;
+  std::vector<int> visible_;
+  std::vector<std::vector<LogicalDeviceConfiguration>> configs_;  // per physical device
+  bool initialized_ = false;
+  std::vector<LogicalDevice> logical_;
+  std::vector<std::unique_ptr<CachingAllocator>> allocators_;  // per logical device, lazily
+};
+
+}  // namespace sluice::gpu::internal
+
+#endif  // SLUICE_GPU_INTERNAL_DEVICE_MANAGER_H_
