@@ -317,7 +317,7 @@ NextResult AsyncMapIterator::GetNext() {
     }
     if (ctx_->cancelled()) return Status::Cancelled("pipeline cancelled");
     // Is what we need being computed by someone else? Then wait for it.
-    const bool someone_on_it = config_.deterministic ? next_out_ < next_in_ : inflight_ > 0;
+    const bool someone_on_it = inflight_ > 0 || (config_.deterministic && next_out_ < next_in_);
     if (!someone_on_it && !ended) {
       RunChunk(l, 1, 0, /*account=*/false);  // help: compute it in this thread
       continue;
