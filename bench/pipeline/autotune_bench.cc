@@ -9,12 +9,20 @@
 // autotuner's last decisions.
 //
 //   pipeline_autotune_bench [--window_ms=1500] [--trace=PATH] [--autotune_only]
+//       [--rounds=3]
+//
+// The grid's best sample is biased up by the noise, so the best
+// configuration is measured again --rounds times, alternating with the
+// autotuned pipeline in the same window; the ratio of medians is the
+// comparison (the ratio to the best sample is printed too).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "sluice/pipeline/dataset.h"
 
@@ -94,16 +102,19 @@ int main(int argc, char** argv) {
   using namespace sluice;
   double window = 1.5;
   bool grid = true;
+  int rounds = 3;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--window_ms=", 12) == 0) window = std::atof(argv[i] + 12) / 1000;
     if (std::strncmp(argv[i], "--trace=", 8) == 0) g_trace = argv[i] + 8;
     if (std::strcmp(argv[i], "--autotune_only") == 0) grid = false;
+    if (std::strncmp(argv[i], "--rounds=", 9) == 0) rounds = std::max(1, std::atoi(argv[i] + 9));
   }
   const int cpus = static_cast<int>(std::thread::hardware_concurrency());
   std::printf("AUTOTUNE vs grid search (%d CPUs, RAM budget %lld MiB, window %.1f s)\n", cpus,
               static_cast<long long>(kRamBudget >> 20), window);
   double best = 0;
   std::string best_cfg;
+  int64_t best_pe = 2, best_pio = 8, best_pf = 1;
   for (int64_t pe = 1; grid && pe <= cpus; ++pe) {
     for (int64_t pio : {1, 2, 4, 8}) {
       for (int64_t pf : {1, 4}) {
@@ -113,17 +124,40 @@ int main(int argc, char** argv) {
                     static_cast<long long>(pf), r);
         if (r > best) {
           best = r;
+          best_pe = pe, best_pio = pio, best_pf = pf;
           best_cfg = "expensive=" + std::to_string(pe) + " io=" + std::to_string(pio) +
                      " prefetch=" + std::to_string(pf);
         }
       }
     }
   }
+  // The grid's best is the largest of 16 noisy measurements, so it sits
+  // above that configuration's typical rate by about the noise (±4% here).
+  // Measure the best configuration again, alternating with the autotuned
+  // pipeline in the same window after start, and compare medians.
   IteratorStats st;
-  const double tuned = Measure(Make(kAutotune, kAutotune, kAutotune), 1.0, 3.0, &st);
+  std::vector<double> fixed_runs, tuned_runs;
+  for (int r = 0; r < rounds; ++r) {
+    if (grid) fixed_runs.push_back(Measure(Make(best_pe, best_pio, best_pf), 1.0, 3.0));
+    tuned_runs.push_back(Measure(Make(kAutotune, kAutotune, kAutotune), 1.0, 3.0, &st));
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  const double tuned = median(tuned_runs);
   std::printf("best grid: %s at %.0f elements/s\n", best_cfg.c_str(), best);
-  std::printf("autotune (window 1-3 s after start): %.0f elements/s = %.3f of the best grid\n",
-              tuned, tuned / best);
+  std::printf("autotune (window 1-3 s after start), %d runs:", rounds);
+  for (double t : tuned_runs) std::printf(" %.0f", t);
+  std::printf("; median %.0f elements/s = %.3f of the grid's best sample\n", tuned,
+              grid ? tuned / best : 0.0);
+  if (grid) {
+    const double fixed = median(fixed_runs);
+    std::printf("best configuration re-measured in the same window, %d runs:", rounds);
+    for (double f : fixed_runs) std::printf(" %.0f", f);
+    std::printf("; median %.0f elements/s\nautotune / best configuration (medians): %.3f\n", fixed,
+                tuned / fixed);
+  }
   std::printf("ram peak %lld bytes of budget %lld; cpu budget %d; tuner steps %lld\n",
               static_cast<long long>(st.ram_peak), static_cast<long long>(st.ram_budget),
               st.cpu_budget, static_cast<long long>(st.tuner_steps));
