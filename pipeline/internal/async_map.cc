@@ -8,6 +8,8 @@
 namespace sluice::pipeline_internal {
 namespace {
 constexpr auto kWaitSlice = std::chrono::milliseconds(2);
+// How long a worker with a full buffer waits for room before it exits.
+constexpr auto kRoomWait = std::chrono::milliseconds(1);
 // A chunk aims at this much work, so the hand-off (a lock, a thread wake:
 // 10-15 us on a 2-vCPU VM whose idle vCPU the host deschedules) stays a
 // small share of it. BM_ParallelMapScaling/2 (39 us calls) went from 1.25x
@@ -50,6 +52,7 @@ AsyncMapIterator::~AsyncMapIterator() {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = true;
     abandon_.store(true, std::memory_order_relaxed);
+    cv_.notify_all();  // workers waiting for room
   }
   {
     std::unique_lock<std::mutex> g(gate_->mu);
@@ -125,7 +128,14 @@ void AsyncMapIterator::WorkerBody(uint64_t generation) {
     const int64_t room = Capacity() - buffered_ - inflight_;
     // Until one element has been measured, only the consumer computes (its
     // elements are handed over at once, never buffered or charged).
-    if (room <= 0 || !size_known_) break;
+    if (!size_known_) break;
+    if (room <= 0) {
+      // Full: wait a moment for the consumer to take some rather than exit.
+      // A relaunch submits a task, and oneTBB then wakes every idle worker
+      // of the arena to look for it (they spin, yielding, for ~100 us each).
+      if (WaitForRoom(l)) continue;
+      break;
+    }
     int64_t k = std::min(ChunkSize(), room);
     const int64_t est = est_bytes_.load(std::memory_order_relaxed);
     if (!ctx_->memory().TryCharge(est * k)) {
@@ -268,6 +278,15 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
   deposit(got, k - got);
 }
 
+bool AsyncMapIterator::WaitForRoom(std::unique_lock<std::mutex>& l) {
+  ++room_waiters_;
+  const bool room = cv_.wait_for(l, kRoomWait, [this] {
+    return stopping_ || paused_ || ctx_->cancelled() || buffered_ + inflight_ < Capacity();
+  });
+  --room_waiters_;
+  return room && !stopping_ && !paused_ && !ctx_->cancelled();
+}
+
 void AsyncMapIterator::DrainLocked() {
   local_.clear();
   local_pos_ = 0;
@@ -286,6 +305,7 @@ void AsyncMapIterator::DrainLocked() {
   }
   buffered_ -= static_cast<int64_t>(local_.size());
   counters()->buffer_depth.store(buffered_, std::memory_order_relaxed);
+  if (room_waiters_ > 0 && !local_.empty()) cv_.notify_all();
 }
 
 NextResult AsyncMapIterator::TakeLocal() {
@@ -332,6 +352,7 @@ NextResult AsyncMapIterator::GetNext() {
 
 void AsyncMapIterator::QuiesceLocked(std::unique_lock<std::mutex>& l) {
   paused_ = true;
+  cv_.notify_all();  // workers waiting for room
   // Queued workers are abandoned; started ones see paused_ and exit.
   ++generation_;
   workers_ = running_bodies_;

@@ -13,9 +13,11 @@
 // measured cost per element to take ~kChunkTargetNs, so cheap elements pay
 // the thread hand-off once per chunk while expensive ones go one at a time.
 //
-// A worker exits rather than blocks when the buffer is full, the RAM budget
-// is reached or the target parallelism dropped; the consumer relaunches
-// workers as it takes elements. The consumer takes results in input order
+// A worker exits rather than blocks when the RAM budget is reached or the
+// target parallelism dropped; when the buffer is full it waits at most 1 ms
+// for room first (a relaunch submits a task, and oneTBB then wakes every
+// idle worker of the arena to spin for it). The consumer relaunches workers
+// as it takes elements. The consumer takes results in input order
 // (deterministic, via a reorder ring) or in completion order; if the result
 // it needs is not being computed by anyone it computes it itself rather than
 // wait, so nested stages can never all wait on each other.
@@ -81,6 +83,9 @@ class AsyncMapIterator : public IteratorNode {
   // REQUIRES: mu_ held (released while working). Pulls and computes up to
   // `k` elements; if `account`, `est` bytes were reserved for each.
   void RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int64_t est, bool account);
+  // REQUIRES: mu_ held. Waits up to kRoomWait for the buffer to have room;
+  // false if it did not, or if the worker must stop.
+  bool WaitForRoom(std::unique_lock<std::mutex>& l);
   // REQUIRES: mu_ held. Moves ready results into the consumer's batch.
   void DrainLocked();
   // Returns the next result of the consumer's batch.
@@ -112,6 +117,7 @@ class AsyncMapIterator : public IteratorNode {
   int64_t end_seq_ = -1;              // seq at which the input ended, once known
   ReorderRing<Slot> ordered_;         // deterministic results by seq
   std::deque<Slot> fifo_;             // non-deterministic results
+  int64_t room_waiters_ = 0;          // workers in WaitForRoom
   int64_t buffered_ = 0;              // in ordered_/fifo_ (not the consumer's batch)
   std::atomic<int64_t> est_bytes_{0};
   std::atomic<int64_t> elem_ns_{0};  // smoothed pull + compute ns per element
