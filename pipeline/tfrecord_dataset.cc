@@ -92,6 +92,31 @@ Result<Element> RecordElement(const Record& rec, const std::shared_ptr<const std
   return e;
 }
 
+class TFRecordNode;
+
+// Records gathered into one string tensor of views (a stacked read): no
+// element, tensor or allocation per record.
+class RecordBatch {
+ public:
+  // `n`: the records expected (only a hint: batch sizes can be huge).
+  explicit RecordBatch(int64_t n) {
+    views_.reserve(static_cast<size_t>(std::clamp<int64_t>(n, 0, int64_t{1} << 16)));
+  }
+  bool empty() const { return views_.empty(); }
+  void Add(const Record& rec, int64_t file) {
+    if (views_.empty()) first_file_ = file, first_record_ = static_cast<int64_t>(rec.number);
+    views_.push_back(rec.data);
+    if (owners_.empty() || owners_.back().data() != rec.owner.data()) owners_.push_back(rec.owner);
+  }
+  // REQUIRES: !empty(). Its origin is its first record.
+  Result<Element> Finish(const TFRecordNode& node) &&;
+
+ private:
+  std::vector<std::string_view> views_;
+  std::vector<Buffer> owners_;  // each read buffer once
+  int64_t first_file_ = 0, first_record_ = 0;
+};
+
 class TFRecordNode : public DatasetNode {
  public:
   TFRecordNode(std::vector<std::string> files, TFRecordDatasetOptions o,
@@ -171,6 +196,16 @@ class TFRecordNode : public DatasetNode {
   std::vector<Segment> segments_;
 };
 
+Result<Element> RecordBatch::Finish(const TFRecordNode& node) && {
+  SLUICE_ASSIGN_OR_RETURN(
+      Tensor t, Tensor::Allocate(DType::kString, Shape{static_cast<int64_t>(views_.size())}));
+  std::copy(views_.begin(), views_.end(), t.flat<std::string_view>().begin());
+  for (const Buffer& b : owners_) t.AddStringOwner(b);
+  Element e({std::move(t)});
+  e.set_origin(node.source(first_file_), first_record_);
+  return e;
+}
+
 // Indexed, in order: element i is Get(i), but each file is read in runs of
 // adjacent records (IndexedTFRecordFile::ReadRun, up to buffer_size bytes
 // per pread) instead of one pread per record.
@@ -191,32 +226,18 @@ class IndexedTFRecordIterator : public IndexedIterator {
   // tensor or allocation per record. An error after k > 0 records ends the
   // batch there; the next call reads the failing record again and returns it.
   std::optional<Result<Element>> FetchStacked(int64_t i, int64_t n) override {
-    std::vector<std::string_view> views;
-    views.reserve(static_cast<size_t>(n));
-    std::vector<Buffer> owners;
-    Status error;
+    RecordBatch batch(n);
     for (int64_t k = 0; k < n; ++k) {
       const auto [file, record] = node_.Locate(i + k);
       Result<const Record*> rec = RecordOf(file, record);
       if (!rec.ok()) {
-        error = rec.status();
+        if (batch.empty()) return Result<Element>(rec.status());
         break;
       }
-      views.push_back((*rec)->data);
-      if (owners.empty() || owners.back().data() != (*rec)->owner.data()) {
-        owners.push_back((*rec)->owner);
-      }
+      batch.Add(**rec, file);
       Done(file, record);
     }
-    if (views.empty()) return Result<Element>(error);
-    Result<Tensor> t = Tensor::Allocate(DType::kString, Shape{static_cast<int64_t>(views.size())});
-    if (!t.ok()) return Result<Element>(t.status());
-    std::copy(views.begin(), views.end(), t->flat<std::string_view>().begin());
-    for (const Buffer& b : owners) t->AddStringOwner(b);
-    Element e({std::move(t).value()});
-    const auto [file, record] = node_.Locate(i);
-    e.set_origin(node_.source(file), record);
-    return Result<Element>(std::move(e));
+    return std::move(batch).Finish(node_);
   }
 
  private:
@@ -297,34 +318,19 @@ class TFRecordIterator : public IteratorNode {
   // Up to n records as one string tensor of views (see IndexedTFRecordIterator).
   std::optional<NextResult> GetNextStacked(int64_t n) override {
     if (!pending_.ok()) return NextResult(std::exchange(pending_, Status::OK()));
-    std::vector<std::string_view> views;
-    views.reserve(static_cast<size_t>(std::min<int64_t>(n, 1 << 16)));
-    std::vector<Buffer> owners;
-    int64_t first_file = 0, first_record = 0;
-    while (static_cast<int64_t>(views.size()) < n) {
+    RecordBatch batch(n);
+    for (int64_t k = 0; k < n; ++k) {
       Result<std::optional<Record>> rec = NextRecord();
       if (!rec.ok()) {
-        if (views.empty()) return NextResult(rec.status());
+        if (batch.empty()) return NextResult(rec.status());
         pending_ = rec.status();  // after the records before it
         break;
       }
       if (!*rec) break;
-      if (views.empty()) {
-        first_file = last_file_;
-        first_record = static_cast<int64_t>((*rec)->number);
-      }
-      views.push_back((*rec)->data);
-      if (owners.empty() || owners.back().data() != (*rec)->owner.data()) {
-        owners.push_back((*rec)->owner);
-      }
+      batch.Add(**rec, last_file_);
     }
-    if (views.empty()) return NextResult(std::optional<Element>());
-    Result<Tensor> t = Tensor::Allocate(DType::kString, Shape{static_cast<int64_t>(views.size())});
-    if (!t.ok()) return NextResult(t.status());
-    std::copy(views.begin(), views.end(), t->flat<std::string_view>().begin());
-    for (const Buffer& b : owners) t->AddStringOwner(b);
-    Element e({std::move(t).value()});
-    e.set_origin(node_.source(first_file), first_record);
+    if (batch.empty()) return NextResult(std::optional<Element>());
+    SLUICE_ASSIGN_OR_RETURN(Element e, std::move(batch).Finish(node_));
     return NextResult(std::optional<Element>(std::move(e)));
   }
 
