@@ -51,7 +51,6 @@ AsyncMapIterator::~AsyncMapIterator() {
   {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = true;
-    abandon_.store(true, std::memory_order_relaxed);
     cv_.notify_all();  // workers waiting for room
   }
   {
@@ -253,7 +252,7 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
     for (int64_t i = 0; i < got; ++i) {
       NextResult& r = items[static_cast<size_t>(i)];
       if (!r.ok()) continue;
-      if (abandon_.load(std::memory_order_relaxed) || ctx_->cancelled()) {
+      if (stopping_.load(std::memory_order_relaxed) || ctx_->cancelled()) {
         r = Status::Cancelled("pipeline cancelled");  // never returned
         continue;
       }

@@ -106,19 +106,19 @@ class AsyncMapIterator : public IteratorNode {
   std::mutex input_mu_;  // serializes input_->Next(); taken before mu_ never after
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;             // destructor
-  std::atomic<bool> abandon_{false};  // stopping_, read without mu_ while computing
-  bool paused_ = false;               // save/restore
-  int64_t workers_ = 0;               // WorkerBody tasks put and not finished
-  int64_t running_bodies_ = 0;        // WorkerBody calls started and not finished
-  int64_t inflight_ = 0;              // elements being pulled or computed
-  int64_t next_in_ = 0;               // seq of the next element pulled
-  int64_t next_out_ = 0;              // seq of the next result drained (deterministic)
-  int64_t end_seq_ = -1;              // seq at which the input ended, once known
-  ReorderRing<Slot> ordered_;         // deterministic results by seq
-  std::deque<Slot> fifo_;             // non-deterministic results
-  int64_t room_waiters_ = 0;          // workers in WaitForRoom
-  int64_t buffered_ = 0;              // in ordered_/fifo_ (not the consumer's batch)
+  // Set by the destructor under mu_; also read without it between calls.
+  std::atomic<bool> stopping_{false};
+  bool paused_ = false;         // save/restore
+  int64_t workers_ = 0;         // WorkerBody tasks put and not finished
+  int64_t running_bodies_ = 0;  // WorkerBody calls started and not finished
+  int64_t inflight_ = 0;        // elements being pulled or computed
+  int64_t next_in_ = 0;         // seq of the next element pulled
+  int64_t next_out_ = 0;        // seq of the next result drained (deterministic)
+  int64_t end_seq_ = -1;        // seq at which the input ended, once known
+  ReorderRing<Slot> ordered_;   // deterministic results by seq
+  std::deque<Slot> fifo_;       // non-deterministic results
+  int64_t room_waiters_ = 0;    // workers in WaitForRoom
+  int64_t buffered_ = 0;        // in ordered_/fifo_ (not the consumer's batch)
   std::atomic<int64_t> est_bytes_{0};
   std::atomic<int64_t> elem_ns_{0};  // smoothed pull + compute ns per element
   bool size_known_ = false;
