@@ -12,12 +12,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "bench_images.h"
 #include "sluice/ops/decode_crop_resize.h"
-#include "sluice/ops/read_file.h"
 
 namespace sluice::ops {
 namespace {
@@ -43,22 +42,7 @@ std::string Synthetic(int i) {
 
 const std::vector<std::string>& Images() {
   static const std::vector<std::string> images = [] {
-    std::vector<std::string> out;
-    if (const char* dir = std::getenv("SLUICE_BENCH_IMAGES")) {
-      std::vector<std::string> paths;
-      for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-        const std::string ext = e.path().extension().string();
-        if (e.is_regular_file() && (ext == ".jpg" || ext == ".jpeg" || ext == ".JPEG")) {
-          paths.push_back(e.path().string());
-        }
-      }
-      std::sort(paths.begin(), paths.end());
-      for (const std::string& p : paths) {
-        if (out.size() == 256) break;
-        Result<Tensor> t = ReadFile(p);
-        if (t.ok()) out.emplace_back(t->scalar<std::string_view>());
-      }
-    }
+    std::vector<std::string> out = BenchImagesFromEnv(256);
     if (out.empty()) {
       for (int i = 0; i < 64; ++i) out.push_back(Synthetic(i));
     }
