@@ -69,6 +69,13 @@ Result<Element> StackElements(const std::vector<Element>& rows, const std::strin
 
 Result<Element> ConcatBatches(const std::vector<Element>& pieces, const std::string& stage) {
   const Element& first = pieces[0];
+  for (const Element& p : pieces) {
+    if (p.size() != first.size()) {
+      return Status::InvalidArgument("stage '" + stage + "': cannot join batches of " +
+                                     std::to_string(first.size()) + " and " +
+                                     std::to_string(p.size()) + " components");
+    }
+  }
   std::vector<Tensor> out;
   out.reserve(first.size());
   for (size_t c = 0; c < first.size(); ++c) {
@@ -79,9 +86,8 @@ Result<Element> ConcatBatches(const std::vector<Element>& pieces, const std::str
     }
     int64_t rows = 0;
     for (const Element& p : pieces) {
-      const Tensor& t = p.size() == first.size() ? p[c] : f;
-      if (p.size() != first.size() || t.dtype() != f.dtype() ||
-          t.shape().rank() != f.shape().rank() ||
+      const Tensor& t = p[c];
+      if (t.dtype() != f.dtype() || t.shape().rank() != f.shape().rank() ||
           !(t.shape().Subshape(1) == f.shape().Subshape(1))) {
         return Status::InvalidArgument("stage '" + stage + "': cannot join batches of " +
                                        ShapeSpecString(f.dtype(), f.shape()) + " and " +
