@@ -77,7 +77,7 @@ class BatchIterator : public IteratorNode {
       }
       if (!r->ok()) return std::move(*r);
       if (!(*r)->has_value()) break;
-      have += (**r)->operator[](0).shape().dim(0);
+      have += StackedCount(***r);
       pieces.push_back(std::move(***r));
     }
     if (have == 0 || (o_.drop_remainder && have < bs_)) return NextResult(std::optional<Element>());

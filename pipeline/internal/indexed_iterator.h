@@ -49,8 +49,7 @@ class IndexedIterator : public IteratorNode {
     std::optional<Result<Element>> r = FetchStacked(next_, std::min(n, n_ - next_));
     if (!r) return std::nullopt;
     if (!r->ok()) return NextResult(r->status());
-    const Element& e = **r;
-    next_ += e.size() > 0 && e[0].shape().rank() > 0 ? e[0].shape().dim(0) : 1;
+    next_ += StackedCount(**r);
     return NextResult(std::optional<Element>(std::move(*r).value()));
   }
   // Element i, called for i = position() only.

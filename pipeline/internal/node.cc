@@ -61,8 +61,7 @@ std::optional<NextResult> IteratorNode::NextStacked(int64_t n) {
   counters_->total_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
   if (r->ok() && (*r)->has_value()) {
     const Element& e = ***r;
-    const int64_t count = e.size() > 0 && e[0].shape().rank() > 0 ? e[0].shape().dim(0) : 1;
-    counters_->elements.fetch_add(count, std::memory_order_relaxed);
+    counters_->elements.fetch_add(StackedCount(e), std::memory_order_relaxed);
     counters_->bytes.fetch_add(ElementBytes(e), std::memory_order_relaxed);
   }
   return r;

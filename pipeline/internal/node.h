@@ -38,6 +38,12 @@ inline int64_t NowNs() {
 // Tensor bytes of an element (what buffers are charged for).
 int64_t ElementBytes(const Element& e);
 
+// How many elements a stacked read returned: the first dimension of its
+// components (see IteratorNode::NextStacked).
+inline int64_t StackedCount(const Element& e) {
+  return e.size() > 0 && e[0].shape().rank() > 0 ? e[0].shape().dim(0) : 1;
+}
+
 // Per-iterator parameters passed down the chain when iterators are made.
 struct IteratorParams {
   // Which iteration this is: counts iterator() calls on the root and repeat
