@@ -1,0 +1,98 @@
+#include "sluice/gpu/device_tensor.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "sluice/gpu/internal/device_runtime.h"
+
+namespace sluice::gpu {
+
+Result<DeviceTensor> DeviceTensor::Allocate(const Device& device, DType dtype, const Shape& shape,
+                                            const Stream* stream) {
+  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
+                          internal::GetDeviceRuntime(device));
+  return Allocate(*runtime->allocator, device, dtype, shape, stream ? stream->id() : 0);
+}
+
+Result<DeviceTensor> DeviceTensor::Allocate(CachingAllocator& allocator, const Device& device,
+                                            DType dtype, const Shape& shape, StreamId stream) {
+  if (dtype == DType::kString) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: device tensors hold numbers; a string tensor stays on the host", device.ToString()));
+  }
+  std::optional<int64_t> n = shape.CheckedNumElements();
+  if (!n.has_value() ||
+      *n > static_cast<int64_t>(std::numeric_limits<int64_t>::max() / DTypeSize(dtype))) {
+    return Status::InvalidArgument(fmt::format("{}: cannot allocate a {} tensor of shape {}",
+                                               device.ToString(), DTypeName(dtype),
+                                               shape.ToString()));
+  }
+  const size_t bytes = static_cast<size_t>(*n) * DTypeSize(dtype);
+  SLUICE_ASSIGN_OR_RETURN(void* data, allocator.Allocate(bytes, stream));
+  CachingAllocator* owner = &allocator;
+  // Free cannot fail: `data` is a live block of `owner`.
+  Buffer buffer = Buffer::Wrap(data, bytes, [owner, data] { (void)owner->Free(data); });
+  SLUICE_ASSIGN_OR_RETURN(Tensor storage, Tensor::FromBuffer(dtype, shape, std::move(buffer)));
+  return DeviceTensor(device, std::move(storage));
+}
+
+std::string DeviceTensor::DebugString() const {
+  return fmt::format("{}{} on {}", DTypeName(dtype()), shape().ToString(), device_.ToString());
+}
+
+namespace {
+
+Status CheckSameDevice(const DeviceTensor& t, const Stream& stream) {
+  if (t.device() == stream.device()) return Status::OK();
+  return Status::InvalidArgument(fmt::format("a tensor on {} cannot be copied on a {} stream",
+                                             t.device().ToString(), stream.device().ToString()));
+}
+
+Status CheckNumeric(const Tensor& t) {
+  if (t.dtype() != DType::kString) return Status::OK();
+  return Status::InvalidArgument("cannot copy a string tensor " + t.shape().ToString() +
+                                 " to a device");
+}
+
+}  // namespace
+
+Status CopyToDeviceAsync(const void* host_src, const DeviceTensor& dst, Stream& stream) {
+  SLUICE_RETURN_IF_ERROR(CheckSameDevice(dst, stream));
+  return stream.CopyAsync(dst.data(), host_src, dst.byte_size(), CopyDirection::kHostToDevice);
+}
+
+Status CopyToHostAsync(const DeviceTensor& src, void* host_dst, Stream& stream) {
+  SLUICE_RETURN_IF_ERROR(CheckSameDevice(src, stream));
+  return stream.CopyAsync(host_dst, src.data(), src.byte_size(), CopyDirection::kDeviceToHost);
+}
+
+Result<DeviceTensor> CopyToDevice(const Tensor& host, Stream& stream) {
+  SLUICE_RETURN_IF_ERROR(CheckNumeric(host));
+  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
+                          internal::GetDeviceRuntime(stream.device()));
+  SLUICE_ASSIGN_OR_RETURN(
+      DeviceTensor d, DeviceTensor::Allocate(stream.device(), host.dtype(), host.shape(), &stream));
+  PinnedHostPool staging = runtime->staging;
+  SLUICE_ASSIGN_OR_RETURN(PinnedBuffer pinned, staging.Acquire(host.byte_size()));
+  if (host.byte_size() > 0) std::memcpy(pinned.data(), host.raw_data(), host.byte_size());
+  SLUICE_RETURN_IF_ERROR(CopyToDeviceAsync(pinned.data(), d, stream));
+  SLUICE_RETURN_IF_ERROR(stream.Synchronize());  // before `pinned` goes back to the pool
+  return d;
+}
+
+Result<Tensor> CopyToHost(const DeviceTensor& device, Stream& stream) {
+  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
+                          internal::GetDeviceRuntime(stream.device()));
+  SLUICE_ASSIGN_OR_RETURN(Tensor host, Tensor::Allocate(device.dtype(), device.shape()));
+  PinnedHostPool staging = runtime->staging;
+  SLUICE_ASSIGN_OR_RETURN(PinnedBuffer pinned, staging.Acquire(device.byte_size()));
+  SLUICE_RETURN_IF_ERROR(CopyToHostAsync(device, pinned.data(), stream));
+  SLUICE_RETURN_IF_ERROR(stream.Synchronize());
+  if (host.byte_size() > 0) std::memcpy(host.raw_data(), pinned.data(), host.byte_size());
+  return host;
+}
+
+}  // namespace sluice::gpu

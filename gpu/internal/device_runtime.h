@@ -1,0 +1,29 @@
+// DeviceRuntime: what a Device needs at run time: its memory allocator, the
+// pinned pool that stages copies to it, and (for a GPU) its CUDA ordinal.
+// Made on first use and never destroyed (allocators must not free memory
+// after the CUDA driver has shut down). Thread-safe.
+#ifndef SLUICE_GPU_INTERNAL_DEVICE_RUNTIME_H_
+#define SLUICE_GPU_INTERNAL_DEVICE_RUNTIME_H_
+
+#include "sluice/core/result.h"
+#include "sluice/gpu/caching_allocator.h"
+#include "sluice/gpu/pinned_host_pool.h"
+#include "sluice/gpu/stream.h"
+
+namespace sluice::gpu::internal {
+
+struct DeviceRuntime {
+  Device device;
+  int cuda_ordinal = -1;                  // -1 for the host device
+  CachingAllocator* allocator = nullptr;  // device memory
+  PinnedHostPool staging;                 // cudaHostAlloc for GPUs, heap for the host
+};
+
+// The host device's runtime always exists. For "/gpu:i": Unavailable with
+// GpuAvailability()'s reason when no GPU is usable, NotFound when there is
+// no logical device i.
+Result<const DeviceRuntime*> GetDeviceRuntime(const Device& device);
+
+}  // namespace sluice::gpu::internal
+
+#endif  // SLUICE_GPU_INTERNAL_DEVICE_RUNTIME_H_

@@ -1,0 +1,128 @@
+// Streams and events: ordered queues of asynchronous work on a device, and
+// markers that say when the work queued before them has finished.
+//
+// A Stream runs the work queued on it (copies, host functions, kernels
+// launched on native_handle()) in the order it was queued, asynchronously to
+// the caller; work on different streams may overlap. An Event recorded on a
+// stream completes when everything queued on that stream before the record
+// has run; another stream can wait for it without blocking any thread.
+//
+// Two backends sit behind these interfaces, chosen by the Device:
+//   - Device::Gpu(i), "/gpu:i": logical GPU i of gpu/config.h. A stream is a
+//     non-blocking cudaStream_t, an event a cudaEvent_t without timing,
+//     copies are cudaMemcpyAsync; CUDA errors become Status values.
+//   - Device::Host(), "/cpu:0": host memory standing in for a device. Each
+//     stream has one worker thread that runs its queue in order (copies are
+//     memcpy); an event completes when the worker passes it. Code written
+//     for a GPU runs unchanged on machines without one.
+//
+// Ownership: NewStream/NewEvent return owned objects. Destroying a stream
+// first waits for the work queued on it. An event may be destroyed at any
+// time (a pending record on a host stream keeps its state alive).
+// Thread-safety: every method of Stream and Event may be called from any
+// thread; work queued from several threads runs in the order of the calls.
+#ifndef SLUICE_GPU_STREAM_H_
+#define SLUICE_GPU_STREAM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "sluice/core/result.h"
+#include "sluice/core/status.h"
+#include "sluice/gpu/caching_allocator.h"
+
+namespace sluice::gpu {
+
+// Where device-resident data lives and streams run. A plain value.
+class Device {
+ public:
+  enum class Kind : uint8_t { kHost, kGpu };
+
+  // "/gpu:<index>": logical device `index` (gpu/config.h, ListLogicalDevices).
+  static Device Gpu(int index = 0) { return Device(Kind::kGpu, index); }
+  // "/cpu:0": the host backend.
+  static Device Host() { return Device(Kind::kHost, 0); }
+  // "/gpu:1", "gpu:1", "/device:GPU:1", "GPU" (index 0), "/cpu:0", "cpu",
+  // "/device:CPU:0". InvalidArgument for anything else (only cpu 0 exists).
+  static Result<Device> Parse(std::string_view name);
+
+  // The host device.
+  Device() = default;
+  Kind kind() const { return kind_; }
+  bool is_host() const { return kind_ == Kind::kHost; }
+  int index() const { return index_; }
+  // "/gpu:1", "/cpu:0".
+  std::string ToString() const;
+  friend bool operator==(const Device&, const Device&) = default;
+
+ private:
+  Device(Kind kind, int index) : kind_(kind), index_(index) {}
+  Kind kind_ = Kind::kHost;
+  int index_ = 0;
+};
+
+enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+class Event {
+ public:
+  virtual ~Event() = default;
+  // True once the work captured by the latest Stream::Record(*this) has run
+  // (true if never recorded). An error of that work is returned (CUDA).
+  virtual Result<bool> Query() = 0;
+  // Blocks the calling thread until Query() would be true.
+  virtual Status Synchronize() = 0;
+  virtual const Device& device() const = 0;
+  // The cudaEvent_t of a GPU event; nullptr for a host event.
+  virtual void* native_handle() const = 0;
+};
+
+class Stream {
+ public:
+  // Waits for the queued work, then releases the stream.
+  virtual ~Stream() = default;
+  virtual const Device& device() const = 0;
+  // The cudaStream_t to launch kernels on; nullptr for a host stream.
+  virtual void* native_handle() const = 0;
+  // This stream as the caching allocators know streams (Allocate's `stream`).
+  virtual StreamId id() const = 0;
+
+  // Queues a copy of `bytes` bytes and returns at once. Both ranges must
+  // stay valid, and `src` unchanged, until the stream has passed the copy
+  // (record an event after it). Host memory of an asynchronous GPU copy
+  // should be pinned (PinnedHostPool); pageable memory makes CUDA copy
+  // synchronously. REQUIRES: the ranges do not overlap.
+  virtual Status CopyAsync(void* dst, const void* src, size_t bytes, CopyDirection direction) = 0;
+  // Queues `fn` to run on a host thread once the earlier work has run
+  // (cudaLaunchHostFunc). Later work waits for it. REQUIRES: fn makes no
+  // CUDA call and does not use this stream.
+  virtual Status LaunchHostFunc(std::function<void()> fn) = 0;
+  // Captures the work queued so far in `event` (replacing what it captured
+  // before). InvalidArgument if the event belongs to another device.
+  virtual Status Record(Event& event) = 0;
+  // Work queued after this call starts only once `event` (as recorded now)
+  // has completed; the caller does not block. An event never recorded is
+  // complete. A GPU stream may wait for an event of another GPU; host and
+  // GPU streams and events do not mix (InvalidArgument).
+  virtual Status WaitFor(const Event& event) = 0;
+  // Blocks until all work queued so far has run; returns its first error.
+  virtual Status Synchronize() = 0;
+
+ protected:
+  Stream() = default;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+// A new stream on `device`. Unavailable (with GpuAvailability()'s reason) or
+// NotFound for a GPU that is not there; CUDA errors as Status.
+Result<std::unique_ptr<Stream>> NewStream(const Device& device);
+// A new event on `device`, not yet recorded.
+Result<std::unique_ptr<Event>> NewEvent(const Device& device);
+
+}  // namespace sluice::gpu
+
+#endif  // SLUICE_GPU_STREAM_H_

@@ -1,0 +1,65 @@
+// Helpers for the tests of streams, device tensors and prefetch_to_device:
+// a fixture run once per device ("/cpu:0" everywhere, "/gpu:0" skipped
+// without a GPU) and a gate that holds a stream until the test opens it.
+#ifndef SLUICE_TESTS_GPU_DEVICE_TEST_UTIL_H_
+#define SLUICE_TESTS_GPU_DEVICE_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <string>
+
+#include "sluice/gpu/device.h"
+#include "sluice/gpu/pinned_host_pool.h"
+#include "sluice/gpu/stream.h"
+#include "test_util.h"
+
+namespace sluice::gpu::testing {
+
+class OnEachDevice : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    Result<Device> d = Device::Parse(GetParam());
+    ASSERT_TRUE(d.ok()) << d.status();
+    device_ = *d;
+    if (!device_.is_host()) {
+      if (Status s = GpuAvailability(); !s.ok()) GTEST_SKIP() << s;
+    }
+  }
+  Device device_;
+};
+
+inline std::string DeviceTestName(const ::testing::TestParamInfo<std::string>& info) {
+  return info.param == "/cpu:0" ? "Host" : "Gpu";
+}
+
+// Host memory asynchronous copies may use: pinned for a GPU (a pageable
+// copy would wait for the stream, and so for a closed Gate), heap for the host.
+inline Result<PinnedHostPool> StagingPool(const Device& device) {
+  if (device.is_host()) return PinnedHostPool::CreateWithProvider(NewHostRegionProvider());
+  return PinnedHostPool::Create();
+}
+
+// Close() queues a host function that blocks `stream` until Open().
+class Gate {
+ public:
+  Gate() : opened_(promise_.get_future().share()) {}
+  ~Gate() { Open(); }
+  Status Close(Stream& stream) {
+    std::shared_future<void> opened = opened_;
+    return stream.LaunchHostFunc([opened] { opened.wait(); });
+  }
+  void Open() {
+    if (!open_) promise_.set_value();
+    open_ = true;
+  }
+
+ private:
+  std::promise<void> promise_;
+  std::shared_future<void> opened_;
+  bool open_ = false;
+};
+
+}  // namespace sluice::gpu::testing
+
+#endif  // SLUICE_TESTS_GPU_DEVICE_TEST_UTIL_H_
