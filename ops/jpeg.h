@@ -129,7 +129,18 @@ struct EncodeJpegOptions {
   bool chroma_downsampling = true;  // 4:2:0; false: 4:4:4
   bool progressive = false;
   bool optimize_size = false;  // optimal Huffman tables (slower)
+  // > 0: a restart marker about every N MCUs (JpegRestartInterval makes the
+  // segments tile the image), so that a crop decode reads only the segments
+  // its window covers (DecodeAndCropJpeg). 0: none, like TF.
+  int restart_interval = 0;
 };
+
+// The restart interval, in MCUs, used for a requested `wanted` (1..65535) on
+// an image `mcus_per_row` MCUs wide, so that segments tile the image in
+// rectangles: the largest divisor of mcus_per_row that is at most wanted (1
+// at worst) or, if wanted >= mcus_per_row, the largest multiple of it (whole
+// MCU rows per segment).
+int JpegRestartInterval(int64_t mcus_per_row, int wanted);
 
 // A JPEG of `image`: uint8 [height, width, 1 or 3] (3 is RGB). Written like
 // tf.io.encode_jpeg with the same options (JFIF, 300 dpi, accurate DCT), so

@@ -9,10 +9,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "sluice/ops/internal/jpeg_lib.h"
 #include "sluice/ops/internal/jpeg_rows.h"
+#include "sluice/ops/internal/jpeg_splice.h"
 #include "sluice/ops/jpeg.h"
 
 namespace sluice::ops {
@@ -278,8 +281,55 @@ Status CheckWindow(const Session& s, const JpegCropWindow& w) {
   return Status::OK();
 }
 
+Status DecodeWhole(std::string_view bytes, const DecodeJpegOptions& o, const JpegCropWindow* window,
+                   Tensor* out, bool allocate);
+
+// Decodes `window` from only the restart segments it covers, when the file
+// has restart markers that tile it (jpeg_splice.h); nullopt, having done
+// nothing, when it has none or anything is off (the whole-file path then
+// decodes or reports the error). The pixels are the same either way; rows
+// above the window are then never read, so corruption there goes unnoticed.
+std::optional<Status> DecodeSpliced(std::string_view bytes, const DecodeJpegOptions& o,
+                                    const JpegCropWindow& window, Tensor* out, bool allocate) {
+  if (!CheckOptions(o, {}).ok()) return std::nullopt;
+  std::optional<ops_internal::JpegSegments> segments = ops_internal::ParseJpegSegments(bytes);
+  if (!segments || segments->width * segments->height > o.max_pixels) return std::nullopt;
+  const int d =
+      o.min_width > 0 || o.min_height > 0
+          ? JpegScaleDenominator(segments->width, segments->height, o.min_width, o.min_height)
+          : o.ratio;
+  const int64_t w = JpegScaledSize(segments->width, d), h = JpegScaledSize(segments->height, d);
+  if (window.width <= 0 || window.height <= 0 || window.x < 0 || window.y < 0 ||
+      window.x > w - window.width || window.y > h - window.height) {
+    return std::nullopt;
+  }
+  thread_local std::string spliced;
+  const ops_internal::ScaledWindow in_spliced = ops_internal::SpliceJpegWindow(
+      bytes, *segments, {window.y, window.x, window.height, window.width}, d,
+      ops_internal::kJpegSpliceMargin, &spliced);
+  DecodeJpegOptions so = o;
+  so.ratio = d;
+  so.min_width = so.min_height = 0;
+  // Messages name the original input, not the spliced one.
+  const std::string unnamed = ops_internal::JpegWhere("", "", bytes.size()).substr(2);
+  if (so.name.empty()) so.name = unnamed;
+  const JpegCropWindow sw{in_spliced.y, in_spliced.x, in_spliced.height, in_spliced.width};
+  Status status = DecodeWhole(spliced, so, &sw, out, allocate);
+  if (spliced.capacity() > (size_t{4} << 20)) std::string().swap(spliced);
+  return status;
+}
+
 Status DecodeWindow(std::string_view bytes, const DecodeJpegOptions& o,
                     const JpegCropWindow* window, Tensor* out, bool allocate) {
+  if (window != nullptr) {
+    if (std::optional<Status> s = DecodeSpliced(bytes, o, *window, out, allocate)) return *s;
+  }
+  return DecodeWhole(bytes, o, window, out, allocate);
+}
+
+// DecodeWindow on the file as it is.
+Status DecodeWhole(std::string_view bytes, const DecodeJpegOptions& o, const JpegCropWindow* window,
+                   Tensor* out, bool allocate) {
   Session s;
   SLUICE_RETURN_IF_ERROR(Open(bytes, o, window ? "decode_and_crop_jpeg" : "decode_jpeg", &s));
   Shape shape;

@@ -15,48 +15,6 @@ namespace {
 using ops_internal::JpegCall;
 using ops_internal::JpegErrorManager;
 
-// A growing malloc() buffer. The caller owns `data` whatever happens
-// (libjpeg's jpeg_mem_dest() leaves a stale pointer behind on errors).
-struct MemoryDestination {
-  jpeg_destination_mgr pub;
-  JOCTET* data = nullptr;
-  size_t capacity = 0;
-  size_t size = 0;
-};
-
-MemoryDestination* DestinationOf(j_compress_ptr cinfo) {
-  return reinterpret_cast<MemoryDestination*>(cinfo->dest);
-}
-
-void InitDestination(j_compress_ptr cinfo) {
-  MemoryDestination* dest = DestinationOf(cinfo);
-  dest->data = static_cast<JOCTET*>(std::malloc(dest->capacity));
-  if (dest->data == nullptr)
-    ops_internal::JpegFail(reinterpret_cast<j_common_ptr>(cinfo),
-                           "cannot allocate the output buffer");
-  dest->pub.next_output_byte = dest->data;
-  dest->pub.free_in_buffer = dest->capacity;
-}
-
-boolean EmptyOutputBuffer(j_compress_ptr cinfo) {
-  MemoryDestination* dest = DestinationOf(cinfo);
-  // Called when the buffer is full, whatever free_in_buffer says.
-  const size_t grown = dest->capacity * 2;
-  auto* bigger = static_cast<JOCTET*>(std::realloc(dest->data, grown));
-  if (bigger == nullptr)
-    ops_internal::JpegFail(reinterpret_cast<j_common_ptr>(cinfo), "cannot grow the output buffer");
-  dest->data = bigger;
-  dest->pub.next_output_byte = bigger + dest->capacity;
-  dest->pub.free_in_buffer = grown - dest->capacity;
-  dest->capacity = grown;
-  return TRUE;
-}
-
-void TermDestination(j_compress_ptr cinfo) {
-  MemoryDestination* dest = DestinationOf(cinfo);
-  dest->size = dest->capacity - dest->pub.free_in_buffer;
-}
-
 struct EncodeArgs {
   jpeg_compress_struct* cinfo;
   const EncodeJpegOptions* options;
@@ -80,6 +38,15 @@ void Encode(void* p) {
       cinfo->comp_info[i].v_samp_factor = 1;
     }
   }
+  if (a->options->restart_interval > 0) {
+    int max_h = 1;
+    for (int i = 0; i < cinfo->num_components; ++i) {
+      max_h = std::max(max_h, cinfo->comp_info[i].h_samp_factor);
+    }
+    const int64_t mcu_width = 8 * int64_t{max_h};
+    cinfo->restart_interval = static_cast<unsigned int>(JpegRestartInterval(
+        (cinfo->image_width + mcu_width - 1) / mcu_width, a->options->restart_interval));
+  }
   jpeg_start_compress(cinfo, TRUE);
   JSAMPROW rows[32];
   while (cinfo->next_scanline < cinfo->image_height) {
@@ -96,6 +63,14 @@ void Create(void* p) { jpeg_create_compress(static_cast<jpeg_compress_struct*>(p
 
 }  // namespace
 
+int JpegRestartInterval(int64_t mcus_per_row, int wanted) {
+  if (wanted >= mcus_per_row) return static_cast<int>(wanted / mcus_per_row * mcus_per_row);
+  for (int64_t n = std::min<int64_t>(wanted, mcus_per_row); n > 1; --n) {
+    if (mcus_per_row % n == 0) return static_cast<int>(n);
+  }
+  return 1;
+}
+
 Result<std::string> EncodeJpeg(const Tensor& image, const EncodeJpegOptions& options) {
   const std::string where = "encode_jpeg";
   const Shape& shape = image.shape();
@@ -109,6 +84,10 @@ Result<std::string> EncodeJpeg(const Tensor& image, const EncodeJpegOptions& opt
     return Status::InvalidArgument(where + ": image " + shape.ToString() +
                                    " must have sides from 1 to 65500");
   }
+  if (options.restart_interval < 0 || options.restart_interval > 65535) {
+    return Status::InvalidArgument(where + ": restart_interval must be in [0, 65535], got " +
+                                   std::to_string(options.restart_interval));
+  }
   if (options.quality < 0 || options.quality > 100) {
     return Status::InvalidArgument(where + ": quality must be in [0, 100], got " +
                                    std::to_string(options.quality));
@@ -116,7 +95,7 @@ Result<std::string> EncodeJpeg(const Tensor& image, const EncodeJpegOptions& opt
   const int channels = static_cast<int>(shape.dim(2));
   jpeg_compress_struct cinfo;
   JpegErrorManager err;
-  MemoryDestination dest;
+  ops_internal::JpegMemoryDestination dest;
   ops_internal::InstallJpegErrorManager(reinterpret_cast<j_common_ptr>(&cinfo), &err);
   if (!JpegCall(&err, Create, &cinfo)) {
     return Status::ResourceExhausted(where +
@@ -124,18 +103,15 @@ Result<std::string> EncodeJpeg(const Tensor& image, const EncodeJpegOptions& opt
   }
   struct Cleanup {
     jpeg_compress_struct* cinfo;
-    MemoryDestination* dest;
+    ops_internal::JpegMemoryDestination* dest;
     ~Cleanup() {
       jpeg_destroy_compress(cinfo);
       std::free(dest->data);
     }
   } cleanup{&cinfo, &dest};
   const size_t raw = static_cast<size_t>(image.byte_size());
-  dest.capacity = std::min<size_t>(raw / 4 + 4096, size_t{1} << 20);
-  dest.pub.init_destination = InitDestination;
-  dest.pub.empty_output_buffer = EmptyOutputBuffer;
-  dest.pub.term_destination = TermDestination;
-  cinfo.dest = &dest.pub;
+  ops_internal::InstallJpegMemoryDestination(&cinfo, &dest,
+                                             std::min<size_t>(raw / 4 + 4096, size_t{1} << 20));
   cinfo.image_width = static_cast<JDIMENSION>(shape.dim(1));
   cinfo.image_height = static_cast<JDIMENSION>(shape.dim(0));
   cinfo.input_components = channels;

@@ -24,6 +24,7 @@ struct ConvertImagesOptions {
   std::string resize;  // "WxH"
   bool keep_aspect = false;
   int quality = 95;
+  int restart_interval = 0;
   std::string check = "header";
 };
 
@@ -103,6 +104,7 @@ int RunConvertImages(const ConvertImagesOptions& o) {
   image_options.resize = o.resize.empty() ? std::nullopt : ParseSize(o.resize);
   image_options.keep_aspect = o.keep_aspect;
   image_options.quality = o.quality;
+  image_options.restart_interval = o.restart_interval;
   const std::vector<std::string>& classes = folder->classes;
   job.process = [&](size_t i) {
     return ConvertImageFile(o.dir, files[i], classes[files[i].label], image_options);
@@ -143,6 +145,13 @@ void AddConvertImagesCommand(CLI::App& convert, int* exit_code) {
   cmd->add_option("--quality", o->quality, "JPEG quality after --resize")
       ->check(CLI::Range(0, 100))
       ->needs(resize)
+      ->capture_default_str();
+  cmd->add_option("--restart-interval", o->restart_interval,
+                  "Put a restart marker every N MCUs in each JPEG (lowered to fit the MCU rows): "
+                  "lets fused crop decodes skip what lies outside the window. Stored JPEGs are "
+                  "re-encoded losslessly (same pixels), --resize encodes with them; PNGs are kept. "
+                  "0: off, files stored byte for byte")
+      ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   cmd->add_option("--check", o->check,
                   "header: parse each image's header; full: also decode it (finds truncated or "

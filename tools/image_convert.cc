@@ -13,6 +13,7 @@
 #include "image_example.h"
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/jpeg.h"
+#include "sluice/ops/jpeg_restart.h"
 #include "sluice/ops/read_file.h"
 
 namespace sluice::tools {
@@ -109,6 +110,7 @@ Result<RecordBytes> Reencode(std::string_view bytes, const ImageExampleFields& f
   SLUICE_ASSIGN_OR_RETURN(Tensor pixels, RoundToUint8(resized));
   ops::EncodeJpegOptions e;
   e.quality = o.quality;
+  e.restart_interval = o.restart_interval;
   SLUICE_ASSIGN_OR_RETURN(std::string jpeg, ops::EncodeJpeg(pixels, e));
   ImageExampleFields f = fields_in;
   f.format = "jpeg";
@@ -146,6 +148,15 @@ Result<RecordBytes> ConvertImageFile(const std::string& root, const ImageFile& f
     return Reencode(bytes, f, decode, o);
   }
   if (o.full_check) SLUICE_RETURN_IF_ERROR(ops::DecodeImage(bytes, decode).status());
+  if (o.restart_interval > 0 && format == ops::ImageFormat::kJpeg) {
+    // Re-encoded, so not in place: height, width and channels stay (the
+    // pixels are the same).
+    ops::JpegRestartOptions r;
+    r.interval = o.restart_interval;
+    r.name = file.relative;
+    SLUICE_ASSIGN_OR_RETURN(std::string jpeg, ops::AddJpegRestartMarkers(bytes, r));
+    return RecordBytes(SerializeImageExample(f, jpeg));
+  }
   const ImageExampleFrame frame = FrameImageExample(f, bytes.size());
   if (frame.head.size() > before || frame.tail.size() > after) {
     return Status::Internal("image Example framing exceeds its reserved room for " + path);

@@ -10,6 +10,12 @@
 // ops::Resize (bilinear, antialias), rounded to uint8 and re-encoded with
 // ops::EncodeJpeg at `quality`: every output is then a JPEG, with 1 channel
 // for gray (and gray+alpha) inputs and 3 for the rest (alpha is dropped).
+// With `restart_interval` > 0 every JPEG output gets a restart marker every
+// that many MCUs (lowered to fit the MCU rows, see ops::JpegRestartInterval):
+// a JPEG stored as it is is transcoded losslessly with
+// ops::AddJpegRestartMarkers (same pixels; a file it refuses, for example
+// one cut short, is skipped), a resized one is encoded with them. PNGs are
+// stored unchanged.
 //
 // Errors are the reason the file is skipped: unreadable (NotFound,
 // FailedPrecondition, Unavailable from the OS), not JPEG or PNG, or a
@@ -34,6 +40,7 @@ struct ImageConvertOptions {
   std::optional<ops::ImageSize> resize;
   bool keep_aspect = false;  // resize to fit inside, keeping the aspect ratio
   int quality = 95;          // JPEG quality after resizing
+  int restart_interval = 0;  // > 0: restart markers every N MCUs in JPEG outputs
 };
 
 Result<RecordBytes> ConvertImageFile(const std::string& root, const ImageFile& file,

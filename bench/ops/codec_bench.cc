@@ -7,6 +7,7 @@
 // BM_*VsTurboJpeg time ours and the reference alternately in one loop and
 // report counter `ratio` = our time / reference time (target: <= 1.03).
 // BM_DecodeAndCropJpeg reports `vs_full` = crop time / full decode time.
+// BM_AddJpegRestartMarkers reports `size` = output bytes / input bytes.
 #include <benchmark/benchmark.h>
 #include <turbojpeg.h>
 
@@ -18,6 +19,7 @@
 
 #include "sluice/core/rng.h"
 #include "sluice/ops/jpeg.h"
+#include "sluice/ops/jpeg_restart.h"
 
 namespace sluice::ops {
 namespace {
@@ -156,6 +158,24 @@ void BM_EncodeJpeg(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// The lossless restart-marker transcode of the photo. Args: the wanted
+// interval (0: one MCU row, 32 MCUs at 4:2:0) and optimize_huffman.
+void BM_AddJpegRestartMarkers(benchmark::State& state) {
+  const std::string& jpeg = Photo();
+  JpegRestartOptions o;
+  o.interval = state.range(0) > 0 ? static_cast<int>(state.range(0)) : (kWidth + 15) / 16;
+  o.optimize_huffman = state.range(1) != 0;
+  size_t size = 0;
+  for (auto _ : state) {
+    Result<std::string> out = AddJpegRestartMarkers(jpeg, o);
+    if (!out.ok()) std::abort();
+    size = out->size();
+    benchmark::DoNotOptimize(out->data());
+  }
+  state.counters["size"] = static_cast<double>(size) / static_cast<double>(jpeg.size());
+  state.SetItemsProcessed(state.iterations());
+}
+
 BENCHMARK(BM_DecodeJpegVsTurboJpeg);
 BENCHMARK(BM_DecodeJpegAccurateVsTurboJpeg);
 BENCHMARK(BM_DecodeJpegScaledVsTurboJpeg)->Arg(2)->Arg(4)->Arg(8);
@@ -163,6 +183,7 @@ BENCHMARK(BM_TurboJpegDecompress2);
 BENCHMARK(BM_DecodeJpeg);
 BENCHMARK(BM_DecodeAndCropJpeg);
 BENCHMARK(BM_EncodeJpeg);
+BENCHMARK(BM_AddJpegRestartMarkers)->ArgsProduct({{1, 2, 4, 0}, {1, 0}});
 
 }  // namespace
 }  // namespace sluice::ops

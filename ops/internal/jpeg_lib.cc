@@ -1,5 +1,6 @@
 #include "sluice/ops/internal/jpeg_lib.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -80,6 +81,40 @@ void SkipInputData(j_decompress_ptr cinfo, long num_bytes) {
 
 void TermSource(j_decompress_ptr) {}
 
+// --- Memory destination ------------------------------------------------------
+
+JpegMemoryDestination* DestinationOf(j_compress_ptr cinfo) {
+  return reinterpret_cast<JpegMemoryDestination*>(cinfo->dest);
+}
+
+void InitDestination(j_compress_ptr cinfo) {
+  JpegMemoryDestination* dest = DestinationOf(cinfo);
+  dest->data = static_cast<JOCTET*>(std::malloc(dest->capacity));
+  if (dest->data == nullptr)
+    JpegFail(reinterpret_cast<j_common_ptr>(cinfo), "cannot allocate the output buffer");
+  dest->pub.next_output_byte = dest->data;
+  dest->pub.free_in_buffer = dest->capacity;
+}
+
+boolean EmptyOutputBuffer(j_compress_ptr cinfo) {
+  JpegMemoryDestination* dest = DestinationOf(cinfo);
+  // Called when the buffer is full, whatever free_in_buffer says.
+  const size_t grown = dest->capacity * 2;
+  auto* bigger = static_cast<JOCTET*>(std::realloc(dest->data, grown));
+  if (bigger == nullptr)
+    JpegFail(reinterpret_cast<j_common_ptr>(cinfo), "cannot grow the output buffer");
+  dest->data = bigger;
+  dest->pub.next_output_byte = bigger + dest->capacity;
+  dest->pub.free_in_buffer = grown - dest->capacity;
+  dest->capacity = grown;
+  return TRUE;
+}
+
+void TermDestination(j_compress_ptr cinfo) {
+  JpegMemoryDestination* dest = DestinationOf(cinfo);
+  dest->size = dest->capacity - dest->pub.free_in_buffer;
+}
+
 void ProgressMonitor(j_common_ptr cinfo) {
   if (!cinfo->is_decompressor) return;
   const auto* dinfo = reinterpret_cast<j_decompress_ptr>(cinfo);
@@ -130,6 +165,17 @@ bool JpegCall(JpegErrorManager* err, void (*fn)(void*), void* arg) {
   if (setjmp(err->jump) != 0) return false;
   fn(arg);
   return true;
+}
+
+void InstallJpegMemoryDestination(j_compress_ptr cinfo, JpegMemoryDestination* dest,
+                                  size_t initial_capacity) {
+  dest->data = nullptr;
+  dest->capacity = initial_capacity > 0 ? initial_capacity : 1;
+  dest->size = 0;
+  dest->pub.init_destination = InitDestination;
+  dest->pub.empty_output_buffer = EmptyOutputBuffer;
+  dest->pub.term_destination = TermDestination;
+  cinfo->dest = &dest->pub;
 }
 
 JpegDecompressor::~JpegDecompressor() {

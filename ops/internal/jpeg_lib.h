@@ -1,7 +1,7 @@
-// libjpeg glue shared by the JPEG decoder and encoder: an error manager that
-// never lets libjpeg print or exit(), a memory source with TensorFlow's
-// truncation semantics, a progressive-scan limit, and the per-thread
-// decompressor.
+// libjpeg glue shared by the JPEG decoder, encoder and transcoder: an error
+// manager that never lets libjpeg print or exit(), a memory source with
+// TensorFlow's truncation semantics, a growing memory destination, a
+// progressive-scan limit, and the per-thread decompressor.
 //
 // libjpeg reports fatal errors by calling error_exit(), which must not
 // return. Ours longjmp()s back into JpegCall(), so every libjpeg call that can
@@ -58,6 +58,22 @@ struct JpegMemorySource {
   bool recover = false;
   bool suspended = false;  // the decoder asked for bytes past the end
 };
+
+// A destination writing into a growing malloc() buffer, for the encoder and
+// the restart-marker transcoder. The caller owns `data` whatever happens
+// and frees it with std::free() (libjpeg's jpeg_mem_dest() leaves a stale
+// pointer behind on errors).
+struct JpegMemoryDestination {
+  jpeg_destination_mgr pub;
+  JOCTET* data = nullptr;
+  size_t capacity = 0;  // of `data`; doubles when full
+  size_t size = 0;      // bytes written, once compression finished
+};
+
+// Points cinfo->dest at `dest`, whose buffer starts at `initial_capacity`
+// (> 0) bytes when compression starts.
+void InstallJpegMemoryDestination(j_compress_ptr cinfo, JpegMemoryDestination* dest,
+                                  size_t initial_capacity);
 
 struct JpegProgress {
   jpeg_progress_mgr pub;

@@ -18,6 +18,7 @@
 #include "sluice/core/rng.h"
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/jpeg.h"
+#include "sluice/ops/jpeg_restart.h"
 #include "sluice/ops/png.h"
 #include "sluice/records/example_builder.h"
 #include "sluice/records/example_parser.h"
@@ -400,6 +401,82 @@ TEST(ConvertTest, GzipShardsReadBackAndResizeReencodes) {
   }
   EXPECT_EQ(
       Sluice(dir, "convert images " + in + " -o " + dir.file("bad/t") + " --resize 16").exit_code,
+      2);
+}
+
+// The DRI value of a JPEG (-1 without one), from its markers before the
+// first scan.
+int64_t RestartIntervalOf(const std::string& jpeg) {
+  size_t pos = 2;
+  while (pos + 4 <= jpeg.size() && static_cast<uint8_t>(jpeg[pos]) == 0xFF) {
+    const uint8_t m = static_cast<uint8_t>(jpeg[pos + 1]);
+    if (m == 0xDA) break;
+    if (m == 0xDD)
+      return static_cast<uint8_t>(jpeg[pos + 4]) << 8 | static_cast<uint8_t>(jpeg[pos + 5]);
+    pos += 2 + (static_cast<uint8_t>(jpeg[pos + 2]) << 8 | static_cast<uint8_t>(jpeg[pos + 3]));
+  }
+  return -1;
+}
+
+TEST(ConvertTest, RestartIntervalReencodesJpegsLosslessly) {
+  ScratchDir dir;
+  const std::string in = dir.file("in");
+  ops::EncodeJpegOptions progressive;
+  progressive.progressive = true;
+  Put(in + "/a/color.jpg", Jpeg(40, 60, 3, 1));
+  Put(in + "/a/gray.jpg", Jpeg(20, 33, 1, 2));
+  Put(in + "/b/progressive.jpg", ops::EncodeJpeg(Pixels(30, 50, 3, 3), progressive).value());
+  Put(in + "/b/pic.png", Png(9, 7, 3, 4));
+  const std::string good = Jpeg(32, 32, 3, 9);
+  Put(in + "/b/cut-data.jpg", good.substr(0, good.size() * 2 / 3));  // its header is fine
+  CliRun r = Sluice(dir, "convert images " + in + " -o " + dir.file("out/t") +
+                             " --shards 1 --restart-interval 1");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(Contains(r.err, "skipped 1 images")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "b/cut-data.jpg: ")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "truncated")) << r.err;
+  std::vector<Parsed> records = ReadShard(dir.file("out/t-00000-of-00001.tfrecord"));
+  ASSERT_EQ(records.size(), 4u);
+  for (const Parsed& p : records) {
+    SCOPED_TRACE(p.filename);
+    const std::string source = ReadFileOrDie(in + "/" + p.filename);
+    if (p.format == "png") {
+      EXPECT_EQ(p.encoded, source);
+      continue;
+    }
+    EXPECT_EQ(p.format, "jpeg");
+    EXPECT_NE(p.encoded, source);
+    EXPECT_EQ(RestartIntervalOf(p.encoded), 1);
+    EXPECT_TRUE(ops::HasRowAlignedRestarts(p.encoded).value());
+    EXPECT_EQ(RestartIntervalOf(source), -1);
+    // The same pixels as the file, whichever DCT.
+    for (auto dct : {ops::JpegDctMethod::kIntegerFast, ops::JpegDctMethod::kIntegerAccurate}) {
+      ops::DecodeJpegOptions o;
+      o.dct_method = dct;
+      Tensor want = ops::DecodeJpeg(source, o).value();
+      Tensor got = ops::DecodeJpeg(p.encoded, o).value();
+      EXPECT_TRUE(Identical(got, want));
+      EXPECT_EQ(p.height, want.shape().dim(0));
+      EXPECT_EQ(p.width, want.shape().dim(1));
+      EXPECT_EQ(p.channels, want.shape().dim(2));
+    }
+  }
+
+  // With --resize the encoder writes them: 64x48 is 4 MCUs per row at
+  // 4:2:0 and 8 for gray, so 3 is lowered to 2. PNGs become JPEGs there too.
+  r = Sluice(dir, "convert images " + in + " -o " + dir.file("small/t") +
+                      " --shards 1 --resize 64x48 --restart-interval 3");
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // cut-data.jpg cannot be decoded either
+  records = ReadShard(dir.file("small/t-00000-of-00001.tfrecord"));
+  ASSERT_EQ(records.size(), 4u);
+  for (const Parsed& p : records) {
+    SCOPED_TRACE(p.filename);
+    EXPECT_EQ(RestartIntervalOf(p.encoded), 2);
+    EXPECT_EQ(ops::DecodeJpeg(p.encoded).value().shape(), (Shape{48, 64, p.channels}));
+  }
+  EXPECT_EQ(
+      Sluice(dir, "convert images " + in + " -o " + dir.file("bad/t") + " --restart-interval -1")
+          .exit_code,
       2);
 }
 
