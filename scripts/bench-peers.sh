@@ -33,7 +33,10 @@
 # Cases: 1 decode (TFRecords -> parse, full decode, random resized crop 224,
 # flip, normalize, batch 128, prefetch), 2 fused (crop-window decode), 3 raw
 # TFRecord reading with CRCs, 4 batched Example parsing, 5 image folder ->
-# TFRecords (`sluice convert images` vs the tutorial's Python loop).
+# TFRecords (`sluice convert images` vs the tutorial's Python loop), 6 case 2
+# on shards converted with `--restart-interval 1` (both systems read the same
+# restart-marked files; sluice's crop decodes then read only the window's
+# segments). CASES defaults to 1-5.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 command_line="ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10} WARMUP=${WARMUP:-3} CORES=${CORES:-$(nproc)}${CASES:+ CASES=\"$CASES\"} scripts/bench-peers.sh $*"
@@ -220,10 +223,20 @@ if [[ ! -f $WORK/small.stamp || $(cat "$WORK/small.stamp") != "$RECORDS" ]]; the
   "$cases_bin" --make-records "$WORK/small/small" --count "$RECORDS" --shards 4
   echo "$RECORDS" > "$WORK/small.stamp"
 fi
+if [[ " $CASES " == *" 6 "* &&
+      ( ! -f $WORK/shards-rst.stamp || $(cat "$WORK/shards-rst.stamp") != "$stamp" ) ]]; then
+  log "converting $IMAGES into $WORK/shards-rst (8 shards, restart marker every MCU)"
+  rm -rf "$WORK/shards-rst"; mkdir -p "$WORK/shards-rst"
+  "$sluice" convert images "$IMAGES" --out "$WORK/shards-rst/train" --shards 8 --index \
+    --restart-interval 1 >&2
+  echo "$stamp" > "$WORK/shards-rst.stamp"
+fi
 shards="$WORK/shards/train-*.tfrecord"
+shards_rst="$WORK/shards-rst/train-*.tfrecord"
 small="$WORK/small/small-*.tfrecord"
 # Warm the page cache.
 cat "$WORK"/shards/* "$WORK"/small/* > /dev/null
+[[ -d $WORK/shards-rst ]] && cat "$WORK"/shards-rst/* > /dev/null
 find "$IMAGES" -type f -print0 | xargs -0 cat > /dev/null
 
 # --- Peers' environments -----------------------------------------------------
@@ -237,8 +250,10 @@ common=(--cores "$CORES" --seconds "$DURATION" --warmup "$WARMUP")
 # run_system CASE_NO SYSTEM: one timed run, its JSON line appended to $results.
 run_system() {
   local no=$1 sys=$2 line="" t0 t1
-  local -A name=([1]=decode [2]=fused [3]=read [4]=parse [5]=convert)
+  local -A name=([1]=decode [2]=fused [3]=read [4]=parse [5]=convert [6]=fused)
   local c=${name[$no]}
+  local image_shards=$shards
+  [[ $no == 6 ]] && image_shards=$shards_rst
   local tset=(taskset -c "$cpus")
   exec 3>&2 2> "$WORK/stderr.txt"  # the peers' chatter, shown only on failure
   case $sys in
@@ -254,7 +269,7 @@ run_system() {
           [[ -n $rate ]] && line="{\"system\":\"sluice\",\"case\":\"convert\",\"items_per_s\":$rate}"
         fi
       else
-        local files=$shards
+        local files=$image_shards
         [[ $c == read || $c == parse ]] && files=$small
         line=$("${tset[@]}" "$cases_bin" --case "$c" --files "$files" "${common[@]}" | tail -1) || true
       fi ;;
@@ -264,7 +279,7 @@ run_system() {
         line=$("${tset[@]}" "$tf_py" "$root/bench/peers/python_convert.py" --images "$IMAGES" \
           --out "$WORK/convert/train" --shards 16 | tail -1) || true
       else
-        local files=$shards
+        local files=$image_shards
         [[ $c == read || $c == parse ]] && files=$small
         line=$("${tset[@]}" "$tf_py" "$root/bench/peers/tfdata_cases.py" --case "$c" --files "$files" \
           "${common[@]}" | tail -1) || true
@@ -308,7 +323,7 @@ for no in $CASES; do
   case $no in
     1) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data); [[ -n $torch_py ]] && systems+=(torch)
        systems+=(bare) ;;
-    2|4) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;
+    2|4|6) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;
     3) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data); systems+=(bare) ;;
     5) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;
     *) log "unknown case $no"; continue ;;

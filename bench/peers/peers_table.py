@@ -18,10 +18,12 @@ CASES = {
     3: ("raw TFRecord reading, CRCs checked", "records/s"),
     4: ("batched Example parsing (batch 1024)", "Examples/s"),
     5: ("image folder -> TFRecords", "images/s"),
+    6: ("case 2 on restart-marked shards (`convert --restart-interval 1`)", "images/s"),
 }
 # case: [(peer, minimum ratio sluice / peer)]
 TARGETS = {1: [("tf.data", 1.5), ("bare", 0.9)], 2: [("tf.data", 2.0)],
-           3: [("tf.data", 3.0)], 4: [("tf.data", 2.0)], 5: [("python", 5.0)]}
+           3: [("tf.data", 3.0)], 4: [("tf.data", 2.0)], 5: [("python", 5.0)],
+           6: [("tf.data", 2.0)]}
 PEER_NAMES = {"tf.data": "tf.data", "bare": "bare limit", "python": "Python loop"}
 
 
