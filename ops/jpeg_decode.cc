@@ -293,7 +293,11 @@ std::optional<Status> DecodeSpliced(std::string_view bytes, const DecodeJpegOpti
                                     const JpegCropWindow& window, Tensor* out, bool allocate) {
   if (!CheckOptions(o, {}).ok()) return std::nullopt;
   std::optional<ops_internal::JpegSegments> segments = ops_internal::ParseJpegSegments(bytes);
-  if (!segments || segments->width * segments->height > o.max_pixels) return std::nullopt;
+  // One segment: nothing to skip.
+  if (!segments || segments->starts.size() < 2 ||
+      segments->width * segments->height > o.max_pixels) {
+    return std::nullopt;
+  }
   const int d =
       o.min_width > 0 || o.min_height > 0
           ? JpegScaleDenominator(segments->width, segments->height, o.min_width, o.min_height)

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "sluice/ops/internal/jpeg_lib.h"
+#include "sluice/ops/internal/jpeg_splice.h"
 #include "sluice/ops/jpeg.h"
 
 // After jpeglib.h (through jpeg_lib.h): its jconfig.h decides which codes
@@ -366,14 +367,9 @@ Result<bool> HasRowAlignedRestarts(std::string_view bytes, std::string_view name
   if (header.result != JPEG_HEADER_OK) {
     return Status::InvalidArgument(where + ": the data ends before the first scan (truncated)");
   }
-  const jpeg_decompress_struct& c = d->cinfo;
-  if (c.progressive_mode || c.arith_code || c.comps_in_scan != c.num_components ||
-      c.restart_interval == 0) {
-    return false;
-  }
-  const int64_t mcus = McusPerRow(c);
-  const int64_t interval = c.restart_interval;
-  return mcus % interval == 0 || interval % mcus == 0;
+  // The decoder's own rule (ops/internal/jpeg_splice.h), so the answer is
+  // exactly whether DecodeAndCropJpeg can read only a window's segments.
+  return ops_internal::ParseJpegSegments(bytes).has_value();
 }
 
 }  // namespace sluice::ops

@@ -70,10 +70,12 @@ struct JpegRestartOptions {
 Result<std::string> AddJpegRestartMarkers(std::string_view bytes,
                                           const JpegRestartOptions& options = {});
 
-// From the header alone: whether `bytes` is a sequential Huffman-coded JPEG
-// with a single scan holding every component, whose restart interval is > 0
-// and divides its MCUs per row (or is a multiple of it), so that every MCU
-// row starts a segment. Then AddJpegRestartMarkers is not needed. Errors as
+// Whether crops of `bytes` read only their window's segments
+// (DecodeAndCropJpeg): a complete sequential Huffman-coded JPEG with a
+// single scan holding every component, whose restart interval is > 0 and
+// divides its MCUs per row (or is a multiple of it), every RST marker in
+// place. Then AddJpegRestartMarkers is not needed. Reads the markers and
+// scans the entropy-coded data for RST markers (no decoding). Errors as
 // ReadJpegHeader (InvalidArgument if the bytes are not a decodable JPEG).
 Result<bool> HasRowAlignedRestarts(std::string_view bytes, std::string_view name = {});
 

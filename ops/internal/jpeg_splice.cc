@@ -114,7 +114,7 @@ std::optional<JpegSegments> ParseJpegSegments(std::string_view bytes) {
   }
   const int64_t count = s.segs_per_row * s.seg_rows;
   // Each marker takes two bytes: more segments than that cannot be there.
-  if (count < 2 || count > static_cast<int64_t>((n - s.data_start) / 2 + 1)) return std::nullopt;
+  if (count > static_cast<int64_t>((n - s.data_start) / 2 + 1)) return std::nullopt;
   s.width = f.width;
   s.height = f.height;
   s.size_field = f.size_field;

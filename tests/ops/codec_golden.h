@@ -122,6 +122,19 @@ inline int MaxAbsDiff(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
+// The window (y, x, height, width) of `image` (uint8 [H, W, C]), copied:
+// what a crop decode must equal.
+inline Tensor CropOf(const Tensor& image, int64_t y, int64_t x, int64_t height, int64_t width) {
+  const int64_t W = image.shape().dim(1), C = image.shape().dim(2);
+  Tensor out = Tensor::Allocate(DType::kUInt8, Shape{height, width, C}).value();
+  const uint8_t* in = image.flat<uint8_t>().data();
+  uint8_t* o = out.flat<uint8_t>().data();
+  for (int64_t r = 0; r < height; ++r) {
+    std::memcpy(o + r * width * C, in + ((y + r) * W + x) * C, width * C);
+  }
+  return out;
+}
+
 // A decode either worked or failed with one of the expected codes and a
 // message naming the input.
 template <typename T>

@@ -632,7 +632,7 @@ TEST(AddJpegRestartMarkers, FlippedBytesNeverCrash) {
 
 // --- HasRowAlignedRestarts --------------------------------------------------------
 
-TEST(HasRowAlignedRestarts, FromTheHeader) {
+TEST(HasRowAlignedRestarts, AgreesWithTheCropDecoder) {
   const std::string plain = Encode(40, 72, 3, true, false);
   EXPECT_FALSE(HasRowAlignedRestarts(plain).value());
   EXPECT_TRUE(HasRowAlignedRestarts(Transcode(plain, 3)).value());
