@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sluice/ops/decode_image.h"
+#include "sluice/ops/internal/jpeg_region.h"
 #include "sluice/ops/internal/resize_kernels.h"
 
 namespace sluice::ops {
@@ -13,14 +14,19 @@ std::string Named(std::string_view name) {
   return name.empty() ? std::string() : " (" + std::string(name) + ")";
 }
 
-// Resizes the window `w` of a decoded [h, w, c] image without copying it.
-Result<Tensor> ResizeWindow(const Tensor& image, const CropWindow& w,
-                            const DecodeCropResizeOptions& o) {
-  const int64_t width = image.shape().dim(1), channels = image.shape().dim(2);
-  const ResizeOptions ro{.method = o.method};
+// Resizes the pixels `v` views to the output size.
+Result<Tensor> ResizeToOutput(const ops_internal::ImageView& v, const DecodeCropResizeOptions& o) {
   SLUICE_ASSIGN_OR_RETURN(Tensor out,
-                          Tensor::Allocate(ResizeOutputDType(image.dtype(), o.method),
-                                           Shape{o.size.height, o.size.width, channels}));
+                          Tensor::Allocate(ResizeOutputDType(v.dtype, o.method),
+                                           Shape{o.size.height, o.size.width, v.channels}));
+  ops_internal::ResizeView(v, o.size.height, o.size.width, ResizeOptions{.method = o.method},
+                           out.raw_data());
+  return out;
+}
+
+// The window `w` of a decoded [h, w, c] image, without copying it.
+ops_internal::ImageView WindowView(const Tensor& image, const CropWindow& w) {
+  const int64_t width = image.shape().dim(1), channels = image.shape().dim(2);
   ops_internal::ImageView v;
   v.dtype = image.dtype();
   v.row_stride = width * channels;
@@ -29,8 +35,20 @@ Result<Tensor> ResizeWindow(const Tensor& image, const CropWindow& w,
   v.height = w.height;
   v.width = w.width;
   v.channels = channels;
-  ops_internal::ResizeView(v, o.size.height, o.size.width, ro, out.raw_data());
-  return out;
+  return v;
+}
+
+// A decoded region (uint8) as a view.
+ops_internal::ImageView RegionView(const ops_internal::JpegRegion& r) {
+  ops_internal::ImageView v;
+  v.dtype = DType::kUInt8;
+  v.data = r.data;
+  v.height = r.height;
+  v.width = r.width;
+  v.channels = r.channels;
+  v.row_stride = r.row_stride;
+  v.image_stride = r.height * r.row_stride;
+  return v;
 }
 
 // Bilinear taps (half-pixel centers, as resize_bilinear) sampling the span
@@ -52,22 +70,15 @@ ops_internal::LerpTaps SubpixelTaps(int64_t in_size, double offset, double exten
   return t;
 }
 
-// Bilinear resize of a sub-pixel window of a decoded [h, w, c] image.
-Result<Tensor> ResizeSubpixel(const Tensor& image, double y, double x, double height, double width,
-                              const DecodeCropResizeOptions& o) {
-  const int64_t h = image.shape().dim(0), w = image.shape().dim(1), c = image.shape().dim(2);
-  SLUICE_ASSIGN_OR_RETURN(Tensor out,
-                          Tensor::Allocate(DType::kFloat32, Shape{o.size.height, o.size.width, c}));
-  ops_internal::ImageView v;
-  v.dtype = image.dtype();
-  v.row_stride = w * c;
-  v.image_stride = h * v.row_stride;
-  v.data = image.raw_data();
-  v.height = h;
-  v.width = w;
-  v.channels = c;
-  ops_internal::ResizeBilinear(v, SubpixelTaps(h, y, height, o.size.height),
-                               SubpixelTaps(w, x, width, o.size.width), out.flat<float>().data());
+// Bilinear resize of a sub-pixel window of the pixels `v` views.
+Result<Tensor> ResizeSubpixel(const ops_internal::ImageView& v, double y, double x, double height,
+                              double width, const DecodeCropResizeOptions& o) {
+  SLUICE_ASSIGN_OR_RETURN(
+      Tensor out,
+      Tensor::Allocate(DType::kFloat32, Shape{o.size.height, o.size.width, v.channels}));
+  ops_internal::ResizeBilinear(v, SubpixelTaps(v.height, y, height, o.size.height),
+                               SubpixelTaps(v.width, x, width, o.size.width),
+                               out.flat<float>().data());
   return out;
 }
 
@@ -122,7 +133,7 @@ Result<Tensor> DecodeWindow(std::string_view bytes, const CropWindow& full, cons
     SLUICE_ASSIGN_OR_RETURN(
         Tensor image,
         DecodeImage(bytes, {.channels = o.channels, .max_pixels = o.max_pixels, .name = o.name}));
-    return ResizeWindow(image, w, o);
+    return ResizeToOutput(WindowView(image, w), o);
   }
   // The window in the 1/d-scaled image: the scaled pixels it overlaps.
   const int d = FusedScaleDenominator(w, o.size);
@@ -138,15 +149,18 @@ Result<Tensor> DecodeWindow(std::string_view bytes, const CropWindow& full, cons
   jo.ratio = d;
   jo.max_pixels = o.max_pixels;
   jo.name = o.name;
-  SLUICE_ASSIGN_OR_RETURN(Tensor crop, DecodeAndCropJpeg(bytes, sw_win, jo));
+  // The decoded rows are resized where libjpeg wrote them (no copy).
+  ops_internal::JpegRegion crop;
+  SLUICE_RETURN_IF_ERROR(ops_internal::DecodeJpegRegion(bytes, sw_win, jo, &crop));
+  const ops_internal::ImageView view = RegionView(crop);
   if (d > 1 && o.method == ResizeMethod::kBilinear) {
     // Sample exactly the requested window, a fraction of a scaled pixel
     // inside the decoded one, so a 1/d decode shifts nothing.
-    return ResizeSubpixel(crop, static_cast<double>(w.y) / d - static_cast<double>(sw_win.y),
+    return ResizeSubpixel(view, static_cast<double>(w.y) / d - static_cast<double>(sw_win.y),
                           static_cast<double>(w.x) / d - static_cast<double>(sw_win.x),
                           static_cast<double>(w.height) / d, static_cast<double>(w.width) / d, o);
   }
-  return ResizeWindow(crop, CropWindow{0, 0, sw_win.height, sw_win.width}, o);
+  return ResizeToOutput(view, o);
 }
 
 }  // namespace

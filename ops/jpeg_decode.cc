@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sluice/ops/internal/jpeg_lib.h"
+#include "sluice/ops/internal/jpeg_region.h"
 #include "sluice/ops/internal/jpeg_rows.h"
 #include "sluice/ops/internal/jpeg_splice.h"
 #include "sluice/ops/jpeg.h"
@@ -35,6 +36,15 @@ struct Session {
   ~Session() {
     if (d != nullptr) ops_internal::EndJpegDecode(d);
   }
+};
+
+// Where decoded rows go: into *tensor (allocated here if `allocate`, else
+// checked), or, with `region`, into a buffer of whole decoded rows that the
+// region views (jpeg_region.h).
+struct Sink {
+  Tensor* tensor = nullptr;
+  bool allocate = false;
+  ops_internal::JpegRegion* region = nullptr;
 };
 
 struct HeaderArgs {
@@ -179,7 +189,7 @@ bool IncompleteProgressive(j_decompress_ptr cinfo) {
 }
 
 // Decodes `window` (or the whole image) of the image opened in `s` into out.
-Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window, Tensor* out) {
+Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window, const Sink& sink) {
   JpegDecompressor* d = s->d;
   j_decompress_ptr cinfo = &d->cinfo;
   StartArgs start{cinfo, FALSE};
@@ -188,8 +198,11 @@ Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window,
     return Status::InvalidArgument(s->where +
                                    ": the data ends inside a progressive scan (truncated)");
   }
-  const JDIMENSION out_w = static_cast<JDIMENSION>(out->shape().dim(1));
-  const JDIMENSION out_h = static_cast<JDIMENSION>(out->shape().dim(0));
+  ops_internal::JpegRegion* region = sink.region;
+  const JDIMENSION out_w =
+      static_cast<JDIMENSION>(region ? window->width : sink.tensor->shape().dim(1));
+  const JDIMENSION out_h =
+      static_cast<JDIMENSION>(region ? window->height : sink.tensor->shape().dim(0));
   RowPlan plan;
   plan.cmyk = cinfo->out_color_space == JCS_CMYK;
   plan.adobe_inverted = cinfo->saw_Adobe_marker != 0;
@@ -218,6 +231,30 @@ Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window,
     discard = static_cast<JDIMENSION>(window->y) - crop.skip_rows;
   }
   plan.direct = !plan.cmyk && plan.skip == 0 && cinfo->output_width == out_w && discard == 0;
+  uint8_t* out_rows = nullptr;
+  size_t out_stride = static_cast<size_t>(out_w) * s->channels;
+  if (region != nullptr) {
+    // Whole decoded rows straight into the region's buffer when nothing
+    // needs converting; each starts 8 bytes past a 32-byte boundary (see
+    // the scratch row below).
+    const bool wide = !plan.cmyk && discard == 0;
+    const size_t row = static_cast<size_t>(wide ? cinfo->output_width : out_w) * s->channels;
+    const size_t stride = wide ? (row + 31) / 32 * 32 : row;
+    SLUICE_ASSIGN_OR_RETURN(
+        region->storage,
+        Tensor::Allocate(DType::kUInt8, Shape{static_cast<int64_t>(out_h * stride + 40)}));
+    auto* base = static_cast<uint8_t*>(region->storage.raw_data());
+    out_rows = base + (40 - reinterpret_cast<uintptr_t>(base) % 32);
+    out_stride = stride;
+    region->data = out_rows + (wide ? plan.skip * s->channels : 0);
+    region->row_stride = static_cast<int64_t>(stride);
+    region->height = out_h;
+    region->width = out_w;
+    region->channels = s->channels;
+    if (wide) plan.direct = true;
+  } else {
+    out_rows = static_cast<uint8_t*>(sink.tensor->raw_data());
+  }
   // The scratch row starts 8 bytes past a 32-byte boundary: libjpeg-turbo's
   // SIMD color converters write 16- or 32-byte-aligned rows with
   // non-temporal stores, which bypass the cache, so the copy out of an
@@ -229,14 +266,7 @@ Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window,
     scratch_bytes.resize(static_cast<size_t>(cinfo->output_width) * plan.in_channels + 40);
     scratch = scratch_bytes.data() + (40 - reinterpret_cast<uintptr_t>(scratch_bytes.data()) % 32);
   }
-  ops_internal::ReadRowsArgs read{cinfo,
-                                  &plan,
-                                  static_cast<uint8_t*>(out->raw_data()),
-                                  static_cast<size_t>(out_w) * s->channels,
-                                  scratch,
-                                  discard,
-                                  out_h,
-                                  0};
+  ops_internal::ReadRowsArgs read{cinfo, &plan, out_rows, out_stride, scratch, discard, out_h, 0};
   if (!JpegCall(&d->err, ops_internal::ReadRows, &read)) return JpegError(d->err, s->where);
   if (read.done < out_h) {
     // The data ended (libjpeg suspended): TF's acceptable_fraction rule.
@@ -282,7 +312,7 @@ Status CheckWindow(const Session& s, const JpegCropWindow& w) {
 }
 
 Status DecodeWhole(std::string_view bytes, const DecodeJpegOptions& o, const JpegCropWindow* window,
-                   Tensor* out, bool allocate);
+                   const Sink& sink);
 
 // Decodes `window` from only the restart segments it covers, when the file
 // has restart markers that tile it (jpeg_splice.h); nullopt, having done
@@ -290,7 +320,7 @@ Status DecodeWhole(std::string_view bytes, const DecodeJpegOptions& o, const Jpe
 // decodes or reports the error). The pixels are the same either way; rows
 // above the window are then never read, so corruption there goes unnoticed.
 std::optional<Status> DecodeSpliced(std::string_view bytes, const DecodeJpegOptions& o,
-                                    const JpegCropWindow& window, Tensor* out, bool allocate) {
+                                    const JpegCropWindow& window, const Sink& sink) {
   if (!CheckOptions(o, {}).ok()) return std::nullopt;
   std::optional<ops_internal::JpegSegments> segments = ops_internal::ParseJpegSegments(bytes);
   // One segment: nothing to skip.
@@ -318,22 +348,22 @@ std::optional<Status> DecodeSpliced(std::string_view bytes, const DecodeJpegOpti
   const std::string unnamed = ops_internal::JpegWhere("", "", bytes.size()).substr(2);
   if (so.name.empty()) so.name = unnamed;
   const JpegCropWindow sw{in_spliced.y, in_spliced.x, in_spliced.height, in_spliced.width};
-  Status status = DecodeWhole(spliced, so, &sw, out, allocate);
+  Status status = DecodeWhole(spliced, so, &sw, sink);
   if (spliced.capacity() > (size_t{4} << 20)) std::string().swap(spliced);
   return status;
 }
 
 Status DecodeWindow(std::string_view bytes, const DecodeJpegOptions& o,
-                    const JpegCropWindow* window, Tensor* out, bool allocate) {
+                    const JpegCropWindow* window, const Sink& sink) {
   if (window != nullptr) {
-    if (std::optional<Status> s = DecodeSpliced(bytes, o, *window, out, allocate)) return *s;
+    if (std::optional<Status> s = DecodeSpliced(bytes, o, *window, sink)) return *s;
   }
-  return DecodeWhole(bytes, o, window, out, allocate);
+  return DecodeWhole(bytes, o, window, sink);
 }
 
 // DecodeWindow on the file as it is.
 Status DecodeWhole(std::string_view bytes, const DecodeJpegOptions& o, const JpegCropWindow* window,
-                   Tensor* out, bool allocate) {
+                   const Sink& sink) {
   Session s;
   SLUICE_RETURN_IF_ERROR(Open(bytes, o, window ? "decode_and_crop_jpeg" : "decode_jpeg", &s));
   Shape shape;
@@ -343,12 +373,14 @@ Status DecodeWhole(std::string_view bytes, const DecodeJpegOptions& o, const Jpe
   } else {
     SLUICE_ASSIGN_OR_RETURN(shape, OutputShape(s));
   }
-  if (allocate) {
-    SLUICE_ASSIGN_OR_RETURN(*out, Tensor::Allocate(DType::kUInt8, shape));
+  if (sink.region != nullptr) {
+    // Run allocates the region's rows.
+  } else if (sink.allocate) {
+    SLUICE_ASSIGN_OR_RETURN(*sink.tensor, Tensor::Allocate(DType::kUInt8, shape));
   } else {
-    SLUICE_RETURN_IF_ERROR(CheckOut(*out, shape, s.where));
+    SLUICE_RETURN_IF_ERROR(CheckOut(*sink.tensor, shape, s.where));
   }
-  return Run(&s, o, window, out);
+  return Run(&s, o, window, sink);
 }
 
 }  // namespace
@@ -361,24 +393,33 @@ Result<Shape> JpegOutputShape(std::string_view bytes, const DecodeJpegOptions& o
 
 Result<Tensor> DecodeJpeg(std::string_view bytes, const DecodeJpegOptions& options) {
   Tensor out;
-  SLUICE_RETURN_IF_ERROR(DecodeWindow(bytes, options, nullptr, &out, /*allocate=*/true));
+  SLUICE_RETURN_IF_ERROR(DecodeWindow(bytes, options, nullptr, {.tensor = &out, .allocate = true}));
   return out;
 }
 
 Status DecodeJpegInto(std::string_view bytes, const DecodeJpegOptions& options, Tensor* out) {
-  return DecodeWindow(bytes, options, nullptr, out, /*allocate=*/false);
+  return DecodeWindow(bytes, options, nullptr, {.tensor = out});
 }
 
 Result<Tensor> DecodeAndCropJpeg(std::string_view bytes, const JpegCropWindow& window,
                                  const DecodeJpegOptions& options) {
   Tensor out;
-  SLUICE_RETURN_IF_ERROR(DecodeWindow(bytes, options, &window, &out, /*allocate=*/true));
+  SLUICE_RETURN_IF_ERROR(DecodeWindow(bytes, options, &window, {.tensor = &out, .allocate = true}));
   return out;
 }
 
 Status DecodeAndCropJpegInto(std::string_view bytes, const JpegCropWindow& window,
                              const DecodeJpegOptions& options, Tensor* out) {
-  return DecodeWindow(bytes, options, &window, out, /*allocate=*/false);
+  return DecodeWindow(bytes, options, &window, {.tensor = out});
 }
 
 }  // namespace sluice::ops
+
+namespace sluice::ops_internal {
+
+Status DecodeJpegRegion(std::string_view bytes, const ops::JpegCropWindow& window,
+                        const ops::DecodeJpegOptions& options, JpegRegion* out) {
+  return ops::DecodeWindow(bytes, options, &window, {.region = out});
+}
+
+}  // namespace sluice::ops_internal

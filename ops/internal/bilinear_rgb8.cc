@@ -1,5 +1,7 @@
 #include "sluice/ops/internal/bilinear_rgb8.h"
 
+#include <algorithm>
+
 #include "sluice/ops/internal/simd.h"
 
 #if defined(__SSE2__)
@@ -14,16 +16,96 @@ namespace sluice::ops_internal {
 namespace {
 
 #if SLUICE_BILINEAR_AVX2
+// Eight pixels (24 floats, three vectors) per group: two masked loads bring
+// the group's 64 bytes, and for each vector one zero-masking two-source byte
+// permute places the left (a) and right (b) neighbors' bytes in the two
+// 16-bit halves of each 32-bit lane; a multiply-add of the halves by -1 and
+// 1 gives b - a exactly, as the float subtraction of TF's lerp would. FMA
+// contraction is off (CMakeLists.txt), so the multiply and the add round
+// separately as in TF's kernel.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi"))) int64_t LerpRgbGroupsVbmi(
+    const uint8_t* src, const RgbLerpPlan& plan, float* dst) {
+  const RgbGroup* g = plan.group.data();
+  const float* lerp = plan.lerp3.data();
+  const int64_t groups = static_cast<int64_t>(plan.group.size());
+  constexpr __mmask32 kHalfLowBytes = 0x55555555;
+  const __m256i minus_a_plus_b = _mm256_set1_epi32(0x0001FFFF);
+  const __m256i low_half = _mm256_set1_epi32(0xFFFF);
+  for (int64_t i = 0; i < groups; ++i, ++g, dst += 24, lerp += 24) {
+    const uint8_t* p = src + g->base;
+    // Masked loads (slower) only where the 64 bytes pass the row's end.
+    __m256i lo, hi;
+    if (i < plan.unmasked_groups) {
+      lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+      hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+    } else {
+      lo = _mm256_maskz_loadu_epi8(g->mask_lo, p);
+      hi = _mm256_maskz_loadu_epi8(g->mask_hi, p + 32);
+    }
+    for (int k = 0; k < 3; ++k) {
+      // Index bytes a, 0, b, 0 per lane; the zeros' bytes are masked off.
+      const __m256i index =
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g->ab + 16 * k)));
+      const __m256i ab = _mm256_maskz_permutex2var_epi8(kHalfLowBytes, lo, index, hi);
+      const __m256 a = _mm256_cvtepi32_ps(_mm256_and_si256(ab, low_half));
+      const __m256 diff = _mm256_cvtepi32_ps(_mm256_madd_epi16(ab, minus_a_plus_b));
+      const __m256 l = _mm256_loadu_ps(lerp + 8 * k);
+      _mm256_storeu_ps(dst + 8 * k, _mm256_add_ps(a, _mm256_mul_ps(diff, l)));
+    }
+  }
+  return 8 * groups;
+}
+#endif
+
+// The groups of eight pixels from the left edge whose neighbors fit in 64
+// bytes, up to the first that does not (large downscales).
+void PlanGroups(const LerpTaps& taps, int64_t in_width, RgbLerpPlan* plan) {
+  const int64_t row_bytes = 3 * in_width;
+  const int64_t n = static_cast<int64_t>(taps.lerp.size());
+  plan->group.resize(static_cast<size_t>(n / 8));
+  plan->lerp3.resize(static_cast<size_t>(n / 8 * 24));
+  int64_t groups = 0;
+  for (; groups < n / 8; ++groups) {
+    RgbGroup& g = plan->group[groups];
+    const int64_t x0 = 8 * groups;
+    const int64_t base = 3 * static_cast<int64_t>(taps.lower[x0]);
+    bool fits = true;
+    for (int64_t i = 0; i < 8; ++i) {
+      // lower never decreases, so a >= 0.
+      const int64_t a = 3 * static_cast<int64_t>(taps.lower[x0 + i]) - base;
+      const int64_t b = 3 * static_cast<int64_t>(taps.upper[x0 + i]) - base;
+      fits = fits && a + 2 < 64 && b + 2 < 64;
+      for (int c = 0; c < 3; ++c) {
+        g.ab[2 * (3 * i + c)] = static_cast<uint8_t>(a + c);
+        g.ab[2 * (3 * i + c) + 1] = static_cast<uint8_t>(b + c);
+        plan->lerp3[24 * groups + 3 * i + c] = taps.lerp[x0 + i];
+      }
+    }
+    if (!fits) break;
+    const int64_t valid = std::min<int64_t>(64, row_bytes - base);
+    auto mask = [](int64_t bytes) {
+      return bytes >= 32 ? ~uint32_t{0} : bytes <= 0 ? 0u : (uint32_t{1} << bytes) - 1;
+    };
+    if (valid == 64) plan->unmasked_groups = groups + 1;
+    g.base = static_cast<int32_t>(base);
+    g.mask_lo = mask(valid);
+    g.mask_hi = mask(valid - 32);
+  }
+  plan->group.resize(static_cast<size_t>(groups));
+  plan->lerp3.resize(static_cast<size_t>(24 * groups));
+}
+
+#if SLUICE_BILINEAR_AVX2
 // Two pixels per step in 8 lanes: the SSE2 loop's steps side by side
 // (AVX2 widens and shifts per 128-bit half). Compiled for AVX2 only, not
 // FMA, so the multiply and the add round separately as in TF's kernel.
 __attribute__((target("avx2"))) int64_t LerpRgbPairsAvx2(const uint8_t* src,
-                                                         const RgbLerpPlan& plan, float* dst) {
+                                                         const RgbLerpPlan& plan, int64_t x,
+                                                         float* dst) {
   const int32_t* offset = plan.offset.data();
   const float* lerp4 = plan.lerp4.data();
   const __m256i zero = _mm256_setzero_si256();
   const int64_t fast = plan.fast;  // a local: the stores below may alias anything
-  int64_t x = 0;
   for (; x + 2 <= fast; x += 2) {
     const __m128i p0 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + offset[x]));
     const __m128i p1 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + offset[x + 1]));
@@ -45,19 +127,20 @@ RgbLerpPlan MakeRgbLerpPlan(const LerpTaps& taps, int64_t in_width) {
   RgbLerpPlan plan;
   plan.taps = &taps;
   const int64_t n = static_cast<int64_t>(taps.lerp.size());
-  plan.offset.reserve(n);
-  plan.lerp4.reserve(4 * n);
   // An 8-byte read at 3 * lower stays inside a row of 3 * in_width bytes
   // while lower <= in_width - 3; lower never decreases, so the pixels that
   // qualify come first.
-  for (int64_t x = 0; x < n && taps.lower[x] + 3 <= in_width; ++x) {
+  while (plan.fast < n && taps.lower[plan.fast] + 3 <= in_width) ++plan.fast;
+  plan.offset.resize(static_cast<size_t>(plan.fast));
+  plan.lerp4.resize(static_cast<size_t>(4 * plan.fast));
+  for (int64_t x = 0; x < plan.fast; ++x) {
     // Where both neighbors are the same pixel, a + (a - a) * l is a; so is
     // a + (b - a) * 0 with b the next pixel, which the fast loop reads.
     const float l = taps.upper[x] == taps.lower[x] ? 0.0f : taps.lerp[x];
-    plan.offset.push_back(3 * taps.lower[x]);
-    for (int k = 0; k < 4; ++k) plan.lerp4.push_back(l);
-    plan.fast = x + 1;
+    plan.offset[x] = 3 * taps.lower[x];
+    for (int k = 0; k < 4; ++k) plan.lerp4[4 * x + k] = l;
   }
+  if (CpuHasAvx512Vbmi()) PlanGroups(taps, in_width, &plan);
   return plan;
 }
 
@@ -66,7 +149,8 @@ void LerpRgbRow(const uint8_t* src, const RgbLerpPlan& plan, float* dst) {
   const float* lerp4 = plan.lerp4.data();
   int64_t x = 0;
 #if SLUICE_BILINEAR_AVX2
-  if (CpuHasAvx2()) x = LerpRgbPairsAvx2(src, plan, dst);
+  if (!plan.group.empty()) x = LerpRgbGroupsVbmi(src, plan, dst);
+  if (CpuHasAvx2()) x = LerpRgbPairsAvx2(src, plan, x, dst);
 #endif
 #if defined(__SSE2__)
   const __m128i zero = _mm_setzero_si128();

@@ -2,8 +2,10 @@
 // images with 3 channels (decoded RGB): each output pixel is
 // a + (b - a) * lerp of its two neighboring input pixels, in float32, per
 // channel, TF's resize_bilinear arithmetic exactly. Offsets and lerps are
-// computed once per resize (RgbLerpPlan), not once per row, and the inner
-// loop reads both neighbors with one 8-byte load. Internal; thread-safe.
+// computed once per resize (RgbLerpPlan), not once per row. With AVX-512
+// VBMI, eight pixels at a time gather their neighbors from one 64-byte span
+// of the row with byte permutes; otherwise each pixel reads both neighbors
+// with one 8-byte load. Internal; thread-safe.
 #ifndef SLUICE_OPS_INTERNAL_BILINEAR_RGB8_H_
 #define SLUICE_OPS_INTERNAL_BILINEAR_RGB8_H_
 
@@ -14,6 +16,16 @@
 
 namespace sluice::ops_internal {
 
+// Eight output pixels whose neighbors all lie in the 64 bytes at `base`:
+// ab[2j] and ab[2j + 1] are the offsets from base of the left and right
+// neighbors' bytes for output float j (3 per pixel), mask_lo and mask_hi
+// the bytes of [base, base + 64) inside the row (the rest are not read).
+struct RgbGroup {
+  int32_t base = 0;
+  uint32_t mask_lo = 0, mask_hi = 0;
+  uint8_t ab[48] = {};
+};
+
 struct RgbLerpPlan {
   // Pixels [0, fast) read the 8 bytes at offset[x] (3 * the left neighbor):
   // the left neighbor, then the right one (one pixel further) and 2 bytes
@@ -21,6 +33,12 @@ struct RgbLerpPlan {
   int64_t fast = 0;
   std::vector<int32_t> offset;
   std::vector<float> lerp4;
+  // With AVX-512 VBMI only: pixels [0, 8 * group.size()) in groups of
+  // eight, lerp3 holding each pixel's lerp three times; the first
+  // unmasked_groups have all their 64 bytes inside the row.
+  std::vector<RgbGroup> group;
+  int64_t unmasked_groups = 0;
+  std::vector<float> lerp3;
   // The taps, for the remaining pixels at the right edge.
   const LerpTaps* taps = nullptr;
 };

@@ -4,6 +4,14 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "sluice/ops/internal/simd.h"
+
 namespace sluice::ops_internal {
 namespace {
 
@@ -12,6 +20,85 @@ constexpr uint8_t kRst0 = 0xD0, kRst7 = 0xD7, kSoi = 0xD8, kEoi = 0xD9, kSos = 0
 constexpr uint8_t kDnl = 0xDC, kDri = 0xDD;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Appends the offsets base + i of the set bits i of `m` at out[*k...]:
+// the first four with unconditional stores at fixed slots (*k then moves
+// past the ones that were bits; the others get overwritten), the rare
+// fifth and later in a loop. Branching once per marker would mispredict
+// about once per marker.
+inline __attribute__((always_inline)) void AppendBits(uint64_t m, uint32_t base, uint32_t* out,
+                                                      size_t* k) {
+  // The top bit keeps ctz defined (and branch-free) for v == 0: junk slot.
+  auto at = [base](uint64_t v) {
+    return base + static_cast<uint32_t>(__builtin_ctzll(v | uint64_t{1} << 63));
+  };
+  const uint64_t m1 = m & (m - 1), m2 = m1 & (m1 - 1), m3 = m2 & (m2 - 1);
+  uint32_t* o = out + *k;
+  o[0] = at(m);
+  o[1] = at(m1);
+  o[2] = at(m2);
+  o[3] = at(m3);
+  *k += static_cast<size_t>(m != 0) + (m1 != 0) + (m2 != 0) + (m3 != 0);
+  for (uint64_t rest = m3 & (m3 - 1); rest != 0; rest &= rest - 1) out[(*k)++] = at(rest);
+}
+
+// The block loops of FindMarkerCodes: from q while 64 bytes remain and
+// fewer than `want` are found; return where they stopped.
+#if defined(__SSE2__)
+size_t ScanBlocksSse2(const uint8_t* p, size_t q, size_t n, size_t want, uint32_t* out, size_t* k) {
+  const __m128i ff = _mm_set1_epi8(static_cast<char>(0xFF));
+  const __m128i zero = _mm_setzero_si128();
+  auto mask16 = [&](size_t at) -> uint64_t {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
+    const __m128i prev = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at - 1));
+    const __m128i not_code = _mm_or_si128(_mm_cmpeq_epi8(v, ff), _mm_cmpeq_epi8(v, zero));
+    return static_cast<uint16_t>(
+        _mm_movemask_epi8(_mm_andnot_si128(not_code, _mm_cmpeq_epi8(prev, ff))));
+  };
+  for (; q + 64 <= n && *k < want; q += 64) {
+    AppendBits(mask16(q) | mask16(q + 16) << 16 | mask16(q + 32) << 32 | mask16(q + 48) << 48,
+               static_cast<uint32_t>(q), out, k);
+  }
+  return q;
+}
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,avx512bw"))) size_t ScanBlocksAvx512(const uint8_t* p, size_t q,
+                                                                    size_t n, size_t want,
+                                                                    uint32_t* out, size_t* k) {
+  const __m512i ff = _mm512_set1_epi8(static_cast<char>(0xFF));
+  for (; q + 64 <= n && *k < want; q += 64) {
+    const __m512i v = _mm512_loadu_si512(p + q);
+    const uint64_t is_ff = _mm512_cmpeq_epi8_mask(v, ff);
+    const uint64_t nonzero = _mm512_test_epi8_mask(v, v);
+    const uint64_t after_ff = is_ff << 1 | (p[q - 1] == 0xFF ? 1 : 0);
+    AppendBits(~is_ff & nonzero & after_ff, static_cast<uint32_t>(q), out, k);
+  }
+  return q;
+}
+#endif
+
+// The offsets of marker codes in p[from, n): bytes other than 0x00 and 0xFF
+// that follow a 0xFF (a stuffed 0xFF 0x00 is data; 0xFF 0xFF is fill). It
+// stops once it has found `want` (or more). REQUIRES: from >= 1.
+std::vector<uint32_t> FindMarkerCodes(const uint8_t* p, size_t from, size_t n, size_t want) {
+  // A block starts while fewer than `want` are found and adds at most 64.
+  std::vector<uint32_t> codes(want + 64);
+  uint32_t* out = codes.data();
+  size_t k = 0, q = from;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (CpuHasAvx512Bw()) q = ScanBlocksAvx512(p, q, n, want, out, &k);
+#endif
+#if defined(__SSE2__)
+  q = ScanBlocksSse2(p, q, n, want, out, &k);
+#endif
+  for (; q < n && k < want; ++q) {
+    if (p[q] != 0x00 && p[q] != 0xFF && p[q - 1] == 0xFF) out[k++] = static_cast<uint32_t>(q);
+  }
+  codes.resize(k);
+  return codes;
+}
 
 struct Frame {
   int64_t width = 0, height = 0;
@@ -118,31 +205,24 @@ std::optional<JpegSegments> ParseJpegSegments(std::string_view bytes) {
   s.width = f.width;
   s.height = f.height;
   s.size_field = f.size_field;
-  s.starts.reserve(static_cast<size_t>(count));
-  s.ends.reserve(static_cast<size_t>(count));
-  s.starts.push_back(static_cast<uint32_t>(s.data_start));
-  uint8_t next_rst = kRst0;
-  size_t q = s.data_start;
-  while (true) {
-    const void* ff = q < n ? std::memchr(p + q, 0xFF, n - q) : nullptr;
-    if (ff == nullptr) return std::nullopt;  // no EOI: truncated
-    const size_t at = static_cast<size_t>(static_cast<const uint8_t*>(ff) - p);
-    size_t r = at + 1;
-    while (r < n && p[r] == 0xFF) ++r;
-    if (r >= n) return std::nullopt;
-    const uint8_t b = p[r];
-    q = r + 1;
-    if (b == 0x00) continue;  // a stuffed 0xFF data byte
-    if (b == kEoi) {
-      if (static_cast<int64_t>(s.starts.size()) != count) return std::nullopt;
-      s.ends.push_back(static_cast<uint32_t>(at));
-      return s;
-    }
-    if (b != next_rst || static_cast<int64_t>(s.starts.size()) == count) return std::nullopt;
-    s.ends.push_back(static_cast<uint32_t>(at));
-    s.starts.push_back(static_cast<uint32_t>(q));
-    next_rst = next_rst == kRst7 ? kRst0 : next_rst + 1;
+  // count - 1 restart markers, then EOI; anything after EOI is ignored.
+  const std::vector<uint32_t> codes =
+      FindMarkerCodes(p, s.data_start, n, static_cast<size_t>(count));
+  if (codes.size() < static_cast<size_t>(count)) return std::nullopt;  // no EOI: truncated
+  s.starts.resize(static_cast<size_t>(count));
+  s.ends.resize(static_cast<size_t>(count));
+  uint32_t start = static_cast<uint32_t>(s.data_start);
+  for (int64_t i = 0; i < count; ++i) {
+    const uint32_t code = codes[static_cast<size_t>(i)];
+    const uint8_t want = i + 1 == count ? kEoi : static_cast<uint8_t>(kRst0 + (i & 7));
+    if (p[code] != want) return std::nullopt;
+    uint32_t end = code - 1;  // the 0xFF before the code, then any fill 0xFFs
+    while (end > start && p[end - 1] == 0xFF) --end;
+    s.starts[static_cast<size_t>(i)] = start;
+    s.ends[static_cast<size_t>(i)] = end;
+    start = code + 1;
   }
+  return s;
 }
 
 namespace {

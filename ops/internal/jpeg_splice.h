@@ -13,7 +13,7 @@
 //
 // Only single-scan sequential Huffman JPEGs (SOF0/SOF1, one SOS covering all
 // components) qualify. The parser walks the markers and the entropy data once
-// (memchr for 0xFF), checks that every expected RSTn marker is there, in
+// (64 bytes at a time), checks that every expected RSTn marker is there, in
 // order, and that EOI follows the last segment; any doubt returns nullopt.
 // It reads only `bytes` and allocates at most one offset per marker found.
 //

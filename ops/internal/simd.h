@@ -39,6 +39,39 @@ inline bool CpuHasAvx2() {
 #endif
 }
 
+// Tests set this to run the AVX2 paths on a machine with AVX-512 VBMI (not
+// thread-safe, as above).
+inline bool& Avx512DisabledForTesting() {
+  static bool disabled = false;
+  return disabled;
+}
+
+// Whether to run AVX-512 VBMI code (byte permutes across two 256-bit
+// registers; Ice Lake, Zen 4 and later), compiled with
+// __attribute__((target(...))) like the AVX2 kernels and with FMA
+// contraction off, so results stay bit-identical. Implies CpuHasAvx2().
+inline bool CpuHasAvx512Vbmi() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") &&
+                          __builtin_cpu_supports("avx512vbmi");
+  return has && CpuHasAvx2() && !Avx512DisabledForTesting();
+#else
+  return false;
+#endif
+}
+
+// Whether to run AVX-512 BW code (64-byte byte compares into mask
+// registers; Skylake-X, Zen 4 and later); off with the flag above too.
+inline bool CpuHasAvx512Bw() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  return has && CpuHasAvx2() && !Avx512DisabledForTesting();
+#else
+  return false;
+#endif
+}
+
 inline F4 Splat(float x) { return F4{x, x, x, x}; }
 inline F4 LoadF4(const float* p) {
   F4 v;

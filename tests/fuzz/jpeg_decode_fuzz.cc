@@ -5,7 +5,7 @@
 // Every outcome must be an image or InvalidArgument / ResourceExhausted
 // naming the input; a decoded image must have JpegOutputShape(); in strict
 // mode (no recovered corruption), the crop must equal the same window of
-// the full decode.
+// the full decode; the zero-copy region decode must equal the crop.
 //
 // Build with -DSLUICE_FUZZ=ON under clang; run for example
 //   ./jpeg_decode_fuzz tests/fuzz/corpus/jpeg_decode -max_total_time=60
@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "sluice/ops/internal/jpeg_region.h"
 #include "sluice/ops/jpeg.h"
 
 namespace {
@@ -71,6 +72,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   win.height = 1 + (data[1] >> 1) % (h - win.y);
   win.width = 1 + (data[2] ^ data[3]) % (w - win.x);
   const sluice::Result<sluice::Tensor> crop = sluice::ops::DecodeAndCropJpeg(jpeg, win, o);
+  // The same decode as a view of wider rows (the fused crop-resize path's):
+  // the same outcome and pixels.
+  sluice::ops_internal::JpegRegion region;
+  const sluice::Status region_status =
+      sluice::ops_internal::DecodeJpegRegion(jpeg, win, o, &region);
+  if (region_status.ok() != crop.ok() ||
+      (!crop.ok() && region_status.message() != crop.status().message())) {
+    Fail("the region decode and the crop disagree", region_status.ToString());
+  }
+  if (crop.ok()) {
+    const uint8_t* p = crop->flat<uint8_t>().data();
+    for (int64_t y = 0; y < win.height; ++y) {
+      if (std::memcmp(region.data + y * region.row_stride, p + y * win.width * c, win.width * c) !=
+          0) {
+        Fail("the region differs from the crop", std::to_string(y));
+      }
+    }
+  }
   if (!crop.ok()) {
     CheckError(crop.status());
     // The crop decodes a subset of what the full decode did, so in strict

@@ -1,5 +1,5 @@
-// The uint8 RGB bilinear path (ops/internal/bilinear_rgb8.*, with its AVX2
-// and SSE2 loops) against the generic float path: uint8 values are exact in
+// The uint8 RGB bilinear path (ops/internal/bilinear_rgb8.*, with its
+// AVX-512 VBMI, AVX2 and SSE2 loops) against the generic float path: uint8 values are exact in
 // float32, so resizing an image and resizing its float32 cast must give the
 // same bits. The generic path is the one checked against TensorFlow's
 // goldens for every dtype (resize_test.cc).
@@ -28,10 +28,19 @@ bool SameBits(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0;
 }
 
-class BilinearRgb8 : public ::testing::TestWithParam<bool> {
+// The widest loops the CPU has (AVX-512 VBMI where there is), AVX2, SSE2.
+enum class Isa { kDefault, kAvx2, kSse2 };
+
+class BilinearRgb8 : public ::testing::TestWithParam<Isa> {
  protected:
-  void SetUp() override { ops_internal::Avx2DisabledForTesting() = GetParam(); }
-  void TearDown() override { ops_internal::Avx2DisabledForTesting() = false; }
+  void SetUp() override {
+    ops_internal::Avx512DisabledForTesting() = GetParam() != Isa::kDefault;
+    ops_internal::Avx2DisabledForTesting() = GetParam() == Isa::kSse2;
+  }
+  void TearDown() override {
+    ops_internal::Avx512DisabledForTesting() = false;
+    ops_internal::Avx2DisabledForTesting() = false;
+  }
 };
 
 TEST_P(BilinearRgb8, EqualsTheFloatPathBitForBit) {
@@ -66,8 +75,13 @@ TEST_P(BilinearRgb8, CropViewsEqualTheFloatPath) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Avx2AndSse2, BilinearRgb8, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "Sse2" : "Default"; });
+INSTANTIATE_TEST_SUITE_P(EveryLoop, BilinearRgb8,
+                         ::testing::Values(Isa::kDefault, Isa::kAvx2, Isa::kSse2),
+                         [](const auto& info) {
+                           return info.param == Isa::kDefault ? "Default"
+                                  : info.param == Isa::kAvx2  ? "Avx2"
+                                                              : "Sse2";
+                         });
 
 }  // namespace
 }  // namespace sluice::ops

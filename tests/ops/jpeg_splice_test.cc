@@ -11,8 +11,10 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "codec_golden.h"
+#include "sluice/ops/internal/simd.h"
 #include "sluice/ops/jpeg.h"
 
 namespace sluice::ops {
@@ -103,6 +105,54 @@ TEST(JpegSplice, NoUsableMarkersMeansNoLayout) {
   EXPECT_FALSE(ParseJpegSegments(bad).has_value());
   EXPECT_FALSE(ParseJpegSegments("").has_value());
   EXPECT_FALSE(ParseJpegSegments(good.substr(0, 30)).has_value());
+}
+
+// The marker scan has AVX-512, SSE2 and scalar loops (the last for the
+// final bytes): all find the same segments, including files whose segments
+// are a byte or two long (many markers per 64-byte block) and fill bytes
+// (0xFF 0xFF) before a marker.
+TEST(JpegSplice, EveryScanPathFindsTheSameSegments) {
+  std::vector<std::string> files = {Jpeg(37, 100, 3, 1), Jpeg(64, 64, 3, 1), Jpeg(200, 120, 1, 1),
+                                    Jpeg(37, 100, 3, 14)};
+  // Flat gray: every 8x8 segment codes in a byte or two.
+  Tensor flat = Tensor::Allocate(DType::kUInt8, Shape{64, 256, 1}).value();
+  std::memset(flat.raw_data(), 77, flat.byte_size());
+  EncodeJpegOptions o;
+  o.restart_interval = 1;
+  files.push_back(EncodeJpeg(flat, o).value());
+  // A fill byte before the fifth marker.
+  std::string fill = Jpeg(64, 64, 3, 1);
+  size_t at = 0;
+  for (int found = 0; found < 5; ++at) {
+    const auto b = static_cast<uint8_t>(fill[at + 1]);
+    if (static_cast<uint8_t>(fill[at]) == 0xFF && b >= 0xD0 && b <= 0xD7) ++found;
+  }
+  fill.insert(at - 1, "\xFF");
+  files.push_back(fill);
+  for (size_t f = 0; f < files.size(); ++f) {
+    const std::optional<JpegSegments> best = ParseJpegSegments(files[f]);
+    ASSERT_TRUE(best.has_value()) << f;
+    for (bool* off :
+         {&ops_internal::Avx512DisabledForTesting(), &ops_internal::Avx2DisabledForTesting()}) {
+      *off = true;
+      const std::optional<JpegSegments> other = ParseJpegSegments(files[f]);
+      *off = false;
+      ASSERT_TRUE(other.has_value()) << f;
+      EXPECT_EQ(other->starts, best->starts) << f;
+      EXPECT_EQ(other->ends, best->ends) << f;
+    }
+  }
+  // The flat file has more than four markers in some 64-byte block.
+  const std::optional<JpegSegments> flat_segments = ParseJpegSegments(files[4]);
+  ASSERT_TRUE(flat_segments.has_value());
+  EXPECT_EQ(flat_segments->starts.size(), 256u);
+  EXPECT_LT(flat_segments->starts[8] - flat_segments->starts[0], 64u);
+  // The fill byte is not part of the segment before it.
+  const std::optional<JpegSegments> plain = ParseJpegSegments(Jpeg(64, 64, 3, 1));
+  const std::optional<JpegSegments> filled = ParseJpegSegments(fill);
+  ASSERT_TRUE(plain.has_value() && filled.has_value());
+  EXPECT_EQ(filled->ends[4], plain->ends[4]);
+  EXPECT_EQ(filled->starts[5], plain->starts[5] + 1);
 }
 
 // Every window, scale, sampling and DCT method: the spliced crop equals the
