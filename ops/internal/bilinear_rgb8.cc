@@ -57,6 +57,72 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi"))) int64_t LerpRgbG
 }
 #endif
 
+#if SLUICE_BILINEAR_AVX2
+// Eight output floats per step: two 16-byte loads, each broadcast to both
+// 128-bit lanes, shuffled (vpshufb) so that each 32-bit lane holds the left
+// and right neighbors' bytes in its two 16-bit halves; then as the VBMI
+// loop. Returns the first pixel not wholly written.
+__attribute__((target("avx2"))) int64_t LerpRgbVectorsAvx2(const uint8_t* src,
+                                                           const RgbLerpPlan& plan, float* dst) {
+  const RgbVector* v = plan.vectors.data();
+  const float* lerp = plan.lerp3.data();
+  const int64_t vectors = static_cast<int64_t>(plan.vectors.size());
+  const __m256i minus_a_plus_b = _mm256_set1_epi32(0x0001FFFF);
+  const __m256i low_half = _mm256_set1_epi32(0xFFFF);
+  for (int64_t i = 0; i < vectors; ++i, ++v) {
+    const uint8_t* p = src + v->base;
+    const __m256i lo =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256i hi =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)));
+    const __m256i ab = _mm256_or_si256(
+        _mm256_shuffle_epi8(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v->lo))),
+        _mm256_shuffle_epi8(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v->hi))));
+    const __m256 a = _mm256_cvtepi32_ps(_mm256_and_si256(ab, low_half));
+    const __m256 diff = _mm256_cvtepi32_ps(_mm256_madd_epi16(ab, minus_a_plus_b));
+    const __m256 l = _mm256_loadu_ps(lerp + 8 * i);
+    _mm256_storeu_ps(dst + 8 * i, _mm256_add_ps(a, _mm256_mul_ps(diff, l)));
+  }
+  return 8 * vectors / 3;
+}
+#endif
+
+// The vectors of eight output floats from the left edge whose neighbors lie
+// in 32 bytes inside the row, up to the first that do not.
+void PlanVectors(const LerpTaps& taps, int64_t in_width, RgbLerpPlan* plan) {
+  const int64_t row_bytes = 3 * in_width;
+  const int64_t floats = 3 * static_cast<int64_t>(taps.lerp.size());
+  plan->vectors.resize(static_cast<size_t>(floats / 8));
+  plan->lerp3.resize(static_cast<size_t>(floats / 8 * 8));
+  int64_t vectors = 0;
+  for (; vectors < floats / 8; ++vectors) {
+    RgbVector& v = plan->vectors[vectors];
+    const int64_t base = 3 * static_cast<int64_t>(taps.lower[8 * vectors / 3]);
+    if (base + 32 > row_bytes) break;
+    bool fits = true;
+    for (int64_t d = 0; d < 8; ++d) {
+      const int64_t j = 8 * vectors + d, x = j / 3, c = j % 3;
+      // lower never decreases, so a >= 0.
+      const int64_t a = 3 * static_cast<int64_t>(taps.lower[x]) + c - base;
+      const int64_t b = 3 * static_cast<int64_t>(taps.upper[x]) + c - base;
+      fits = fits && a < 32 && b < 32;
+      const auto half = [](int64_t at, bool first) {
+        return static_cast<uint8_t>((at < 16) == first ? at % 16 : 0x80);
+      };
+      v.lo[4 * d] = half(a, true);
+      v.lo[4 * d + 2] = half(b, true);
+      v.hi[4 * d] = half(a, false);
+      v.hi[4 * d + 2] = half(b, false);
+      v.lo[4 * d + 1] = v.lo[4 * d + 3] = v.hi[4 * d + 1] = v.hi[4 * d + 3] = 0x80;
+      plan->lerp3[j] = taps.lerp[x];
+    }
+    if (!fits) break;
+    v.base = static_cast<int32_t>(base);
+  }
+  plan->vectors.resize(static_cast<size_t>(vectors));
+  plan->lerp3.resize(static_cast<size_t>(8 * vectors));
+}
+
 // The groups of eight pixels from the left edge whose neighbors fit in 64
 // bytes, up to the first that does not (large downscales).
 void PlanGroups(const LerpTaps& taps, int64_t in_width, RgbLerpPlan* plan) {
@@ -140,7 +206,11 @@ RgbLerpPlan MakeRgbLerpPlan(const LerpTaps& taps, int64_t in_width) {
     plan.offset[x] = 3 * taps.lower[x];
     for (int k = 0; k < 4; ++k) plan.lerp4[4 * x + k] = l;
   }
-  if (CpuHasAvx512Vbmi()) PlanGroups(taps, in_width, &plan);
+  if (CpuHasAvx512Vbmi()) {
+    PlanGroups(taps, in_width, &plan);
+  } else if (CpuHasAvx2()) {
+    PlanVectors(taps, in_width, &plan);
+  }
   return plan;
 }
 
@@ -149,7 +219,11 @@ void LerpRgbRow(const uint8_t* src, const RgbLerpPlan& plan, float* dst) {
   const float* lerp4 = plan.lerp4.data();
   int64_t x = 0;
 #if SLUICE_BILINEAR_AVX2
-  if (!plan.group.empty()) x = LerpRgbGroupsVbmi(src, plan, dst);
+  if (!plan.group.empty()) {
+    x = LerpRgbGroupsVbmi(src, plan, dst);
+  } else if (!plan.vectors.empty()) {
+    x = LerpRgbVectorsAvx2(src, plan, dst);
+  }
   if (CpuHasAvx2()) x = LerpRgbPairsAvx2(src, plan, x, dst);
 #endif
 #if defined(__SSE2__)

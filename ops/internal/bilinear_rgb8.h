@@ -26,6 +26,15 @@ struct RgbGroup {
   uint8_t ab[48] = {};
 };
 
+// Eight output floats (AVX2 without VBMI) whose neighbors' bytes all lie in
+// the 32 bytes at `base`: byte-shuffle indices into the first and the second
+// 16 of them, per 32-bit lane (left neighbor, zero, right neighbor, zero;
+// 0x80, which shuffles in a zero, where the byte comes from the other half).
+struct RgbVector {
+  int32_t base = 0;
+  uint8_t lo[32] = {}, hi[32] = {};
+};
+
 struct RgbLerpPlan {
   // Pixels [0, fast) read the 8 bytes at offset[x] (3 * the left neighbor):
   // the left neighbor, then the right one (one pixel further) and 2 bytes
@@ -33,11 +42,13 @@ struct RgbLerpPlan {
   int64_t fast = 0;
   std::vector<int32_t> offset;
   std::vector<float> lerp4;
-  // With AVX-512 VBMI only: pixels [0, 8 * group.size()) in groups of
-  // eight, lerp3 holding each pixel's lerp three times; the first
-  // unmasked_groups have all their 64 bytes inside the row.
+  // With AVX-512 VBMI: pixels [0, 8 * group.size()) in groups of eight;
+  // the first unmasked_groups have all their 64 bytes inside the row.
   std::vector<RgbGroup> group;
   int64_t unmasked_groups = 0;
+  // With AVX2 but not VBMI: output floats [0, 8 * vectors.size()).
+  std::vector<RgbVector> vectors;
+  // For groups or vectors: the lerp of each output float (3 per pixel).
   std::vector<float> lerp3;
   // The taps, for the remaining pixels at the right edge.
   const LerpTaps* taps = nullptr;
