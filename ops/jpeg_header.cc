@@ -49,33 +49,45 @@ JpegSubsampling SubsamplingOf(const jpeg_decompress_struct& cinfo) {
 
 }  // namespace
 
-Result<JpegHeader> ReadJpegHeader(std::string_view bytes, std::string_view name) {
-  const std::string where = ops_internal::JpegWhere("read_jpeg_header", name, bytes.size());
+}  // namespace sluice::ops
+
+namespace sluice::ops_internal {
+
+Result<ops::JpegHeader> ReadJpegHeaderAt(std::string_view bytes, const std::string& where) {
   if (bytes.empty()) return Status::InvalidArgument(where + ": empty input");
-  SLUICE_ASSIGN_OR_RETURN(JpegDecompressor * d, ops_internal::ThreadJpegDecompressor());
-  ops_internal::BeginJpegDecode(d, bytes, /*recover=*/false, /*strict=*/false,
-                                /*max_memory=*/64 << 20);
+  SLUICE_ASSIGN_OR_RETURN(JpegDecompressor * d, ThreadJpegDecompressor());
+  BeginJpegDecode(d, bytes, /*recover=*/false, /*strict=*/false,
+                  /*max_memory=*/64 << 20);
   struct End {
     JpegDecompressor* d;
-    ~End() { ops_internal::EndJpegDecode(d); }
+    ~End() { EndJpegDecode(d); }
   } end{d};
-  HeaderArgs args{&d->cinfo, 0};
-  if (!ops_internal::JpegCall(&d->err, ReadHeader, &args)) {
-    return ops_internal::JpegError(d->err, where);
+  ops::HeaderArgs args{&d->cinfo, 0};
+  if (!JpegCall(&d->err, ops::ReadHeader, &args)) {
+    return JpegError(d->err, where);
   }
   if (args.result != JPEG_HEADER_OK) {
     return Status::InvalidArgument(where + ": the data ends before the first scan (truncated)");
   }
   const jpeg_decompress_struct& c = d->cinfo;
-  JpegHeader h;
+  ops::JpegHeader h;
   h.width = c.image_width;
   h.height = c.image_height;
   h.components = c.num_components;
-  h.color_space = ColorSpaceOf(c.jpeg_color_space);
-  h.subsampling = SubsamplingOf(c);
+  h.color_space = ops::ColorSpaceOf(c.jpeg_color_space);
+  h.subsampling = ops::SubsamplingOf(c);
   h.progressive = c.progressive_mode != 0;
   h.arithmetic = c.arith_code != 0;
   return h;
+}
+
+}  // namespace sluice::ops_internal
+
+namespace sluice::ops {
+
+Result<JpegHeader> ReadJpegHeader(std::string_view bytes, std::string_view name) {
+  return ops_internal::ReadJpegHeaderAt(
+      bytes, ops_internal::JpegWhere("read_jpeg_header", name, bytes.size()));
 }
 
 int JpegScaleDenominator(int64_t width, int64_t height, int64_t min_width, int64_t min_height) {

@@ -354,19 +354,8 @@ Result<std::string> AddJpegRestartMarkers(std::string_view bytes, const JpegRest
 
 Result<bool> HasRowAlignedRestarts(std::string_view bytes, std::string_view name) {
   const std::string where = ops_internal::JpegWhere("has_row_aligned_restarts", name, bytes.size());
-  if (bytes.empty()) return Status::InvalidArgument(where + ": empty input");
-  SLUICE_ASSIGN_OR_RETURN(JpegDecompressor * d, ops_internal::ThreadJpegDecompressor());
-  ops_internal::BeginJpegDecode(d, bytes, /*recover=*/false, /*strict=*/false,
-                                /*max_memory=*/64 << 20);
-  struct End {
-    JpegDecompressor* d;
-    ~End() { ops_internal::EndJpegDecode(d); }
-  } end{d};
-  HeaderArgs header{&d->cinfo, false, 0};
-  if (!JpegCall(&d->err, ReadHeader, &header)) return ops_internal::JpegError(d->err, where);
-  if (header.result != JPEG_HEADER_OK) {
-    return Status::InvalidArgument(where + ": the data ends before the first scan (truncated)");
-  }
+  // A clear error for anything that is not a JPEG with a complete header.
+  SLUICE_RETURN_IF_ERROR(ops_internal::ReadJpegHeaderAt(bytes, where).status());
   // The decoder's own rule (ops/internal/jpeg_splice.h), so the answer is
   // exactly whether DecodeAndCropJpeg can read only a window's segments.
   return ops_internal::ParseJpegSegments(bytes).has_value();

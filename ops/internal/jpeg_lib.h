@@ -22,6 +22,7 @@
 
 #include "sluice/core/result.h"
 #include "sluice/core/status.h"
+#include "sluice/ops/jpeg.h"
 
 namespace sluice::ops_internal {
 
@@ -113,6 +114,9 @@ void EndJpegDecode(JpegDecompressor* d);
 
 // "<op>: <name or 'N-byte input'>" for messages.
 std::string JpegWhere(std::string_view op, std::string_view name, size_t size);
+// ReadJpegHeader with errors prefixed by `where` (JpegWhere of the calling
+// op), for ops that check a header before their own work.
+Result<ops::JpegHeader> ReadJpegHeaderAt(std::string_view bytes, const std::string& where);
 // The Status for a failed JpegCall: ResourceExhausted for memory and size
 // limits, InvalidArgument otherwise (corrupt, truncated or unsupported data).
 Status JpegError(const JpegErrorManager& err, std::string_view where);
