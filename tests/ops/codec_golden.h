@@ -135,6 +135,32 @@ inline Tensor CropOf(const Tensor& image, int64_t y, int64_t x, int64_t height, 
   return out;
 }
 
+// Offset of the first marker `code` (0xFF code) before the first scan of a
+// JPEG, walking the segments, or npos.
+inline size_t FindJpegMarker(const std::string& jpeg, uint8_t code) {
+  size_t pos = 2;
+  while (pos + 4 <= jpeg.size() && static_cast<uint8_t>(jpeg[pos]) == 0xFF) {
+    const uint8_t m = static_cast<uint8_t>(jpeg[pos + 1]);
+    if (m == code) return pos;
+    if (m == 0xDA) break;  // scan data follows
+    pos += 2 + (static_cast<uint8_t>(jpeg[pos + 2]) << 8 | static_cast<uint8_t>(jpeg[pos + 3]));
+  }
+  return std::string::npos;
+}
+
+// rgb420_q90.jpg with its SOF0 claiming width x height.
+inline std::string JpegClaiming(int width, int height) {
+  std::string jpeg = CodecGolden::Read("rgb420_q90.jpg");
+  const size_t sof = FindJpegMarker(jpeg, 0xC0);
+  EXPECT_NE(sof, std::string::npos);
+  if (sof == std::string::npos) return jpeg;
+  jpeg[sof + 5] = static_cast<char>(height >> 8);
+  jpeg[sof + 6] = static_cast<char>(height & 0xFF);
+  jpeg[sof + 7] = static_cast<char>(width >> 8);
+  jpeg[sof + 8] = static_cast<char>(width & 0xFF);
+  return jpeg;
+}
+
 // A decode either worked or failed with one of the expected codes and a
 // message naming the input.
 template <typename T>

@@ -21,34 +21,12 @@ namespace {
 
 using testing::CodecGolden;
 using testing::ExpectCleanOutcome;
+using testing::FindJpegMarker;
+using testing::JpegClaiming;
 
 const char* const kJpegs[] = {"rgb420_q90.jpg",  "rgb444_q90.jpg", "gray_q90.jpg",
                               "rgb420_prog.jpg", "big420_q85.jpg", "cmyk_adobe.jpg",
                               "ycck_adobe.jpg",  "rgb422.jpg",     "rgb411.jpg"};
-// Offset of the first marker `code` (0xFF code) in a JPEG, or npos.
-size_t FindJpegMarker(const std::string& jpeg, uint8_t code) {
-  size_t pos = 2;
-  while (pos + 4 <= jpeg.size() && static_cast<uint8_t>(jpeg[pos]) == 0xFF) {
-    const uint8_t m = static_cast<uint8_t>(jpeg[pos + 1]);
-    if (m == code) return pos;
-    if (m == 0xDA) break;  // scan data follows
-    pos += 2 + (static_cast<uint8_t>(jpeg[pos + 2]) << 8 | static_cast<uint8_t>(jpeg[pos + 3]));
-  }
-  return std::string::npos;
-}
-
-// rgb420_q90.jpg with its SOF0 claiming width x height.
-std::string JpegClaiming(int width, int height) {
-  std::string jpeg = CodecGolden::Read("rgb420_q90.jpg");
-  const size_t sof = FindJpegMarker(jpeg, 0xC0);
-  EXPECT_NE(sof, std::string::npos);
-  jpeg[sof + 5] = static_cast<char>(height >> 8);
-  jpeg[sof + 6] = static_cast<char>(height & 0xFF);
-  jpeg[sof + 7] = static_cast<char>(width >> 8);
-  jpeg[sof + 8] = static_cast<char>(width & 0xFF);
-  return jpeg;
-}
-
 TEST(JpegCorruption, TruncatedAtEveryOffset) {
   for (const char* file : kJpegs) {
     const std::string jpeg = CodecGolden::Read(file);

@@ -26,6 +26,7 @@ namespace {
 
 using testing::CodecGolden;
 using testing::ExpectCleanOutcome;
+using testing::JpegClaiming;
 
 // --- What the bytes say ------------------------------------------------------
 
@@ -463,18 +464,6 @@ TEST(AddJpegRestartMarkers, OptimizedTablesAreSmallerThanStandardOnes) {
   ExpectRestarts(plain, 1);
   ExpectSamePixels(in, plain, "standard tables");
   EXPECT_LT(optimized.size(), plain.size());
-}
-
-// rgb420_q90.jpg with its SOF0 claiming width x height.
-std::string JpegClaiming(int width, int height) {
-  std::string jpeg = CodecGolden::Read("rgb420_q90.jpg");
-  const size_t sof = jpeg.find("\xFF\xC0");
-  EXPECT_NE(sof, std::string::npos);
-  jpeg[sof + 5] = static_cast<char>(height >> 8);
-  jpeg[sof + 6] = static_cast<char>(height & 0xFF);
-  jpeg[sof + 7] = static_cast<char>(width >> 8);
-  jpeg[sof + 8] = static_cast<char>(width & 0xFF);
-  return jpeg;
 }
 
 // Where the entropy-coded data of the first scan ends (the next marker).
