@@ -66,7 +66,7 @@ fuzz: deps
 	@scripts/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
 
 format:
-	@git ls-files --cached --others --exclude-standard '*.cc' '*.h' | xargs clang-format -i
+	@git ls-files --cached --others --exclude-standard '*.cc' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

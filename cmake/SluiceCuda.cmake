@@ -39,6 +39,9 @@ if(SLUICE_CCACHE)
 endif()
 enable_language(CUDA)
 find_package(CUDAToolkit REQUIRED)
+# nvcc must not get -isystem /usr/include (from packages found there): it
+# breaks libstdc++'s #include_next <math.h>. g++ searches it anyway.
+list(APPEND CMAKE_CUDA_IMPLICIT_INCLUDE_DIRECTORIES /usr/include)
 set(SLUICE_HAVE_CUDA ON)
 message(STATUS "sluice: gpu/ module built with CUDA ${CUDAToolkit_VERSION} "
                "(architectures: ${CMAKE_CUDA_ARCHITECTURES})")

@@ -4,15 +4,24 @@
 function(sluice_set_compile_options target)
   # Designated initializers ({.parallelism = 4}) leave other fields at their
   # defaults on purpose; g++ 12 would warn about each.
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-missing-field-initializers)
+  # nvcc (.cu files) takes the host compiler's flags through -Xcompiler.
+  set(cxx "$<COMPILE_LANGUAGE:CXX>")
+  set(cuda "$<COMPILE_LANGUAGE:CUDA>")
+  target_compile_options(${target} PRIVATE
+    "$<${cxx}:-Wall;-Wextra;-Wno-missing-field-initializers>"
+    "$<${cuda}:-Xcompiler=-Wall,-Wextra,-Wno-missing-field-initializers>")
   if(SLUICE_WERROR)
-    target_compile_options(${target} PRIVATE -Werror)
+    target_compile_options(${target} PRIVATE "$<${cxx}:-Werror>"
+                                             "$<${cuda}:-Werror=all-warnings;-Xcompiler=-Werror>")
   endif()
   if(SLUICE_SANITIZE)
     # vptr stays recoverable only so scripts/ubsan.supp can silence oneTBB's
     # header; `make asan` sets halt_on_error=1, so any other report is fatal.
-    target_compile_options(${target} PRIVATE -fsanitize=${SLUICE_SANITIZE} -fno-omit-frame-pointer
-                                             -fno-sanitize-recover=all -fsanitize-recover=vptr)
+    set(san -fsanitize=${SLUICE_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all
+            -fsanitize-recover=vptr)
+    list(JOIN san "," san_joined)
+    target_compile_options(${target} PRIVATE "$<${cxx}:${san}>"
+                                             "$<${cuda}:-Xcompiler=${san_joined}>")
     target_link_options(${target} PRIVATE -fsanitize=${SLUICE_SANITIZE})
   endif()
   if(SLUICE_FUZZ)

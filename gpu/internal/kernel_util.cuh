@@ -1,0 +1,178 @@
+// What the .cu files of gpu/ share: ForEach (one element function run as a
+// grid-stride CUDA kernel or as a host loop), float arithmetic that rounds
+// each step as ops/'s CPU kernels do, and the element types with their
+// conversions to and from float. Internal; nvcc only.
+#ifndef SLUICE_GPU_INTERNAL_KERNEL_UTIL_CUH_
+#define SLUICE_GPU_INTERNAL_KERNEL_UTIL_CUH_
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "sluice/gpu/internal/image_kernels.h"
+
+#define SLUICE_HD __host__ __device__ inline
+
+namespace sluice::gpu::internal {
+
+template <typename F>
+__global__ void ForEachKernel(int64_t n, F f) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    f(i);
+  }
+}
+
+// Calls f(i) for i in [0, n): a kernel on target.cuda_stream, or a loop here.
+// f must be a __host__ __device__ function object holding its data by value.
+template <typename F>
+int ForEach(int64_t n, KernelTarget target, F f) {
+  if (n <= 0) return 0;
+  if (target.cuda_stream == nullptr) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return 0;
+  }
+  constexpr int64_t kThreads = 256;
+  constexpr int64_t kMaxBlocks = 8192;  // grid-stride beyond ~2M threads
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  if (blocks > kMaxBlocks) blocks = kMaxBlocks;
+  ForEachKernel<<<static_cast<unsigned>(blocks), kThreads, 0,
+                  static_cast<cudaStream_t>(target.cuda_stream)>>>(n, f);
+  return static_cast<int>(cudaGetLastError());
+}
+
+// One IEEE operation each, never contracted into an FMA: the roundings of
+// the CPU kernels (which are built without FMA).
+SLUICE_HD float Add(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+SLUICE_HD float Sub(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+SLUICE_HD float Mul(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+SLUICE_HD float Div(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+template <typename To, typename From>
+SLUICE_HD To BitCast(From v) {
+  static_assert(sizeof(To) == sizeof(From));
+  To t;
+  memcpy(&t, &v, sizeof t);
+  return t;
+}
+
+// 16-bit floats as their bits; the conversions are those of
+// core/float16.h (round to nearest even, quiet NaNs), bit for bit.
+struct Half {
+  uint16_t bits;
+};
+struct BFloat {
+  uint16_t bits;
+};
+
+SLUICE_HD float HalfToFloat(Half h) {
+  const uint32_t sign = static_cast<uint32_t>(h.bits & 0x8000u) << 16;
+  const uint32_t exp = (h.bits >> 10) & 0x1fu;
+  const uint32_t man = h.bits & 0x3ffu;
+  if (exp == 0x1f) return BitCast<float>(sign | 0x7f800000u | (man << 13));
+  if (exp == 0) {  // zero or subnormal: man * 2^-24, exact
+    const float v = static_cast<float>(man) * 5.9604644775390625e-08f;
+    return sign ? -v : v;
+  }
+  return BitCast<float>(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+SLUICE_HD Half FloatToHalf(float f) {
+  const uint32_t x = BitCast<uint32_t>(f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) {  // inf or NaN
+    return Half{static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u))};
+  }
+  if (abs >= 0x477ff000u) return Half{static_cast<uint16_t>(sign | 0x7c00u)};  // to inf
+  if (abs < 0x38800000u) {  // subnormal or zero: let one float addition round
+    const float v = Add(BitCast<float>(abs), 0.5f);
+    return Half{static_cast<uint16_t>(sign | (BitCast<uint32_t>(v) - 0x3f000000u))};
+  }
+  const uint32_t odd = (abs >> 13) & 1u;  // rebias 127 -> 15, 23 -> 10 bits, ties to even
+  return Half{static_cast<uint16_t>(sign | ((abs + 0xc8000fffu + odd) >> 13))};
+}
+
+SLUICE_HD float BFloatToFloat(BFloat b) {
+  return BitCast<float>(static_cast<uint32_t>(b.bits) << 16);
+}
+
+SLUICE_HD BFloat FloatToBFloat(float f) {
+  const uint32_t x = BitCast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return BFloat{static_cast<uint16_t>((x >> 16) | 0x40u)};
+  return BFloat{static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16)};
+}
+
+// An element as float, as static_cast<float> of the CPU type.
+template <typename T>
+SLUICE_HD float ToFloat(T v) {
+  return static_cast<float>(v);
+}
+template <>
+SLUICE_HD float ToFloat(Half v) {
+  return HalfToFloat(v);
+}
+template <>
+SLUICE_HD float ToFloat(BFloat v) {
+  return BFloatToFloat(v);
+}
+
+// Calls fn(T{}) with the storage type of `type` (bool as uint8_t: its
+// values are 0 and 1).
+template <typename Fn>
+int VisitElemType(ElemType type, Fn&& fn) {
+  switch (type) {
+    case ElemType::kBool:
+    case ElemType::kUInt8: return fn(uint8_t{});
+    case ElemType::kInt32: return fn(int32_t{});
+    case ElemType::kInt64: return fn(int64_t{});
+    case ElemType::kFloat16: return fn(Half{});
+    case ElemType::kBFloat16: return fn(BFloat{});
+    case ElemType::kFloat32: return fn(float{});
+    case ElemType::kFloat64: return fn(double{});
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+// Calls fn(U{}) with an unsigned type of `size` bytes (1, 2, 4 or 8), for
+// loops that only move elements.
+template <typename Fn>
+int VisitElemSize(int size, Fn&& fn) {
+  switch (size) {
+    case 1: return fn(uint8_t{});
+    case 2: return fn(uint16_t{});
+    case 4: return fn(uint32_t{});
+    case 8: return fn(uint64_t{});
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+}  // namespace sluice::gpu::internal
+
+#endif  // SLUICE_GPU_INTERNAL_KERNEL_UTIL_CUH_
