@@ -19,9 +19,12 @@ function(sluice_set_compile_options target)
     # header; `make asan` sets halt_on_error=1, so any other report is fatal.
     set(san -fsanitize=${SLUICE_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all
             -fsanitize-recover=vptr)
-    list(JOIN san "," san_joined)
+    # -Xcompiler splits at commas: one -fsanitize= per sanitizer for nvcc.
+    string(REPLACE "," ";" sanitizers "${SLUICE_SANITIZE}")
+    list(TRANSFORM sanitizers PREPEND "-fsanitize=")
+    list(JOIN sanitizers "," cuda_san)
     target_compile_options(${target} PRIVATE "$<${cxx}:${san}>"
-                                             "$<${cuda}:-Xcompiler=${san_joined}>")
+      "$<${cuda}:-Xcompiler=${cuda_san},-fno-omit-frame-pointer,-fno-sanitize-recover=all,-fsanitize-recover=vptr>")
     target_link_options(${target} PRIVATE -fsanitize=${SLUICE_SANITIZE})
   endif()
   if(SLUICE_FUZZ)

@@ -19,12 +19,14 @@ std::string FormatBytes(int64_t bytes) {
 std::string AllocatorStats::ToString() const {
   return fmt::format(
       "in use {} (peak {}), reserved {} (peak {}), cached {}, largest free block {}, limit {}, "
-      "{} allocs, {} frees, {} cache hits, {} region allocs, {} region frees, {} regions, {} OOMs",
+      "{} allocs, {} frees ({} pending), {} cache hits, {} region allocs, {} region frees, {} "
+      "regions, "
+      "{} OOMs",
       FormatBytes(bytes_in_use), FormatBytes(peak_bytes_in_use), FormatBytes(bytes_reserved),
       FormatBytes(peak_bytes_reserved), FormatBytes(bytes_cached), FormatBytes(largest_free_block),
       memory_limit == 0 ? std::string("none (grow on demand)") : FormatBytes(memory_limit),
-      num_allocs, num_frees, cache_hits, num_region_allocs, num_region_frees, num_regions,
-      num_ooms);
+      num_allocs, num_frees, pending_frees, cache_hits, num_region_allocs, num_region_frees,
+      num_regions, num_ooms);
 }
 
 }  // namespace sluice::gpu

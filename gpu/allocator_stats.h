@@ -24,8 +24,9 @@ struct AllocatorStats {
   int64_t cache_hits = 0;         // allocations served without calling the provider
   int64_t num_region_allocs = 0;  // calls to the provider (cudaMalloc, cudaHostAlloc)
   int64_t num_region_frees = 0;
-  int64_t num_regions = 0;  // regions held now
-  int64_t num_ooms = 0;     // Allocate calls answered ResourceExhausted
+  int64_t num_regions = 0;    // regions held now
+  int64_t num_ooms = 0;       // Allocate calls answered ResourceExhausted
+  int64_t pending_frees = 0;  // FreeAfter blocks waiting for their events
 
   // One line: "in use 3.0 MiB (peak 4.0 MiB), reserved 4.0 MiB, ...".
   std::string ToString() const;

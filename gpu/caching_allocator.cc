@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "sluice/gpu/internal/block_pool.h"
+#include "sluice/gpu/stream.h"
 
 namespace sluice::gpu {
 namespace {
@@ -56,14 +58,15 @@ class CachingAllocator::Impl {
 
   Result<void*> Allocate(size_t bytes, StreamId stream) {
     bytes = std::max<size_t>(bytes, 1);
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    FreeCompletedLocked();
     if (bytes > kMaxRequest) return OutOfMemory(bytes, stream, Status());
     const size_t size = RoundUp(bytes, options_.alignment);
     internal::Block* b = pool_.TakeBestFit(size, stream);
     if (b != nullptr) {
       ++cache_hits_;
     } else {
-      Result<internal::Block*> grown = Grow(bytes, size, stream);
+      Result<internal::Block*> grown = Grow(bytes, size, stream, lock);
       if (!grown.ok()) return grown.status();
       b = *grown;
     }
@@ -79,11 +82,21 @@ class CachingAllocator::Impl {
   Status Free(void* ptr) {
     std::lock_guard lock(mu_);
     internal::Block* b = pool_.FindInUse(ptr);
-    if (b == nullptr) return NotLive("Free", ptr);
-    in_use_ -= b->size;
-    requested_in_use_ -= b->requested;
-    ++num_frees_;
-    pool_.Release(b);
+    if (b == nullptr || IsPending(b)) return NotLive("Free", ptr);
+    ReleaseBlockLocked(b);
+    return Status::OK();
+  }
+
+  Status FreeAfter(void* ptr, std::vector<std::shared_ptr<Event>> events) {
+    std::lock_guard lock(mu_);
+    internal::Block* b = pool_.FindInUse(ptr);
+    if (b == nullptr || IsPending(b)) return NotLive("FreeAfter", ptr);
+    std::erase(events, nullptr);
+    if (events.empty()) {
+      ReleaseBlockLocked(b);
+    } else {
+      pending_.push_back(PendingFree{b, std::move(events)});
+    }
     return Status::OK();
   }
 
@@ -96,6 +109,7 @@ class CachingAllocator::Impl {
 
   void ReleaseCachedMemory() {
     std::lock_guard lock(mu_);
+    FreeCompletedLocked();
     ReleaseLocked();
   }
 
@@ -117,6 +131,7 @@ class CachingAllocator::Impl {
     s.num_region_frees = num_region_frees_;
     s.num_regions = static_cast<int64_t>(pool_.num_regions());
     s.num_ooms = num_ooms_;
+    s.pending_frees = static_cast<int64_t>(pending_.size());
     return s;
   }
 
@@ -133,7 +148,8 @@ class CachingAllocator::Impl {
   // preferred region size, then exactly `size`; if neither fits under the
   // limit or the provider is out of memory, returns every free region and
   // tries once more.
-  Result<internal::Block*> Grow(size_t bytes, size_t size, StreamId stream) {
+  Result<internal::Block*> Grow(size_t bytes, size_t size, StreamId stream,
+                                std::unique_lock<std::mutex>& lock, bool waited = false) {
     const size_t preferred = size <= options_.small_size
                                  ? options_.small_region
                                  : RoundUp(size, options_.large_granularity);
@@ -160,7 +176,60 @@ class CachingAllocator::Impl {
       }
       if (attempt == 0 && ReleaseLocked() == 0) break;
     }
+    // Blocks waiting for other streams may be all that is missing: wait for
+    // their events without the lock (the work may free memory here), then
+    // try once more.
+    if (!pending_.empty() && !waited) {
+      std::vector<std::shared_ptr<Event>> events;
+      for (const PendingFree& p : pending_)
+        events.insert(events.end(), p.events.begin(), p.events.end());
+      lock.unlock();
+      for (const std::shared_ptr<Event>& e : events) (void)e->Synchronize();  // errors: work over
+      lock.lock();
+      if (FreeCompletedLocked() > 0) {
+        if (internal::Block* b = pool_.TakeBestFit(size, stream)) return b;
+        return Grow(bytes, size, stream, lock, /*waited=*/true);
+      }
+    }
     return OutOfMemory(bytes, stream, provider_error);
+  }
+
+  // A FreeAfter block and the events it waits for.
+  struct PendingFree {
+    internal::Block* block;
+    std::vector<std::shared_ptr<Event>> events;
+  };
+
+  bool IsPending(const internal::Block* b) const {
+    return std::any_of(pending_.begin(), pending_.end(),
+                       [b](const PendingFree& p) { return p.block == b; });
+  }
+
+  void ReleaseBlockLocked(internal::Block* b) {
+    in_use_ -= b->size;
+    requested_in_use_ -= b->requested;
+    ++num_frees_;
+    pool_.Release(b);
+  }
+
+  // Frees the pending blocks whose events have all completed (a failed
+  // query counts: the work is over); returns how many.
+  size_t FreeCompletedLocked() {
+    size_t freed = 0;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      const bool done = std::all_of(it->events.begin(), it->events.end(), [](const auto& e) {
+        Result<bool> r = e->Query();
+        return !r.ok() || *r;
+      });
+      if (!done) {
+        ++it;
+        continue;
+      }
+      ReleaseBlockLocked(it->block);
+      it = pending_.erase(it);
+      ++freed;
+    }
+    return freed;
   }
 
   size_t ReleaseLocked() {
@@ -206,6 +275,7 @@ class CachingAllocator::Impl {
   int64_t num_region_allocs_ = 0;
   int64_t num_region_frees_ = 0;
   int64_t num_ooms_ = 0;
+  std::vector<PendingFree> pending_;  // in FreeAfter order
 };
 
 Result<std::unique_ptr<CachingAllocator>> CachingAllocator::Create(
@@ -226,6 +296,9 @@ Result<void*> CachingAllocator::Allocate(size_t bytes, StreamId stream) {
   return impl_->Allocate(bytes, stream);
 }
 Status CachingAllocator::Free(void* ptr) { return impl_->Free(ptr); }
+Status CachingAllocator::FreeAfter(void* ptr, std::vector<std::shared_ptr<Event>> events) {
+  return impl_->FreeAfter(ptr, std::move(events));
+}
 Result<size_t> CachingAllocator::AllocatedSize(const void* ptr) const {
   return impl_->AllocatedSize(ptr);
 }

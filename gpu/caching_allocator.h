@@ -17,7 +17,8 @@
 // Streams: each region belongs to the stream that was current when it was
 // reserved, and a block is reused only by requests on that stream (work on
 // one stream runs in order, so the reuse is safe without waiting). A block
-// used by another stream must be freed only after that work finished.
+// used by another stream is freed with FreeAfter(ptr, events): it returns to
+// the cache once the events (recorded after that work) have completed.
 //
 // Ownership: the allocator owns its provider and every region. Pointers it
 // hands out are valid until freed or until the allocator is destroyed.
@@ -29,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sluice/core/result.h"
 #include "sluice/core/status.h"
@@ -36,6 +38,8 @@
 #include "sluice/gpu/region_provider.h"
 
 namespace sluice::gpu {
+
+class Event;  // stream.h
 
 // A CUDA stream as an opaque number (a cudaStream_t cast to an integer);
 // 0 is the default stream.
@@ -75,10 +79,20 @@ class CachingAllocator {
   // `ptr` is not a live block of this allocator: a double free, a pointer
   // into the middle of a block, another allocator's pointer.
   Status Free(void* ptr);
+  // Free, deferred until every event in `events` has completed: work on
+  // other streams, recorded in the events, still uses the block. Until then
+  // it counts as in use (and in stats().pending_frees). Completed events are
+  // looked for, oldest first, at the start of every Allocate and by
+  // ReleaseCachedMemory(); a request that would fail waits for all pending
+  // events first. An event whose query fails counts as completed.
+  // InvalidArgument as Free. REQUIRES: not called from a CUDA host function
+  // (Allocate then queries CUDA events).
+  Status FreeAfter(void* ptr, std::vector<std::shared_ptr<Event>> events);
   // The usable size of the live block at `ptr`; InvalidArgument as Free.
   Result<size_t> AllocatedSize(const void* ptr) const;
 
-  // Returns every region with no block in use to the provider.
+  // Frees the blocks whose events have completed, then returns every region
+  // with no block in use to the provider.
   void ReleaseCachedMemory();
 
   AllocatorStats stats() const;

@@ -4,11 +4,18 @@
 
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include "sluice/gpu/internal/device_runtime.h"
 
 namespace sluice::gpu {
+
+struct DeviceTensor::Uses {
+  std::mutex mu;
+  std::vector<std::shared_ptr<Event>> events;
+};
 
 Result<DeviceTensor> DeviceTensor::Allocate(const Device& device, DType dtype, const Shape& shape,
                                             const Stream* stream) {
@@ -33,10 +40,40 @@ Result<DeviceTensor> DeviceTensor::Allocate(CachingAllocator& allocator, const D
   const size_t bytes = static_cast<size_t>(*n) * DTypeSize(dtype);
   SLUICE_ASSIGN_OR_RETURN(void* data, allocator.Allocate(bytes, stream));
   CachingAllocator* owner = &allocator;
-  // Free cannot fail: `data` is a live block of `owner`.
-  Buffer buffer = Buffer::Wrap(data, bytes, [owner, data] { (void)owner->Free(data); });
+  auto uses = std::make_shared<Uses>();
+  // Neither call can fail: `data` is a live block of `owner`.
+  Buffer buffer = Buffer::Wrap(data, bytes, [owner, data, uses] {
+    std::vector<std::shared_ptr<Event>> events;
+    {
+      std::lock_guard lock(uses->mu);
+      events.swap(uses->events);
+    }
+    if (events.empty()) {
+      (void)owner->Free(data);
+    } else {
+      (void)owner->FreeAfter(data, std::move(events));
+    }
+  });
   SLUICE_ASSIGN_OR_RETURN(Tensor storage, Tensor::FromBuffer(dtype, shape, std::move(buffer)));
-  return DeviceTensor(device, std::move(storage));
+  return DeviceTensor(device, std::move(storage), std::move(uses));
+}
+
+Status DeviceTensor::RecordUse(Stream& stream) const {
+  if (stream.device() != device_) {
+    return Status::InvalidArgument(fmt::format("RecordUse: {} cannot be used on a {} stream",
+                                               DebugString(), stream.device().ToString()));
+  }
+  if (uses_ == nullptr) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, NewEvent(device_));
+  SLUICE_RETURN_IF_ERROR(stream.Record(*event));
+  RecordUse(std::shared_ptr<Event>(std::move(event)));
+  return Status::OK();
+}
+
+void DeviceTensor::RecordUse(std::shared_ptr<Event> recorded) const {
+  if (uses_ == nullptr || recorded == nullptr) return;
+  std::lock_guard lock(uses_->mu);
+  uses_->events.push_back(std::move(recorded));
 }
 
 std::string DeviceTensor::DebugString() const {

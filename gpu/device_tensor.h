@@ -9,13 +9,16 @@
 // Ownership: a DeviceTensor is a cheap handle; copies share one block of
 // device memory, which goes back to its CachingAllocator when the last
 // handle (or the last copy of storage()) is dropped. The block is allocated for one stream (the
-// allocator reuses it for later requests on that stream only); work queued on another stream that
-// uses it must have finished before the last handle is dropped. An explicitly given allocator must
+// allocator reuses it for later requests on that stream only); for work queued on another stream,
+// call RecordUse(that stream) after queuing it, and the block goes back only once that work has
+// run (PyTorch's record_stream). Without it, such work must have finished before the last handle
+// is dropped. An explicitly given allocator must
 // outlive every tensor made from it. Thread-safety: const methods may be called concurrently; the
 // bytes are as safe as any memory shared by several streams.
 #ifndef SLUICE_GPU_DEVICE_TENSOR_H_
 #define SLUICE_GPU_DEVICE_TENSOR_H_
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -59,10 +62,25 @@ class DeviceTensor {
   // "float32[2,3] on /gpu:0".
   std::string DebugString() const;
 
+  // Marks the work queued on `stream` so far as using this tensor: when the
+  // last handle drops, the memory returns to its allocator only after that
+  // work has run (CachingAllocator::FreeAfter; no thread waits). Call it
+  // after queuing the last use on a stream other than the one the tensor
+  // was allocated for. Records a new event on `stream` each call. Shared by
+  // all copies of the handle; a no-op on an empty tensor.
+  // InvalidArgument for a stream of another device.
+  Status RecordUse(Stream& stream) const;
+  // The same with an event the caller recorded after the uses (one event
+  // can serve several tensors). REQUIRES: the event is on this device.
+  void RecordUse(std::shared_ptr<Event> recorded) const;
+
  private:
-  DeviceTensor(Device device, Tensor storage) : storage_(std::move(storage)), device_(device) {}
+  struct Uses;  // the events recorded so far; shared with the block's deleter
+  DeviceTensor(Device device, Tensor storage, std::shared_ptr<Uses> uses)
+      : storage_(std::move(storage)), device_(device), uses_(std::move(uses)) {}
   Tensor storage_;
   Device device_;
+  std::shared_ptr<Uses> uses_;
 };
 
 // Queue a copy of dst.byte_size() bytes from host memory into `dst`, or of

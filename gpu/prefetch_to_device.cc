@@ -28,6 +28,19 @@ DeviceElement::DeviceElement(std::vector<DeviceTensor> components,
   }
 }
 
+Status DeviceElement::RecordUse(Stream& stream) const {
+  if (stream.device() != ready_->device()) {
+    return Status::InvalidArgument(
+        fmt::format("DeviceElement::RecordUse: a batch on {} cannot be used on a {} stream",
+                    ready_->device().ToString(), stream.device().ToString()));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, NewEvent(stream.device()));
+  SLUICE_RETURN_IF_ERROR(stream.Record(*event));
+  const std::shared_ptr<Event> shared(std::move(event));
+  for (const DeviceTensor& t : components_) t.RecordUse(shared);
+  return Status::OK();
+}
+
 const DeviceTensor* DeviceElement::find(std::string_view name) const {
   for (size_t i = 0; i < components_.size(); ++i) {
     if ((*names_)[i] == name) return &components_[i];

@@ -102,6 +102,11 @@ class DeviceElement {
   // Whether they have, without blocking.
   Result<bool> ready() const { return ready_->Query(); }
   const std::shared_ptr<Event>& ready_event() const { return ready_; }
+  // DeviceTensor::RecordUse for every component with one event: call it
+  // after queuing the work on `stream` that reads the batch, then drop the
+  // element at once; its memory returns to the copy stream's allocator
+  // only after that work has run.
+  Status RecordUse(Stream& stream) const;
 
  private:
   std::vector<DeviceTensor> components_;
