@@ -1,0 +1,206 @@
+// GPU feeding and augmentation throughput, against the device's own copy
+// bandwidth measured in the same run:
+//   * BM_CopyDeviceToDevice: Stream::CopyAsync of a batch-sized block on the
+//     device, the reference for the augmentation ops (bytes read + written);
+//   * BM_CopyHostToDevice: pinned host memory to the device, the reference
+//     for prefetch_to_device;
+//   * BM_Augment/<op>: the image-op twins on a uint8 [N, 256, 256, 3] batch
+//     (crop to 224, random flip, normalize, cast to bfloat16, and the chain);
+//   * BM_PrefetchToDevice: batches of that shape from an in-memory pipeline,
+//     staged and copied by prefetch_to_device while the consumer stream
+//     waits for each and drops it with RecordUse.
+// Each reports bytes_per_second; the ratio to its reference is the figure
+// of merit (docs/perf.md). Every iteration ends with the stream drained, so
+// the time is the device's, plus one synchronization.
+//
+//   build/bench/gpu/gpu_bench --benchmark_min_time=1
+//   SLUICE_BENCH_DEVICE=/cpu:0 build/bench/gpu/gpu_bench   # the host backend
+//
+// Without a GPU every case is skipped with the reason.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "sluice/gpu/device.h"
+#include "sluice/gpu/device_tensor.h"
+#include "sluice/gpu/image_ops.h"
+#include "sluice/gpu/pinned_host_pool.h"
+#include "sluice/gpu/prefetch_to_device.h"
+#include "sluice/gpu/region_provider.h"
+#include "sluice/gpu/stream.h"
+#include "sluice/pipeline/dataset.h"
+
+namespace sluice::gpu {
+namespace {
+
+constexpr int64_t kSide = 256, kCropSide = 224;
+
+// The device to measure, or the reason it cannot be.
+Result<Device> BenchDevice() {
+  const char* env = std::getenv("SLUICE_BENCH_DEVICE");
+  SLUICE_ASSIGN_OR_RETURN(Device d, Device::Parse(env != nullptr ? env : "/gpu:0"));
+  if (!d.is_host()) SLUICE_RETURN_IF_ERROR(GpuAvailability());
+  return d;
+}
+
+struct Setup {
+  Device device;
+  std::unique_ptr<Stream> stream;
+};
+
+// The stream, or false after skipping the benchmark with the reason.
+bool Start(benchmark::State& state, Setup* s) {
+  Result<Device> d = BenchDevice();
+  if (!d.ok()) {
+    state.SkipWithError(d.status().ToString().c_str());
+    return false;
+  }
+  Result<std::unique_ptr<Stream>> stream = NewStream(*d);
+  if (!stream.ok()) {
+    state.SkipWithError(stream.status().ToString().c_str());
+    return false;
+  }
+  s->device = *d;
+  s->stream = std::move(*stream);
+  return true;
+}
+
+bool Check(benchmark::State& state, const Status& status) {
+  if (status.ok()) return true;
+  state.SkipWithError(status.ToString().c_str());
+  return false;
+}
+
+Tensor HostBatch(int64_t n) {
+  Tensor t = Tensor::Allocate(DType::kUInt8, Shape{n, kSide, kSide, 3}).value();
+  auto v = t.flat<uint8_t>();
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>(i * 2654435761u >> 24);
+  return t;
+}
+
+void BM_CopyDeviceToDevice(benchmark::State& state) {
+  Setup s;
+  if (!Start(state, &s)) return;
+  const Shape shape{state.range(0), kSide, kSide, 3};
+  auto a = DeviceTensor::Allocate(s.device, DType::kUInt8, shape, s.stream.get());
+  auto b = DeviceTensor::Allocate(s.device, DType::kUInt8, shape, s.stream.get());
+  if (!Check(state, a.status()) || !Check(state, b.status())) return;
+  for (auto _ : state) {
+    if (!Check(state, s.stream->CopyAsync(b->data(), a->data(), a->byte_size(),
+                                          CopyDirection::kDeviceToDevice)) ||
+        !Check(state, s.stream->Synchronize())) {
+      return;
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * static_cast<int64_t>(a->byte_size()));
+}
+
+void BM_CopyHostToDevice(benchmark::State& state) {
+  Setup s;
+  if (!Start(state, &s)) return;
+  const Shape shape{state.range(0), kSide, kSide, 3};
+  auto pool = s.device.is_host() ? PinnedHostPool::CreateWithProvider(NewHostRegionProvider())
+                                 : PinnedHostPool::Create();
+  if (!Check(state, pool.status())) return;
+  auto d = DeviceTensor::Allocate(s.device, DType::kUInt8, shape, s.stream.get());
+  if (!Check(state, d.status())) return;
+  auto host = pool->Acquire(d->byte_size());
+  if (!Check(state, host.status())) return;
+  std::memset(host->data(), 1, d->byte_size());
+  for (auto _ : state) {
+    if (!Check(state, CopyToDeviceAsync(host->data(), *d, *s.stream)) ||
+        !Check(state, s.stream->Synchronize())) {
+      return;
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(d->byte_size()));
+}
+
+enum Op { kCrop, kFlip, kNormalize, kCast, kChain };  // BM_Augment's second argument
+
+void BM_Augment(benchmark::State& state) {
+  Setup s;
+  if (!Start(state, &s)) return;
+  const int64_t n = state.range(0);
+  const Op op = static_cast<Op>(state.range(1));
+  auto batch = CopyToDevice(HostBatch(n), *s.stream);
+  if (!Check(state, batch.status())) return;
+  Rng rng(1);
+  int64_t bytes = 0;  // read + written per iteration
+  for (auto _ : state) {
+    Result<DeviceTensor> out = Status::OK();
+    switch (op) {
+      case kCrop: out = Crop(*batch, {16, 16, kCropSide, kCropSide}, *s.stream); break;
+      case kFlip: out = RandomFlipLeftRight(*batch, rng, *s.stream); break;
+      case kNormalize:
+        out =
+            Normalize(*batch, {123.675f, 116.28f, 103.53f}, {58.395f, 57.12f, 57.375f}, *s.stream);
+        break;
+      case kCast: out = Cast(*batch, DType::kBFloat16, *s.stream); break;
+      case kChain: {
+        out = Crop(*batch, {16, 16, kCropSide, kCropSide}, *s.stream);
+        if (out.ok()) out = RandomFlipLeftRight(*out, rng, *s.stream);
+        if (out.ok()) {
+          out =
+              Normalize(*out, {123.675f, 116.28f, 103.53f}, {58.395f, 57.12f, 57.375f}, *s.stream);
+        }
+        if (out.ok()) out = Cast(*out, DType::kBFloat16, *s.stream);
+        break;
+      }
+    }
+    if (!Check(state, out.status()) || !Check(state, s.stream->Synchronize())) return;
+    // The chain counts its input and final output only.
+    bytes = static_cast<int64_t>(op == kCrop || op == kChain
+                                     ? n * kCropSide * kCropSide * 3
+                                     : static_cast<int64_t>(batch->byte_size())) +
+            static_cast<int64_t>(out->byte_size());
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+  static const char* kNames[] = {"crop", "random_flip", "normalize", "cast_bf16",
+                                 "crop_flip_normalize_cast"};
+  state.SetLabel(kNames[op]);
+}
+
+void BM_PrefetchToDevice(benchmark::State& state) {
+  Setup s;
+  if (!Start(state, &s)) return;
+  const int64_t n = state.range(0);
+  const Tensor host = HostBatch(n);
+  Dataset ds = Dataset::from_tensors(Element({host})).repeat();
+  auto it = PrefetchToDevice(ds, s.device, {.depth = 2});
+  if (!Check(state, it.status())) return;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    auto batch = it->Next();
+    if (!Check(state, batch.status()) || !batch->has_value()) return;
+    if (!Check(state, (*batch)->WaitOn(*s.stream)) ||
+        !Check(state, (*batch)->RecordUse(*s.stream)) || !Check(state, s.stream->Synchronize())) {
+      return;
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(host.byte_size()));
+  const double elapsed_ns = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
+  const PrefetchToDeviceStats stats = it->stats();
+  state.counters["consumer_waits"] = static_cast<double>(stats.consumer_waits);
+  // The share of the loop the consumer spent in Next() waiting for a batch.
+  state.counters["wait_fraction"] = static_cast<double>(stats.consumer_wait_ns) / elapsed_ns;
+}
+
+BENCHMARK(BM_CopyDeviceToDevice)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CopyHostToDevice)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Augment)
+    ->ArgsProduct({{256}, {kCrop, kFlip, kNormalize, kCast, kChain}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PrefetchToDevice)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace sluice::gpu
+
+BENCHMARK_MAIN();
