@@ -1,0 +1,27 @@
+// Uses an installed sluice's gpu module: lists the GPUs (none is fine) and
+// runs an image op on the host backend, which needs no GPU.
+#include <cstdio>
+#include <span>
+#include <vector>
+
+#include "sluice/gpu/device.h"
+#include "sluice/gpu/device_tensor.h"
+#include "sluice/gpu/image_ops.h"
+
+namespace gpu = sluice::gpu;
+
+int main() {
+  std::printf("%zu GPU(s)\n", gpu::ListPhysicalDevices().size());
+  auto stream = gpu::NewStream(gpu::Device::Host());
+  const std::vector<float> pixels = {1, 2, 3, 4, 5, 6};
+  auto image = sluice::Tensor::FromVector(std::span<const float>(pixels), sluice::Shape{1, 2, 3});
+  if (!stream.ok() || !image.ok()) return 1;
+  auto d = gpu::CopyToDevice(*image, **stream);
+  if (!d.ok()) return 1;
+  auto flipped = gpu::FlipLeftRight(*d, **stream);
+  if (!flipped.ok()) return 1;
+  auto back = gpu::CopyToHost(*flipped, **stream);
+  if (!back.ok() || back->flat<float>()[0] != 4.0f) return 1;
+  std::printf("gpu consumer ok\n");
+  return 0;
+}
