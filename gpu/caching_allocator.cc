@@ -82,7 +82,7 @@ class CachingAllocator::Impl {
   Status Free(void* ptr) {
     std::lock_guard lock(mu_);
     internal::Block* b = pool_.FindInUse(ptr);
-    if (b == nullptr || IsPending(b)) return NotLive("Free", ptr);
+    if (b == nullptr || b->free_pending) return NotLive("Free", ptr);
     ReleaseBlockLocked(b);
     return Status::OK();
   }
@@ -90,11 +90,12 @@ class CachingAllocator::Impl {
   Status FreeAfter(void* ptr, std::vector<std::shared_ptr<Event>> events) {
     std::lock_guard lock(mu_);
     internal::Block* b = pool_.FindInUse(ptr);
-    if (b == nullptr || IsPending(b)) return NotLive("FreeAfter", ptr);
+    if (b == nullptr || b->free_pending) return NotLive("FreeAfter", ptr);
     std::erase(events, nullptr);
     if (events.empty()) {
       ReleaseBlockLocked(b);
     } else {
+      b->free_pending = true;
       pending_.push_back(PendingFree{b, std::move(events)});
     }
     return Status::OK();
@@ -200,12 +201,8 @@ class CachingAllocator::Impl {
     std::vector<std::shared_ptr<Event>> events;
   };
 
-  bool IsPending(const internal::Block* b) const {
-    return std::any_of(pending_.begin(), pending_.end(),
-                       [b](const PendingFree& p) { return p.block == b; });
-  }
-
   void ReleaseBlockLocked(internal::Block* b) {
+    b->free_pending = false;
     in_use_ -= b->size;
     requested_in_use_ -= b->requested;
     ++num_frees_;

@@ -21,8 +21,9 @@ struct Block {
   size_t size = 0;
   size_t requested = 0;  // the caller's size while in use
   bool in_use = false;
-  uintptr_t stream = 0;   // the stream of the block's region
-  Block* prev = nullptr;  // neighbours in address order, same region
+  bool free_pending = false;  // in use, handed to CachingAllocator::FreeAfter
+  uintptr_t stream = 0;       // the stream of the block's region
+  Block* prev = nullptr;      // neighbours in address order, same region
   Block* next = nullptr;
 };
 
