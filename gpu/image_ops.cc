@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 #include <string_view>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sluice/gpu/internal/cuda_error.h"
@@ -196,32 +196,31 @@ Result<DeviceTensor> Normalize(const DeviceTensor& image, std::span<const float>
         "gpu::Normalize: image must have a channel dimension, got shape " + shape.ToString());
   }
   const int64_t channels = shape.dim(shape.rank() - 1);
-  internal::NormalizeArgs a;
-  for (auto [values, name, dst] :
-       {std::tuple{mean, "mean", a.mean}, std::tuple{stddev, "stddev", a.stddev}}) {
+  for (auto [values, name] : {std::pair{mean, "mean"}, std::pair{stddev, "stddev"}}) {
     if (values.size() != 1 && (values.empty() || static_cast<int64_t>(values.size()) != channels)) {
       return Status::InvalidArgument(
           fmt::format("gpu::Normalize: {} has {} values, expected 1 or {} (channels of shape {})",
                       name, values.size(), channels, shape.ToString()));
     }
-    if (values.size() > 1 && channels > internal::kMaxNormalizeChannels) {
-      return Status::InvalidArgument(fmt::format(
-          "gpu::Normalize: {} per-channel values; devices take at most {} (use ops::Normalize)",
-          channels, internal::kMaxNormalizeChannels));
-    }
-    const int64_t n = values.size() == 1 ? 1 : channels;
-    for (int64_t c = 0; c < n; ++c) dst[c] = values[c];
   }
-  for (size_t i = 0; i < stddev.size(); ++i) {
-    if (stddev[i] == 0.0f || !std::isfinite(stddev[i])) {
-      return Status::InvalidArgument(fmt::format(
-          "gpu::Normalize: stddev values must be finite and non-zero, got {}", stddev[i]));
+  for (float x : stddev) {
+    if (x == 0.0f || !std::isfinite(x)) {
+      return Status::InvalidArgument(
+          fmt::format("gpu::Normalize: stddev values must be finite and non-zero, got {}", x));
     }
   }
-  // One value for all channels: the loop cycles over a single "channel".
+  internal::NormalizeArgs a;
+  // One value each for all channels: the loop cycles over a single "channel".
   a.channels = mean.size() == 1 && stddev.size() == 1 ? 1 : channels;
-  if (mean.size() == 1 && a.channels > 1) std::fill_n(a.mean, a.channels, mean[0]);
-  if (stddev.size() == 1 && a.channels > 1) std::fill_n(a.stddev, a.channels, stddev[0]);
+  if (a.channels > internal::kMaxNormalizeChannels) {
+    return Status::InvalidArgument(fmt::format(
+        "gpu::Normalize: {} per-channel values; devices take at most {} (use ops::Normalize)",
+        channels, internal::kMaxNormalizeChannels));
+  }
+  for (int64_t c = 0; c < a.channels; ++c) {
+    a.mean[c] = mean[mean.size() == 1 ? 0 : c];
+    a.stddev[c] = stddev[stddev.size() == 1 ? 0 : c];
+  }
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, DType::kFloat32, shape));
   a.in = image.data();
   a.out = static_cast<float*>(out.data());
