@@ -13,7 +13,6 @@
 #include "sluice/gpu/caching_allocator.h"
 #include "sluice/gpu/device_tensor.h"
 #include "sluice/gpu/prefetch_to_device.h"
-#include "sluice/gpu/region_provider.h"
 #include "sluice/pipeline/dataset.h"
 
 namespace sluice::gpu {
@@ -21,16 +20,11 @@ namespace {
 
 using ::sluice::gpu::testing::DeviceTestName;
 using ::sluice::gpu::testing::Gate;
+using ::sluice::gpu::testing::HostAllocator;
 using ::sluice::gpu::testing::OnEachDevice;
 using ::testing::HasSubstr;
 
 constexpr size_t kMiB = 1024 * 1024;
-
-std::unique_ptr<CachingAllocator> HostAllocator(size_t limit = 0) {
-  return std::move(CachingAllocator::Create(NewHostRegionProvider(),
-                                            {.name = "test device", .memory_limit = limit}))
-      .value();
-}
 
 // An event recorded on `stream` now.
 std::shared_ptr<Event> RecordedOn(Stream& stream) {

@@ -6,20 +6,14 @@
 #include <gtest/gtest.h>
 
 #include "device_test_util.h"
-#include "sluice/gpu/region_provider.h"
 
 namespace sluice::gpu {
 namespace {
 
 using ::sluice::gpu::testing::DeviceTestName;
+using ::sluice::gpu::testing::HostAllocator;
 using ::sluice::gpu::testing::OnEachDevice;
 using ::testing::HasSubstr;
-
-std::unique_ptr<CachingAllocator> HostAllocator(size_t limit = 0) {
-  return std::move(CachingAllocator::Create(NewHostRegionProvider(),
-                                            {.name = "test device", .memory_limit = limit}))
-      .value();
-}
 
 TEST(DeviceTensorTest, TheLastHandleFreesTheBlock) {
   auto allocator = HostAllocator();

@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <memory>
 #include <string>
 
+#include "sluice/gpu/caching_allocator.h"
 #include "sluice/gpu/device.h"
 #include "sluice/gpu/pinned_host_pool.h"
+#include "sluice/gpu/region_provider.h"
 #include "sluice/gpu/stream.h"
 #include "test_util.h"
 
@@ -31,6 +34,13 @@ class OnEachDevice : public ::testing::TestWithParam<std::string> {
 
 inline std::string DeviceTestName(const ::testing::TestParamInfo<std::string>& info) {
   return info.param == "/cpu:0" ? "Host" : "Gpu";
+}
+
+// A device allocator over heap memory (a GPU's limit, if `limit` > 0).
+inline std::unique_ptr<CachingAllocator> HostAllocator(size_t limit = 0) {
+  return std::move(CachingAllocator::Create(NewHostRegionProvider(),
+                                            {.name = "test device", .memory_limit = limit}))
+      .value();
 }
 
 // Host memory asynchronous copies may use: pinned for a GPU (a pageable

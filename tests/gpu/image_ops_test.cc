@@ -14,7 +14,6 @@
 
 #include "device_test_util.h"
 #include "sluice/core/float16.h"
-#include "sluice/gpu/region_provider.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/resize.h"
 
@@ -331,7 +330,7 @@ TEST_P(ImageOpsTest, BadArgumentsAreInvalidArgumentBeforeAnythingRuns) {
 
 TEST_P(ImageOpsTest, ATensorOfAnotherDeviceIsRejected) {
   // A tensor labelled with the other device (host memory behind it).
-  auto allocator = std::move(CachingAllocator::Create(NewHostRegionProvider(), {})).value();
+  auto allocator = testing::HostAllocator();
   const Device other = device_.is_host() ? Device::Gpu(0) : Device::Host();
   SLUICE_ASSERT_OK_AND_ASSIGN(
       DeviceTensor t, DeviceTensor::Allocate(*allocator, other, DType::kUInt8, Shape{2, 2, 3}));
