@@ -9,9 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/gpu/internal/cuda_error.h"
-#include "sluice/gpu/internal/device_runtime.h"
 #include "sluice/gpu/internal/image_kernels.h"
+#include "sluice/gpu/internal/launch.h"
 #include "sluice/ops/internal/image_dims.h"
 
 namespace sluice::gpu {
@@ -44,19 +43,9 @@ Status CheckStream(const DeviceTensor& t, const Stream& stream, std::string_view
                   stream.device().ToString()));
 }
 
-// Queues run(target) on `stream`: launched now with the stream's GPU
-// current, or, on the host device, as a host function of the stream.
 template <typename Run>
 Status Enqueue(Stream& stream, std::string_view op, Run run) {
-  if (stream.device().is_host()) {
-    return stream.LaunchHostFunc([run] { (void)run(KernelTarget{}); });
-  }
-  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
-                          internal::GetDeviceRuntime(stream.device()));
-  internal::ScopedDevice scope(runtime->cuda_ordinal);
-  SLUICE_RETURN_IF_ERROR(scope.status());
-  const int err = run(KernelTarget{stream.native_handle()});
-  return internal::CudaStatus(static_cast<cudaError_t>(err), fmt::format("gpu::{} kernel", op));
+  return internal::Enqueue(stream, fmt::format("gpu::{} kernel", op), std::move(run));
 }
 
 Result<DeviceTensor> NewOutput(const Stream& stream, DType dtype, const Shape& shape) {

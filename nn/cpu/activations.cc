@@ -4,11 +4,16 @@
 #include <cmath>
 #include <cstring>
 
-#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
 
 namespace sluice::nn::cpu {
+
+using internal::Arg;
+using internal::CheckSameShape;
+using internal::CheckTensors;
+using internal::Invalid;
 namespace {
 
 // 1 / (1 + e^-x) without overflow for large |x|.

@@ -12,12 +12,17 @@
 // HWIO was 1.7-2.1x faster.
 #include <optional>
 
-#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/cpu/scratch.h"
 
 namespace sluice::nn::cpu {
+
+using internal::Arg;
+using internal::CheckSameShape;
+using internal::CheckTensors;
+using internal::Invalid;
 namespace {
 
 using dnnl::memory;

@@ -7,12 +7,18 @@
 
 #include <cstring>
 
-#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/internal/cpu_factory.h"
 
 namespace sluice::nn {
 namespace cpu {
+
+using internal::Arg;
+using internal::CheckSameShape;
+using internal::CheckTensors;
+using internal::Invalid;
+
 namespace {
 
 // The cores this process may run on (taskset, cgroups' cpusets), which is
@@ -25,14 +31,6 @@ int AllowedCores() {
     if (n > 0) return n;
   }
   return std::max(1, omp_get_num_procs());
-}
-
-Status CheckNumeric(std::string_view method, DType dtype) {
-  if (dtype == DType::kString) {
-    return Status::InvalidArgument(std::string(method) +
-                                   ": string tensors cannot live on a device");
-  }
-  return Status::OK();
 }
 
 // Free blocks kept for reuse: several training steps' worth of activations
@@ -72,19 +70,15 @@ int CpuBackend::UseThreads() const {
 }
 
 Result<DeviceTensor> CpuBackend::Allocate(DType dtype, const Shape& shape) {
-  SLUICE_RETURN_IF_ERROR(CheckNumeric("Allocate", dtype));
-  std::optional<int64_t> n = shape.CheckedNumElements();
-  if (!n || *n < 0 || static_cast<uint64_t>(*n) > Buffer::kMaxAllocation / DTypeSize(dtype)) {
-    return Status::InvalidArgument("Allocate: shape " + shape.ToString() +
-                                   " is not a valid tensor shape");
-  }
-  SLUICE_ASSIGN_OR_RETURN(Buffer b, blocks_->Get(static_cast<size_t>(*n) * DTypeSize(dtype)));
+  SLUICE_RETURN_IF_ERROR(internal::CheckAllocate(dtype, shape));
+  SLUICE_ASSIGN_OR_RETURN(Buffer b, blocks_->Get(static_cast<size_t>(shape.num_elements()) *
+                                                 DTypeSize(dtype)));
   SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::FromBuffer(dtype, shape, std::move(b)));
   return DeviceTensor(device_, std::move(t));
 }
 
 Result<DeviceTensor> CpuBackend::ToDevice(const Tensor& host) {
-  SLUICE_RETURN_IF_ERROR(CheckNumeric("ToDevice", host.dtype()));
+  SLUICE_RETURN_IF_ERROR(internal::CheckNumeric("ToDevice", host.dtype()));
   return DeviceTensor(device_, host);
 }
 
@@ -95,15 +89,7 @@ Result<Tensor> CpuBackend::ToHost(const DeviceTensor& x) {
 }
 
 Status CpuBackend::CopyFromHost(const Tensor& host, DeviceTensor* dst) {
-  SLUICE_RETURN_IF_ERROR(CheckNumeric("CopyFromHost", host.dtype()));
-  if (dst == nullptr) return Status::InvalidArgument("CopyFromHost: dst is null");
-  SLUICE_RETURN_IF_ERROR(CheckTensors("CopyFromHost", device_, host.dtype(), {{"dst", dst}}));
-  if (host.num_elements() != dst->num_elements()) {
-    return Invalid("CopyFromHost",
-                   "element counts differ: host " + std::string(DTypeName(host.dtype())) +
-                       host.shape().ToString(),
-                   {{"dst", dst}});
-  }
+  SLUICE_RETURN_IF_ERROR(internal::CheckCopyFromHost(device_, host, dst));
   if (dst->byte_size() > 0 && dst->raw_data() != host.raw_data()) {
     std::memmove(dst->raw_data(), host.raw_data(), dst->byte_size());
   }
@@ -111,11 +97,7 @@ Status CpuBackend::CopyFromHost(const Tensor& host, DeviceTensor* dst) {
 }
 
 Status CpuBackend::Copy(const DeviceTensor& src, DeviceTensor* dst) {
-  if (dst == nullptr) return Status::InvalidArgument("Copy: dst is null");
-  SLUICE_RETURN_IF_ERROR(CheckTensors("Copy", device_, src.dtype(), {{"src", &src}, {"dst", dst}}));
-  if (src.num_elements() != dst->num_elements()) {
-    return Invalid("Copy", "element counts differ", {{"src", &src}, {"dst", dst}});
-  }
+  SLUICE_RETURN_IF_ERROR(internal::CheckCopy(device_, src, dst));
   if (dst->byte_size() > 0 && dst->raw_data() != src.raw_data()) {
     std::memmove(dst->raw_data(), src.raw_data(), dst->byte_size());
   }

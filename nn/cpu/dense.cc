@@ -7,12 +7,17 @@
 #include <bit>
 #include <vector>
 
-#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/cpu/parallel.h"
 
 namespace sluice::nn::cpu {
+
+using internal::Arg;
+using internal::CheckSameShape;
+using internal::CheckTensors;
+using internal::Invalid;
 namespace {
 
 struct MatMulPrimitive {

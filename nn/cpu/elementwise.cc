@@ -3,11 +3,16 @@
 #include <algorithm>
 
 #include "sluice/core/rng.h"
-#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
 
 namespace sluice::nn::cpu {
+
+using internal::Arg;
+using internal::CheckSameShape;
+using internal::CheckTensors;
+using internal::Invalid;
 
 Status CpuBackend::Fill(float value, DeviceTensor* x) {
   SLUICE_RETURN_IF_ERROR(CheckTensors("Fill", device_, DType::kFloat32, {{"x", x}}));

@@ -4,11 +4,16 @@
 #include <cmath>
 #include <vector>
 
-#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
 
 namespace sluice::nn::cpu {
+
+using internal::Arg;
+using internal::CheckSameShape;
+using internal::CheckTensors;
+using internal::Invalid;
 namespace {
 
 // Keras's backend.epsilon(): probabilities are clipped to [eps, 1 - eps].

@@ -5,12 +5,17 @@
 // row-major order and replaces the maximum only on a strictly greater
 // value, so ties send the gradient to the first maximum, as TensorFlow
 // does (backend_test checks it). Average pooling excludes padding.
-#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/cpu/scratch.h"
 
 namespace sluice::nn::cpu {
+
+using internal::Arg;
+using internal::CheckSameShape;
+using internal::CheckTensors;
+using internal::Invalid;
 namespace {
 
 using dnnl::memory;

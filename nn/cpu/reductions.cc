@@ -1,11 +1,16 @@
 // Sum and CountArgMaxMatches: the host-side reductions metrics need.
 #include <vector>
 
-#include "sluice/nn/cpu/checks.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
 
 namespace sluice::nn::cpu {
+
+using internal::Arg;
+using internal::CheckSameShape;
+using internal::CheckTensors;
+using internal::Invalid;
 namespace {
 
 // Index of the first maximum of `c` values (NaNs never win).

@@ -1,21 +1,24 @@
-// Argument checks shared by the CPU backend's methods (internal).
+// Argument checks shared by the backends' methods (nn/cpu/ and gpu/backend/;
+// internal).
 //
 // Every failure is InvalidArgument and reads
 //   "<Method>: <problem> (<name> cpu:0 float32[2,3], <name> ...)"
 // so the caller sees which call and which tensors were wrong.
-#ifndef SLUICE_NN_CPU_CHECKS_H_
-#define SLUICE_NN_CPU_CHECKS_H_
+#ifndef SLUICE_NN_INTERNAL_BACKEND_CHECKS_H_
+#define SLUICE_NN_INTERNAL_BACKEND_CHECKS_H_
 
 #include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "sluice/core/shape.h"
 #include "sluice/core/status.h"
+#include "sluice/core/tensor.h"
 #include "sluice/nn/device.h"
 #include "sluice/nn/device_tensor.h"
 
-namespace sluice::nn::cpu {
+namespace sluice::nn::internal {
 
 // A named tensor argument; a null tensor reads as "<name> null".
 using Arg = std::pair<std::string_view, const DeviceTensor*>;
@@ -34,6 +37,16 @@ Status CheckTensors(std::string_view method, Device device, DType dtype,
 // Checks that `b` has exactly `a`'s shape.
 Status CheckSameShape(std::string_view method, const Arg& a, const Arg& b);
 
-}  // namespace sluice::nn::cpu
+// The checks of the memory methods, common to every backend:
+// - Allocate: a numeric dtype and a shape whose bytes fit one allocation;
+// - ToDevice: a numeric host tensor;
+// - CopyFromHost: dst non-null, on `device`, of host's dtype and count;
+// - Copy: src and dst on `device`, of one dtype and count.
+Status CheckAllocate(DType dtype, const Shape& shape);
+Status CheckNumeric(std::string_view method, DType dtype);
+Status CheckCopyFromHost(Device device, const Tensor& host, const DeviceTensor* dst);
+Status CheckCopy(Device device, const DeviceTensor& src, const DeviceTensor* dst);
 
-#endif  // SLUICE_NN_CPU_CHECKS_H_
+}  // namespace sluice::nn::internal
+
+#endif  // SLUICE_NN_INTERNAL_BACKEND_CHECKS_H_
