@@ -69,8 +69,10 @@ Result<Backend*> GetBackend(Device device) {
   } else if (device.kind == DeviceKind::kCpu) {
     made = internal::MakeCpuBackend(device);
   } else {
-    return Status::NotFound("no backend for device " + device.ToString() +
-                            ": sluice was built without the gpu module, or it is not linked");
+    return Status::NotFound(
+        "no backend for device " + device.ToString() +
+        ": sluice was built without the gpu module, or the program did not call "
+        "sluice::gpu::RegisterNnBackend()");
   }
   if (!made.ok()) return made.status();
   Backend* b = made->get();

@@ -2,9 +2,9 @@
 //
 // Layers, losses, optimizers and metrics are written once against this
 // interface; each device kind provides one implementation. The CPU backend
-// (nn/cpu/, oneDNN) is built in; the GPU backend (gpu/, cuDNN + cuBLAS)
-// registers itself when linked. nn/ never includes a device library's
-// headers.
+// (nn/cpu/, oneDNN) is built in; the GPU backend (gpu/nn_backend.h: its
+// own kernels, cuBLAS and cuDNN) registers itself with
+// gpu::RegisterNnBackend(). nn/ never includes a device library's headers.
 //
 // Conventions for every method:
 // - Tensors are dense row-major DeviceTensors on this backend's device;
@@ -15,7 +15,11 @@
 //   the method and the shapes; nothing is written then.
 // - "In place allowed" means an output may be the same tensor as an input.
 // - Work is issued in order. On an asynchronous device a method may return
-//   before its result is ready; ToHost() and Synchronize() wait.
+//   before its result is ready; ToHost(), Synchronize(), Sum() and
+//   CountArgMaxMatches() wait. A problem only the data shows (a class id
+//   out of range) is then returned by the next of those calls instead of
+//   the method that queued the work (the GPU backend); shapes, dtypes and
+//   devices are always checked by the method itself.
 //
 // Thread-safety: a Backend may be called from several threads at once only
 // if the threads work on disjoint output tensors. Each call uses the
@@ -185,7 +189,8 @@ class Backend {
 
 // The backend of `device`: the built-in CPU backend for "cpu", a registered
 // one otherwise. NotFound naming the device if no backend serves it (for a
-// GPU: the gpu module is not linked, or no such device). The returned
+// GPU: the gpu module is not built or gpu::RegisterNnBackend() was not
+// called; or no such device). The returned
 // backend lives until the process exits.
 Result<Backend*> GetBackend(Device device);
 // Registers the factory that makes the backend of each device of `kind`

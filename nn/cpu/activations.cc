@@ -4,16 +4,12 @@
 #include <cmath>
 #include <cstring>
 
-#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
+#include "sluice/nn/internal/train_checks.h"
 
 namespace sluice::nn::cpu {
 
-using internal::Arg;
-using internal::CheckSameShape;
-using internal::CheckTensors;
-using internal::Invalid;
 namespace {
 
 // 1 / (1 + e^-x) without overflow for large |x|.
@@ -39,15 +35,12 @@ void SoftmaxRow(const float* x, int64_t c, float* y) {
 }  // namespace
 
 Status CpuBackend::ActivationForward(Activation f, const DeviceTensor& x, DeviceTensor* y) {
-  constexpr std::string_view kMethod = "ActivationForward";
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"x", &x}, {"y", y}}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"x", &x}, {"y", y}));
+  SLUICE_RETURN_IF_ERROR(internal::CheckActivationForward(device_, f, x, y));
   const float* in = x.data<float>();
   float* out = y->data<float>();
   const int64_t n = x.num_elements();
   const int threads = UseThreads();
   if (f == Activation::kSoftmax) {
-    if (x.rank() < 1) return Invalid(kMethod, "softmax needs rank >= 1", {{"x", &x}});
     const int64_t c = x.dim(x.rank() - 1);
     if (c == 0) return Status::OK();
     ParallelFor(n / c, threads, c, [&](int, int64_t begin, int64_t end) {
@@ -78,18 +71,13 @@ Status CpuBackend::ActivationForward(Activation f, const DeviceTensor& x, Device
 
 Status CpuBackend::ActivationBackward(Activation f, const DeviceTensor& y, const DeviceTensor& dy,
                                       DeviceTensor* dx) {
-  constexpr std::string_view kMethod = "ActivationBackward";
-  SLUICE_RETURN_IF_ERROR(
-      CheckTensors(kMethod, device_, DType::kFloat32, {{"y", &y}, {"dy", &dy}, {"dx", dx}}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"y", &y}, {"dy", &dy}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"y", &y}, {"dx", dx}));
+  SLUICE_RETURN_IF_ERROR(internal::CheckActivationBackward(device_, f, y, dy, dx));
   const float* py = y.data<float>();
   const float* pdy = dy.data<float>();
   float* out = dx->data<float>();
   const int64_t n = y.num_elements();
   const int threads = UseThreads();
   if (f == Activation::kSoftmax) {
-    if (y.rank() < 1) return Invalid(kMethod, "softmax needs rank >= 1", {{"y", &y}});
     const int64_t c = y.dim(y.rank() - 1);
     if (c == 0) return Status::OK();
     ParallelFor(n / c, threads, c, [&](int, int64_t begin, int64_t end) {

@@ -12,17 +12,13 @@
 // HWIO was 1.7-2.1x faster.
 #include <optional>
 
-#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/cpu/scratch.h"
+#include "sluice/nn/internal/conv_checks.h"
 
 namespace sluice::nn::cpu {
 
-using internal::Arg;
-using internal::CheckSameShape;
-using internal::CheckTensors;
-using internal::Invalid;
 namespace {
 
 using dnnl::memory;
@@ -50,29 +46,16 @@ struct ConvShape {
   }
 };
 
-// The shape of a convolution of x [n, h, w, c] with filter [kh, kw, c, o];
-// InvalidArgument naming `method` and `args` if they do not fit or `out`
-// (y, dy) does not have the output shape.
-Result<ConvShape> MakeConvShape(std::string_view method, const Shape& x, const Shape& filter,
-                                const Shape& out, const Window2D& w,
-                                std::initializer_list<Arg> args) {
-  if (x.rank() != 4 || filter.rank() != 4) {
-    return Invalid(method, "x must be NHWC and the filter HWIO (rank 4)", args);
-  }
-  Result<Shape> y = Conv2DOutputShape(x, filter, w);
-  if (!y.ok()) return Invalid(method, y.status().message(), args);
-  if (out != *y) return Invalid(method, "output must be " + y->ToString(), args);
-  Result<WindowDim> dh = ComputeWindowDim(x.dim(1), w.kernel_h, w.stride_h, w.padding);
-  Result<WindowDim> dw = ComputeWindowDim(x.dim(2), w.kernel_w, w.stride_w, w.padding);
-  if (!dh.ok() || !dw.ok()) return Invalid(method, "the window does not fit", args);
+// oneDNN's view of a checked geometry.
+ConvShape MakeConvShape(const internal::ConvGeometry& g) {
   ConvShape s;
-  s.src = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
-  s.weights = {filter.dim(3), filter.dim(2), filter.dim(0), filter.dim(1)};
-  s.bias = {filter.dim(3)};
-  s.dst = {y->dim(0), y->dim(3), y->dim(1), y->dim(2)};
-  s.strides = {w.stride_h, w.stride_w};
-  s.pad_l = {dh->pad_before, dw->pad_before};
-  s.pad_r = {dh->pad_after, dw->pad_after};
+  s.src = {g.batch, g.in_c, g.in_h, g.in_w};
+  s.weights = {g.out_c, g.in_c, g.kernel_h, g.kernel_w};
+  s.bias = {g.out_c};
+  s.dst = {g.batch, g.out_c, g.out_h, g.out_w};
+  s.strides = {g.stride_h, g.stride_w};
+  s.pad_l = {g.pad_top, g.pad_left};
+  s.pad_r = {g.pad_bottom, g.pad_right};
   return s;
 }
 
@@ -126,17 +109,9 @@ Status CpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
                                  const DeviceTensor* bias, const Window2D& window,
                                  DeviceTensor* y) {
   constexpr std::string_view kMethod = "Conv2DForward";
-  SLUICE_RETURN_IF_ERROR(
-      CheckTensors(kMethod, device_, DType::kFloat32, {{"x", &x}, {"filter", &filter}, {"y", y}}));
-  const auto args = {Arg{"x", &x}, Arg{"filter", &filter}, Arg{"y", y}};
-  SLUICE_ASSIGN_OR_RETURN(
-      ConvShape s, MakeConvShape(kMethod, x.shape(), filter.shape(), y->shape(), window, args));
-  if (bias != nullptr) {
-    SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"bias", bias}}));
-    if (bias->shape() != Shape{filter.dim(3)}) {
-      return Invalid(kMethod, "bias must be [out]", {{"filter", &filter}, {"bias", bias}});
-    }
-  }
+  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
+                          internal::CheckConv2DForward(device_, x, filter, bias, window, y));
+  const ConvShape s = MakeConvShape(g);
   if (y->num_elements() == 0) return Status::OK();
   UseThreads();
   return RunDnnl(kMethod, [&]() -> Status {
@@ -168,11 +143,9 @@ Status CpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
 Status CpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor& filter,
                                       const Window2D& window, DeviceTensor* dx) {
   constexpr std::string_view kMethod = "Conv2DBackwardData";
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32,
-                                      {{"dy", &dy}, {"filter", &filter}, {"dx", dx}}));
-  const auto args = {Arg{"dy", &dy}, Arg{"filter", &filter}, Arg{"dx", dx}};
-  SLUICE_ASSIGN_OR_RETURN(
-      ConvShape s, MakeConvShape(kMethod, dx->shape(), filter.shape(), dy.shape(), window, args));
+  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
+                          internal::CheckConv2DBackwardData(device_, dy, filter, window, dx));
+  const ConvShape s = MakeConvShape(g);
   if (dx->num_elements() == 0) return Status::OK();
   UseThreads();
   return RunDnnl(kMethod, [&]() -> Status {
@@ -208,17 +181,9 @@ Status CpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTenso
                                         const Window2D& window, DeviceTensor* dfilter,
                                         DeviceTensor* dbias) {
   constexpr std::string_view kMethod = "Conv2DBackwardFilter";
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32,
-                                      {{"x", &x}, {"dy", &dy}, {"dfilter", dfilter}}));
-  const auto args = {Arg{"x", &x}, Arg{"dy", &dy}, Arg{"dfilter", dfilter}};
-  SLUICE_ASSIGN_OR_RETURN(
-      ConvShape s, MakeConvShape(kMethod, x.shape(), dfilter->shape(), dy.shape(), window, args));
-  if (dbias != nullptr) {
-    SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"dbias", dbias}}));
-    if (dbias->shape() != Shape{dfilter->dim(3)}) {
-      return Invalid(kMethod, "dbias must be [out]", {{"dfilter", dfilter}, {"dbias", dbias}});
-    }
-  }
+  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g, internal::CheckConv2DBackwardFilter(
+                                                        device_, x, dy, window, dfilter, dbias));
+  const ConvShape s = MakeConvShape(g);
   if (dy.num_elements() == 0) {
     // An empty batch: the gradients are zero sums.
     SLUICE_RETURN_IF_ERROR(Fill(0.0f, dfilter));

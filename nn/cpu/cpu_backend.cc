@@ -7,8 +7,8 @@
 
 #include <cstring>
 
-#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/dnnl_context.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/internal/cpu_factory.h"
 
 namespace sluice::nn {
@@ -71,8 +71,8 @@ int CpuBackend::UseThreads() const {
 
 Result<DeviceTensor> CpuBackend::Allocate(DType dtype, const Shape& shape) {
   SLUICE_RETURN_IF_ERROR(internal::CheckAllocate(dtype, shape));
-  SLUICE_ASSIGN_OR_RETURN(Buffer b, blocks_->Get(static_cast<size_t>(shape.num_elements()) *
-                                                 DTypeSize(dtype)));
+  SLUICE_ASSIGN_OR_RETURN(
+      Buffer b, blocks_->Get(static_cast<size_t>(shape.num_elements()) * DTypeSize(dtype)));
   SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::FromBuffer(dtype, shape, std::move(b)));
   return DeviceTensor(device_, std::move(t));
 }

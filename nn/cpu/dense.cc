@@ -7,17 +7,12 @@
 #include <bit>
 #include <vector>
 
-#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/cpu/parallel.h"
+#include "sluice/nn/internal/dense_checks.h"
 
 namespace sluice::nn::cpu {
-
-using internal::Arg;
-using internal::CheckSameShape;
-using internal::CheckTensors;
-using internal::Invalid;
 namespace {
 
 struct MatMulPrimitive {
@@ -49,26 +44,9 @@ MatMulPrimitive MakeMatMul(int64_t m, int64_t k, int64_t n, bool ta, bool tb, fl
 Status CpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
                           bool transpose_b, float beta, DeviceTensor* c) {
   constexpr std::string_view kMethod = "MatMul";
-  SLUICE_RETURN_IF_ERROR(
-      CheckTensors(kMethod, device_, DType::kFloat32, {{"a", &a}, {"b", &b}, {"c", c}}));
-  if (a.rank() != 2 || b.rank() != 2 || c->rank() != 2) {
-    return Invalid(kMethod, "a, b and c must be 2-D", {{"a", &a}, {"b", &b}, {"c", c}});
-  }
-  const int64_t m = transpose_a ? a.dim(1) : a.dim(0);
-  const int64_t k = transpose_a ? a.dim(0) : a.dim(1);
-  const int64_t kb = transpose_b ? b.dim(1) : b.dim(0);
-  const int64_t n = transpose_b ? b.dim(0) : b.dim(1);
-  const std::string ops =
-      std::string(transpose_a ? "a^T" : "a") + " · " + (transpose_b ? "b^T" : "b");
-  if (k != kb) {
-    return Invalid(kMethod, "inner dimensions of " + ops + " differ",
-                   {{"a", &a}, {"b", &b}, {"c", c}});
-  }
-  if (c->dim(0) != m || c->dim(1) != n) {
-    return Invalid(kMethod,
-                   "c must be [" + std::to_string(m) + "," + std::to_string(n) + "] for " + ops,
-                   {{"a", &a}, {"b", &b}, {"c", c}});
-  }
+  SLUICE_ASSIGN_OR_RETURN(const internal::MatMulDims dims,
+                          internal::CheckMatMul(device_, a, transpose_a, b, transpose_b, c));
+  const int64_t m = dims.m, k = dims.k, n = dims.n;
   float* pc = c->data<float>();
   if (m == 0 || n == 0) return Status::OK();
   if (k == 0) {
@@ -93,13 +71,7 @@ Status CpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceT
 }
 
 Status CpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
-  constexpr std::string_view kMethod = "BiasAdd";
-  SLUICE_RETURN_IF_ERROR(
-      CheckTensors(kMethod, device_, DType::kFloat32, {{"bias", &bias}, {"y", y}}));
-  if (bias.rank() != 1 || y->rank() < 1 || y->dim(y->rank() - 1) != bias.dim(0)) {
-    return Invalid(kMethod, "bias must be 1-D with y's last dimension",
-                   {{"bias", &bias}, {"y", y}});
-  }
+  SLUICE_RETURN_IF_ERROR(internal::CheckBiasAdd(device_, bias, y));
   const int64_t c = bias.dim(0);
   if (c == 0) return Status::OK();
   const float* pb = bias.data<float>();
@@ -115,12 +87,7 @@ Status CpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
 }
 
 Status CpuBackend::BiasGrad(const DeviceTensor& dy, float beta, DeviceTensor* db) {
-  constexpr std::string_view kMethod = "BiasGrad";
-  SLUICE_RETURN_IF_ERROR(
-      CheckTensors(kMethod, device_, DType::kFloat32, {{"dy", &dy}, {"db", db}}));
-  if (db->rank() != 1 || dy.rank() < 1 || dy.dim(dy.rank() - 1) != db->dim(0)) {
-    return Invalid(kMethod, "db must be 1-D with dy's last dimension", {{"dy", &dy}, {"db", db}});
-  }
+  SLUICE_RETURN_IF_ERROR(internal::CheckBiasGrad(device_, dy, db));
   const int64_t c = db->dim(0);
   if (c == 0) return Status::OK();
   const int64_t rows = dy.num_elements() / c;

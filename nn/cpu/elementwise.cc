@@ -3,19 +3,14 @@
 #include <algorithm>
 
 #include "sluice/core/rng.h"
-#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
+#include "sluice/nn/internal/dense_checks.h"
 
 namespace sluice::nn::cpu {
 
-using internal::Arg;
-using internal::CheckSameShape;
-using internal::CheckTensors;
-using internal::Invalid;
-
 Status CpuBackend::Fill(float value, DeviceTensor* x) {
-  SLUICE_RETURN_IF_ERROR(CheckTensors("Fill", device_, DType::kFloat32, {{"x", x}}));
+  SLUICE_RETURN_IF_ERROR(internal::CheckFill(device_, x));
   float* p = x->data<float>();
   ParallelFor(x->num_elements(), UseThreads(), 1,
               [&](int, int64_t begin, int64_t end) { std::fill(p + begin, p + end, value); });
@@ -23,10 +18,7 @@ Status CpuBackend::Fill(float value, DeviceTensor* x) {
 }
 
 Status CpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
-  if (x.dtype() == DType::kString) return Invalid("Cast", "x must be numeric", {{"x", &x}});
-  SLUICE_RETURN_IF_ERROR(CheckTensors("Cast", device_, x.dtype(), {{"x", &x}}));
-  SLUICE_RETURN_IF_ERROR(CheckTensors("Cast", device_, DType::kFloat32, {{"y", y}}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape("Cast", {"x", &x}, {"y", y}));
+  SLUICE_RETURN_IF_ERROR(internal::CheckCast(device_, x, y));
   float* out = y->data<float>();
   const int threads = UseThreads();
   VisitDType(x.dtype(), [&](auto tag) {
@@ -43,8 +35,7 @@ Status CpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
 }
 
 Status CpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(CheckTensors("Axpby", device_, DType::kFloat32, {{"x", &x}, {"y", y}}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape("Axpby", {"x", &x}, {"y", y}));
+  SLUICE_RETURN_IF_ERROR(internal::CheckAxpby(device_, x, y));
   const float* in = x.data<float>();
   float* out = y->data<float>();
   ParallelFor(x.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
@@ -61,10 +52,7 @@ Status CpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceT
 }
 
 Status CpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(
-      CheckTensors("Multiply", device_, DType::kFloat32, {{"a", &a}, {"b", &b}, {"y", y}}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape("Multiply", {"a", &a}, {"b", &b}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape("Multiply", {"a", &a}, {"y", y}));
+  SLUICE_RETURN_IF_ERROR(internal::CheckMultiply(device_, a, b, y));
   const float* pa = a.data<float>();
   const float* pb = b.data<float>();
   float* out = y->data<float>();
@@ -76,11 +64,7 @@ Status CpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, Device
 }
 
 Status CpuBackend::DropoutMask(float rate, uint64_t seed, uint64_t stream, DeviceTensor* mask) {
-  SLUICE_RETURN_IF_ERROR(CheckTensors("DropoutMask", device_, DType::kFloat32, {{"mask", mask}}));
-  if (!(rate >= 0.0f && rate < 1.0f)) {
-    return Invalid("DropoutMask", "rate must be in [0, 1), got " + std::to_string(rate),
-                   {{"mask", mask}});
-  }
+  SLUICE_RETURN_IF_ERROR(internal::CheckDropoutMask(device_, rate, mask));
   // Element i keeps its value iff the i-th UniformFloat() of
   // Rng(seed, stream) is >= rate. Drawn sequentially: the mask is then the
   // same for every thread count, and Philox costs ~1 ns per element, small

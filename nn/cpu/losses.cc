@@ -4,16 +4,12 @@
 #include <cmath>
 #include <vector>
 
-#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
+#include "sluice/nn/internal/train_checks.h"
 
 namespace sluice::nn::cpu {
 
-using internal::Arg;
-using internal::CheckSameShape;
-using internal::CheckTensors;
-using internal::Invalid;
 namespace {
 
 // Keras's backend.epsilon(): probabilities are clipped to [eps, 1 - eps].
@@ -96,29 +92,8 @@ Status CheckIds(const Id* ids, int64_t n, int64_t c) {
 Status CpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& labels,
                                 bool from_logits, float grad_scale, DeviceTensor* loss,
                                 DeviceTensor* dpred) {
-  constexpr std::string_view kMethod = "CrossEntropy";
-  SLUICE_RETURN_IF_ERROR(
-      CheckTensors(kMethod, device_, DType::kFloat32, {{"pred", &pred}, {"loss", loss}}));
-  if (dpred != nullptr) {
-    SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"dpred", dpred}}));
-    SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"pred", &pred}, {"dpred", dpred}));
-  }
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, labels.dtype(), {{"labels", &labels}}));
-  const std::initializer_list<Arg> all = {{"pred", &pred}, {"labels", &labels}, {"loss", loss}};
-  if (pred.rank() != 2 || pred.dim(1) == 0)
-    return Invalid(kMethod, "pred must be [n, c], c > 0", all);
+  SLUICE_RETURN_IF_ERROR(internal::CheckCrossEntropy(device_, pred, labels, loss, dpred));
   const int64_t n = pred.dim(0), c = pred.dim(1);
-  if (loss->shape() != Shape{n}) return Invalid(kMethod, "loss must be [n]", all);
-  const bool sparse = labels.dtype() == DType::kInt32 || labels.dtype() == DType::kInt64;
-  if (sparse) {
-    const bool ok = (labels.rank() == 1 && labels.dim(0) == n) ||
-                    (labels.rank() == 2 && labels.dim(0) == n && labels.dim(1) == 1);
-    if (!ok) return Invalid(kMethod, "class-id labels must be [n] or [n, 1]", all);
-  } else if (labels.dtype() == DType::kFloat32) {
-    if (labels.shape() != pred.shape()) return Invalid(kMethod, "dense labels must be [n, c]", all);
-  } else {
-    return Invalid(kMethod, "labels must be int32, int64 or float32", all);
-  }
   // Labels are checked before anything is written.
   if (labels.dtype() == DType::kInt32)
     SLUICE_RETURN_IF_ERROR(CheckIds(labels.data<int32_t>(), n, c));
@@ -147,18 +122,7 @@ Status CpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& la
 
 Status CpuBackend::MeanSquaredError(const DeviceTensor& pred, const DeviceTensor& target,
                                     float grad_scale, DeviceTensor* loss, DeviceTensor* dpred) {
-  constexpr std::string_view kMethod = "MeanSquaredError";
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32,
-                                      {{"pred", &pred}, {"target", &target}, {"loss", loss}}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"pred", &pred}, {"target", &target}));
-  if (dpred != nullptr) {
-    SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"dpred", dpred}}));
-    SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"pred", &pred}, {"dpred", dpred}));
-  }
-  if (pred.rank() < 1 || loss->shape() != Shape{pred.dim(0)}) {
-    return Invalid(kMethod, "pred must have rank >= 1 and loss be [n]",
-                   {{"pred", &pred}, {"loss", loss}});
-  }
+  SLUICE_RETURN_IF_ERROR(internal::CheckMeanSquaredError(device_, pred, target, loss, dpred));
   const int64_t n = pred.dim(0);
   const int64_t d = n == 0 ? 0 : pred.num_elements() / n;
   const float* p = pred.data<float>();

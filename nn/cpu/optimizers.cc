@@ -5,16 +5,12 @@
 #include <emmintrin.h>
 #endif
 
-#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
+#include "sluice/nn/internal/train_checks.h"
 
 namespace sluice::nn::cpu {
 
-using internal::Arg;
-using internal::CheckSameShape;
-using internal::CheckTensors;
-using internal::Invalid;
 namespace {
 
 // Adam's update of elements [begin, end). The compiler will not vectorize
@@ -48,10 +44,7 @@ void AdamChunk(const float* g, float* w, float* m, float* v, int64_t begin, int6
 
 Status CpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, float momentum,
                              bool nesterov, DeviceTensor* var, DeviceTensor* velocity) {
-  constexpr std::string_view kMethod = "SgdUpdate";
-  SLUICE_RETURN_IF_ERROR(
-      CheckTensors(kMethod, device_, DType::kFloat32, {{"grad", &grad}, {"var", var}}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"var", var}));
+  SLUICE_RETURN_IF_ERROR(internal::CheckSgdUpdate(device_, grad, momentum, var, velocity));
   const float* g = grad.data<float>();
   float* w = var->data<float>();
   const float lr = learning_rate;
@@ -62,12 +55,6 @@ Status CpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, floa
     });
     return Status::OK();
   }
-  if (velocity == nullptr) {
-    return Invalid(kMethod, "momentum " + std::to_string(momentum) + " needs a velocity",
-                   {{"grad", &grad}, {"var", var}});
-  }
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"velocity", velocity}}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"velocity", velocity}));
   float* v = velocity->data<float>();
   ParallelFor(grad.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
 #pragma omp simd
@@ -81,22 +68,8 @@ Status CpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, floa
 
 Status CpuBackend::AdamUpdate(const DeviceTensor& grad, const AdamStep& step, DeviceTensor* var,
                               DeviceTensor* m, DeviceTensor* v) {
-  constexpr std::string_view kMethod = "AdamUpdate";
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32,
-                                      {{"grad", &grad}, {"var", var}, {"m", m}, {"v", v}}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"var", var}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"m", m}));
-  SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"v", v}));
-  if (step.step < 1) {
-    return Status::InvalidArgument("AdamUpdate: step counts from 1, got " +
-                                   std::to_string(step.step));
-  }
-  // The bias corrections in double: β^t for large t underflows gracefully
-  // and 1 - β2^t keeps its digits.
-  const double t = static_cast<double>(step.step);
-  const float lr_t =
-      static_cast<float>(step.learning_rate * std::sqrt(1.0 - std::pow(double{step.beta_2}, t)) /
-                         (1.0 - std::pow(double{step.beta_1}, t)));
+  SLUICE_RETURN_IF_ERROR(internal::CheckAdamUpdate(device_, grad, step, var, m, v));
+  const float lr_t = internal::AdamCorrectedRate(step);
   const float one_minus_b1 = 1.0f - step.beta_1, one_minus_b2 = 1.0f - step.beta_2;
   const float eps = step.epsilon;
   const float* g = grad.data<float>();

@@ -5,16 +5,14 @@
 // row-major order and replaces the maximum only on a strictly greater
 // value, so ties send the gradient to the first maximum, as TensorFlow
 // does (backend_test checks it). Average pooling excludes padding.
-#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/cpu/scratch.h"
+#include "sluice/nn/internal/backend_checks.h"
+#include "sluice/nn/internal/conv_checks.h"
 
 namespace sluice::nn::cpu {
 
-using internal::Arg;
-using internal::CheckSameShape;
-using internal::CheckTensors;
 using internal::Invalid;
 namespace {
 
@@ -35,23 +33,15 @@ struct PoolShape {
   }
 };
 
-Result<PoolShape> MakePoolShape(std::string_view method, PoolMode mode, const Shape& x,
-                                const Shape& y, const Window2D& w,
-                                std::initializer_list<Arg> args) {
-  if (x.rank() != 4) return Invalid(method, "x must be NHWC (rank 4)", args);
-  Result<Shape> out = Pool2DOutputShape(x, w);
-  if (!out.ok()) return Invalid(method, out.status().message(), args);
-  if (y != *out) return Invalid(method, "output must be " + out->ToString(), args);
-  Result<WindowDim> dh = ComputeWindowDim(x.dim(1), w.kernel_h, w.stride_h, w.padding);
-  Result<WindowDim> dw = ComputeWindowDim(x.dim(2), w.kernel_w, w.stride_w, w.padding);
-  if (!dh.ok() || !dw.ok()) return Invalid(method, "the window does not fit", args);
+// oneDNN's view of a checked geometry.
+PoolShape MakePoolShape(PoolMode mode, const internal::ConvGeometry& g) {
   PoolShape s;
-  s.src = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
-  s.dst = {y.dim(0), y.dim(3), y.dim(1), y.dim(2)};
-  s.strides = {w.stride_h, w.stride_w};
-  s.kernel = {w.kernel_h, w.kernel_w};
-  s.pad_l = {dh->pad_before, dw->pad_before};
-  s.pad_r = {dh->pad_after, dw->pad_after};
+  s.src = {g.batch, g.in_c, g.in_h, g.in_w};
+  s.dst = {g.batch, g.out_c, g.out_h, g.out_w};
+  s.strides = {g.stride_h, g.stride_w};
+  s.kernel = {g.kernel_h, g.kernel_w};
+  s.pad_l = {g.pad_top, g.pad_left};
+  s.pad_r = {g.pad_bottom, g.pad_right};
   s.algorithm = mode == PoolMode::kMax ? dnnl::algorithm::pooling_max
                                        : dnnl::algorithm::pooling_avg_exclude_padding;
   return s;
@@ -81,9 +71,9 @@ dnnl::pooling_forward::primitive_desc ForwardPd(const PoolShape& s, bool trainin
 Status CpuBackend::Pool2DForward(PoolMode mode, const DeviceTensor& x, const Window2D& window,
                                  DeviceTensor* y, DeviceTensor* workspace) {
   constexpr std::string_view kMethod = "Pool2DForward";
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"x", &x}, {"y", y}}));
-  SLUICE_ASSIGN_OR_RETURN(PoolShape s, MakePoolShape(kMethod, mode, x.shape(), y->shape(), window,
-                                                     {{"x", &x}, {"y", y}}));
+  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
+                          internal::CheckPool2DForward(device_, x, window, y));
+  const PoolShape s = MakePoolShape(mode, g);
   // Only max pooling needs a workspace to go backward.
   const bool training = workspace != nullptr && mode == PoolMode::kMax;
   if (workspace != nullptr && !training) {
@@ -119,14 +109,9 @@ Status CpuBackend::Pool2DBackward(PoolMode mode, const DeviceTensor& x, const De
                                   const DeviceTensor& dy, const DeviceTensor& workspace,
                                   const Window2D& window, DeviceTensor* dx) {
   constexpr std::string_view kMethod = "Pool2DBackward";
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32,
-                                      {{"x", &x}, {"y", &y}, {"dy", &dy}, {"dx", dx}}));
-  const auto args = {Arg{"x", &x}, Arg{"y", &y}, Arg{"dy", &dy}, Arg{"dx", dx}};
-  SLUICE_ASSIGN_OR_RETURN(PoolShape s,
-                          MakePoolShape(kMethod, mode, x.shape(), y.shape(), window, args));
-  if (dy.shape() != y.shape() || dx->shape() != x.shape()) {
-    return Invalid(kMethod, "dy must have y's shape and dx x's", args);
-  }
+  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
+                          internal::CheckPool2DBackward(device_, x, y, dy, window, dx));
+  const PoolShape s = MakePoolShape(mode, g);
   if (dx->num_elements() == 0) return Status::OK();
   if (dy.num_elements() == 0) return Fill(0.0f, dx);
   UseThreads();

@@ -1,16 +1,11 @@
 // Sum and CountArgMaxMatches: the host-side reductions metrics need.
 #include <vector>
 
-#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
+#include "sluice/nn/internal/dense_checks.h"
 
 namespace sluice::nn::cpu {
-
-using internal::Arg;
-using internal::CheckSameShape;
-using internal::CheckTensors;
-using internal::Invalid;
 namespace {
 
 // Index of the first maximum of `c` values (NaNs never win).
@@ -25,7 +20,7 @@ inline int64_t ArgMax(const float* x, int64_t c) {
 }  // namespace
 
 Result<double> CpuBackend::Sum(const DeviceTensor& x) {
-  SLUICE_RETURN_IF_ERROR(CheckTensors("Sum", device_, DType::kFloat32, {{"x", &x}}));
+  SLUICE_RETURN_IF_ERROR(internal::CheckSum(device_, x));
   const float* p = x.data<float>();
   const int chunks = NumChunks(x.num_elements(), UseThreads());
   // Double partials per chunk, combined in chunk order.
@@ -43,26 +38,9 @@ Result<double> CpuBackend::Sum(const DeviceTensor& x) {
 
 Result<int64_t> CpuBackend::CountArgMaxMatches(const DeviceTensor& scores,
                                                const DeviceTensor& labels) {
-  constexpr std::string_view kMethod = "CountArgMaxMatches";
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, DType::kFloat32, {{"scores", &scores}}));
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device_, labels.dtype(), {{"labels", &labels}}));
-  const std::initializer_list<Arg> all = {{"scores", &scores}, {"labels", &labels}};
-  if (scores.rank() != 2 || scores.dim(1) == 0) {
-    return Invalid(kMethod, "scores must be [n, c], c > 0", all);
-  }
+  SLUICE_RETURN_IF_ERROR(internal::CheckCountArgMaxMatches(device_, scores, labels));
   const int64_t n = scores.dim(0), c = scores.dim(1);
   const DType dt = labels.dtype();
-  if (dt == DType::kInt32 || dt == DType::kInt64) {
-    if (!((labels.rank() == 1 && labels.dim(0) == n) ||
-          (labels.rank() == 2 && labels.dim(0) == n && labels.dim(1) == 1))) {
-      return Invalid(kMethod, "class-id labels must be [n] or [n, 1]", all);
-    }
-  } else if (dt == DType::kFloat32) {
-    if (labels.shape() != scores.shape())
-      return Invalid(kMethod, "dense labels must be [n, c]", all);
-  } else {
-    return Invalid(kMethod, "labels must be int32, int64 or float32", all);
-  }
   const float* s = scores.data<float>();
   int64_t count = 0;
   for (int64_t i = 0; i < n; ++i) {
