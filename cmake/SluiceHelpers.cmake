@@ -52,12 +52,13 @@ function(sluice_module)
   target_link_libraries(${target} PUBLIC ${M_DEPS} PRIVATE ${M_PRIVATE_DEPS})
   sluice_set_compile_options(${target})
   set_property(GLOBAL APPEND PROPERTY SLUICE_MODULES ${target})
-  # Public headers: everything under the module folder except internal/ and
-  # cpu/ (nn's CPU backend, whose headers include oneDNN's).
+  # Public headers: everything under the module folder except internal/,
+  # cpu/ (nn's CPU backend, whose headers include oneDNN's) and backend/
+  # (gpu's nn backend, reached through gpu/nn_backend.h).
   file(GLOB_RECURSE headers RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} CONFIGURE_DEPENDS
        ${CMAKE_CURRENT_SOURCE_DIR}/*.h)
   foreach(h ${headers})
-    if(NOT h MATCHES "^(internal|cpu)/")
+    if(NOT h MATCHES "^(internal|cpu|backend)/")
       get_filename_component(dir ${h} DIRECTORY)
       install(FILES ${h} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sluice/${M_NAME}/${dir})
     endif()

@@ -6,6 +6,7 @@
 //
 //   build/samples/fashion_mnist_mlp                 # train (converts the data once)
 //   build/samples/fashion_mnist_mlp --mode=test     # evaluate the latest checkpoint
+//   build/samples/fashion_mnist_mlp --device gpu    # train on gpu:0 (built with CUDA)
 //   tensorboard --logdir fashion-mnist-mlp/logs
 //
 // Python, for comparison (tensorflow.org/tutorials/keras/classification and
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <string>
 
+#include "gpu_support.h"
 #include "sample_data.h"
 #include "sluice/nn/checkpoint.h"
 #include "sluice/nn/layers.h"
@@ -65,8 +67,14 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "Batch size")->capture_default_str();
   app.add_option("--max-steps", max_steps, "Stop after this many steps (0: no limit)");
   app.add_option("--seed", seed, "Seed of the weights and the shuffles")->capture_default_str();
+  std::string device = "cpu";
+  app.add_option("--device", device, "cpu, or gpu[:N] when sluice is built with CUDA")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they happen
+  samples::EnableGpuDevices();
+  const nn::Device dev = Check(nn::Device::Parse(device), "--device");
+  nn::Backend& backend = *Check(nn::GetBackend(dev), "--device");
 
   if (train_glob.empty() || test_glob.empty()) {
     Check(samples::EnsureFashionRecords(work + "/data"), "preparing Fashion-MNIST");
@@ -83,6 +91,7 @@ int main(int argc, char** argv) {
   model.Add<nn::Flatten>();
   model.Add<nn::Dense>(128, nn::DenseOptions{.activation = nn::Activation::kRelu});
   model.Add<nn::Dense>(10);
+  Check(model.SetDevice(dev), "--device");
   auto optimizer = std::make_shared<nn::Adam>();
   auto loss = std::make_shared<nn::SparseCategoricalCrossentropy>(/*from_logits=*/true);
   auto accuracy = std::make_shared<nn::SparseCategoricalAccuracy>();
@@ -113,7 +122,6 @@ int main(int argc, char** argv) {
   if (mode == "train") {
     auto writer = Check(sluice::SummaryWriter::Create(work + "/logs/train"), "TensorBoard logs");
     int64_t& steps = step.value().data<int64_t>()[0];
-    nn::Backend& cpu = *Check(nn::GetBackend(nn::Device::Cpu()), "backend");
     nn::Mean epoch_loss("loss");
     for (;;) {
       if (max_steps > 0 && steps >= max_steps) break;
@@ -125,7 +133,8 @@ int main(int argc, char** argv) {
       Check(optimizer->ApplyGradients(std::span<nn::DeviceTensor* const>(grads.grads),
                                       std::span<nn::Variable* const>(grads.variables)),
             "applying gradients");
-      Check(accuracy->UpdateState(cpu, Check(cpu.ToDevice(b[1]), "labels"), grads.predictions),
+      Check(accuracy->UpdateState(backend, Check(backend.ToDevice(b[1]), "labels"),
+                                  grads.predictions),
             "accuracy");
       epoch_loss.Update(grads.loss);
       ++steps;

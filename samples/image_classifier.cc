@@ -18,6 +18,7 @@
 #include <fstream>
 #include <string>
 
+#include "gpu_support.h"
 #include "sample_data.h"
 #include "sluice/nn/checkpoint.h"
 #include "sluice/nn/layers.h"
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they happen
 
   // The device first: a typo should not wait for a conversion.
+  samples::EnableGpuDevices();
   nn::Device dev = Check(nn::Device::Parse(device), "--device");
   nn::Backend* backend = Check(nn::GetBackend(dev), "--device");
   if (threads > 0) backend->SetNumThreads(threads);

@@ -1,0 +1,58 @@
+// GpuBackend::ActivationForward / ActivationBackward: the checks of
+// nn/internal/train_checks.h, then one element loop (one row loop for
+// softmax) of internal/train_kernels.h.
+#include "sluice/gpu/backend/gpu_backend.h"
+#include "sluice/gpu/backend/internal/train_kernels.h"
+#include "sluice/nn/internal/train_checks.h"
+
+namespace sluice::gpu::backend {
+namespace {
+
+using internal::ActivationKind;
+
+static_assert(static_cast<int>(ActivationKind::kLinear) ==
+              static_cast<int>(nn::Activation::kLinear));
+static_assert(static_cast<int>(ActivationKind::kRelu) == static_cast<int>(nn::Activation::kRelu));
+static_assert(static_cast<int>(ActivationKind::kSigmoid) ==
+              static_cast<int>(nn::Activation::kSigmoid));
+static_assert(static_cast<int>(ActivationKind::kTanh) == static_cast<int>(nn::Activation::kTanh));
+static_assert(static_cast<int>(ActivationKind::kSoftmax) ==
+              static_cast<int>(nn::Activation::kSoftmax));
+
+// The length of the rows softmax works on (the last dimension); 1 for the
+// elementwise functions.
+int64_t RowLength(nn::Activation f, const DeviceTensor& t) {
+  return f == nn::Activation::kSoftmax ? t.dim(t.rank() - 1) : 1;
+}
+
+}  // namespace
+
+Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, DeviceTensor* y) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationForward(device(), f, x, y));
+  internal::ActivationForwardArgs a;
+  a.f = static_cast<ActivationKind>(f);
+  a.x = x.data<float>();
+  a.y = y->data<float>();
+  a.count = x.num_elements();
+  a.row = RowLength(f, x);
+  if (a.count == 0) return Status::OK();  // also softmax over rows of 0
+  return Launch("ActivationForward",
+                [a](KernelTarget t) { return internal::RunActivationForward(a, t); });
+}
+
+Status GpuBackend::ActivationBackward(nn::Activation f, const DeviceTensor& y,
+                                      const DeviceTensor& dy, DeviceTensor* dx) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationBackward(device(), f, y, dy, dx));
+  internal::ActivationBackwardArgs a;
+  a.f = static_cast<ActivationKind>(f);
+  a.y = y.data<float>();
+  a.dy = dy.data<float>();
+  a.dx = dx->data<float>();
+  a.count = y.num_elements();
+  a.row = RowLength(f, y);
+  if (a.count == 0) return Status::OK();
+  return Launch("ActivationBackward",
+                [a](KernelTarget t) { return internal::RunActivationBackward(a, t); });
+}
+
+}  // namespace sluice::gpu::backend

@@ -1,0 +1,73 @@
+// GpuBackend's convolutions: Conv2DForward, Conv2DBackwardData and
+// Conv2DBackwardFilter (NHWC activations, HWIO filters).
+//
+// On a GPU with cuDNN 9 (internal/cudnn_lib.h) the convolutions run there
+// when the padding is symmetric; otherwise, and on the host device, the
+// naive kernels of internal/conv_kernels.h run: one thread per output
+// element, float32 sums. Biases and their gradients are always the naive
+// kernels' (a per-channel add; a per-channel sum with no atomics).
+#include "sluice/gpu/backend/gpu_backend.h"
+#include "sluice/gpu/backend/internal/conv_kernels.h"
+#include "sluice/gpu/backend/internal/cudnn_lib.h"
+#include "sluice/nn/internal/conv_checks.h"
+
+namespace sluice::gpu::backend {
+
+using nn::internal::ConvGeometry;
+
+namespace {
+const float* In(const DeviceTensor& t) { return static_cast<const float*>(t.raw_data()); }
+const float* In(const DeviceTensor* t) { return t != nullptr ? In(*t) : nullptr; }
+float* Out(DeviceTensor* t) { return t != nullptr ? static_cast<float*>(t->raw_data()) : nullptr; }
+}  // namespace
+
+Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filter,
+                                 const DeviceTensor* bias, const nn::Window2D& window,
+                                 DeviceTensor* y) {
+  constexpr std::string_view kMethod = "Conv2DForward";
+  SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
+                          nn::internal::CheckConv2DForward(nn_device_, x, filter, bias, window, y));
+  if (y->num_elements() == 0) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(bool done,
+                          internal::CudnnConv2DForward(*this, g, In(x), In(filter), Out(y)));
+  if (done) {
+    if (bias == nullptr) return Status::OK();
+    internal::ChannelBiasAddArgs a{In(bias), Out(y), y->num_elements(), g.out_c};
+    return Launch(kMethod, [a](KernelTarget t) { return internal::RunChannelBiasAdd(a, t); });
+  }
+  internal::Conv2DForwardArgs a{internal::ToWindowGeometry(g), In(x), In(filter), In(bias), Out(y)};
+  return Launch(kMethod, [a](KernelTarget t) { return internal::RunConv2DForward(a, t); });
+}
+
+Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor& filter,
+                                      const nn::Window2D& window, DeviceTensor* dx) {
+  constexpr std::string_view kMethod = "Conv2DBackwardData";
+  SLUICE_ASSIGN_OR_RETURN(
+      ConvGeometry g, nn::internal::CheckConv2DBackwardData(nn_device_, dy, filter, window, dx));
+  if (dx->num_elements() == 0) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(bool done,
+                          internal::CudnnConv2DBackwardData(*this, g, In(dy), In(filter), Out(dx)));
+  if (done) return Status::OK();
+  internal::Conv2DBackwardDataArgs a{internal::ToWindowGeometry(g), In(dy), In(filter), Out(dx)};
+  return Launch(kMethod, [a](KernelTarget t) { return internal::RunConv2DBackwardData(a, t); });
+}
+
+Status GpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTensor& dy,
+                                        const nn::Window2D& window, DeviceTensor* dfilter,
+                                        DeviceTensor* dbias) {
+  constexpr std::string_view kMethod = "Conv2DBackwardFilter";
+  SLUICE_ASSIGN_OR_RETURN(ConvGeometry g, nn::internal::CheckConv2DBackwardFilter(
+                                              nn_device_, x, dy, window, dfilter, dbias));
+  internal::Conv2DBackwardFilterArgs a{internal::ToWindowGeometry(g), In(x), In(dy), Out(dfilter),
+                                       Out(dbias)};
+  if (dfilter->num_elements() > 0) {
+    // An empty batch leaves cuDNN out: the kernels write the zero sums.
+    SLUICE_ASSIGN_OR_RETURN(
+        bool done, internal::CudnnConv2DBackwardFilter(*this, g, In(x), In(dy), Out(dfilter)));
+    if (done) a.dfilter = nullptr;
+  }
+  if (a.dfilter == nullptr && a.dbias == nullptr) return Status::OK();
+  return Launch(kMethod, [a](KernelTarget t) { return internal::RunConv2DBackwardFilter(a, t); });
+}
+
+}  // namespace sluice::gpu::backend

@@ -1,0 +1,59 @@
+// GpuBackend's elementwise methods: Fill, Cast, Axpby, Multiply and
+// DropoutMask (kernels in internal/dense_elementwise_kernels.cu).
+#include "sluice/gpu/backend/gpu_backend.h"
+#include "sluice/gpu/backend/internal/dense_kernels.h"
+#include "sluice/nn/internal/dense_checks.h"
+
+namespace sluice::gpu::backend {
+namespace {
+
+// The kernels' element type of a numeric dtype (same numbering).
+internal::ElemType ElemTypeOf(DType dtype) {
+  static_assert(static_cast<int>(internal::ElemType::kBool) == static_cast<int>(DType::kBool));
+  static_assert(static_cast<int>(internal::ElemType::kFloat64) ==
+                static_cast<int>(DType::kFloat64));
+  return static_cast<internal::ElemType>(dtype);
+}
+
+}  // namespace
+
+Status GpuBackend::Fill(float value, DeviceTensor* x) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckFill(device(), x));
+  if (x->num_elements() == 0) return Status::OK();
+  const internal::FillArgs a{x->data<float>(), x->num_elements(), value};
+  return Launch("Fill", [a](KernelTarget t) { return internal::RunFill(a, t); });
+}
+
+Status GpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckCast(device(), x, y));
+  if (x.num_elements() == 0) return Status::OK();
+  const internal::ScaledCastArgs a{x.raw_data(), ElemTypeOf(x.dtype()), y->data<float>(),
+                                   x.num_elements(), scale};
+  return Launch("Cast", [a](KernelTarget t) { return internal::RunScaledCast(a, t); });
+}
+
+Status GpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceTensor* y) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckAxpby(device(), x, y));
+  if (x.num_elements() == 0) return Status::OK();
+  const internal::AxpbyArgs a{x.data<float>(), y->data<float>(), x.num_elements(), alpha, beta};
+  return Launch("Axpby", [a](KernelTarget t) { return internal::RunAxpby(a, t); });
+}
+
+Status GpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, DeviceTensor* y) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckMultiply(device(), a, b, y));
+  if (a.num_elements() == 0) return Status::OK();
+  const internal::MultiplyArgs args{a.data<float>(), b.data<float>(), y->data<float>(),
+                                    a.num_elements()};
+  return Launch("Multiply", [args](KernelTarget t) { return internal::RunMultiply(args, t); });
+}
+
+Status GpuBackend::DropoutMask(float rate, uint64_t seed, uint64_t stream, DeviceTensor* mask) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckDropoutMask(device(), rate, mask));
+  if (mask->num_elements() == 0) return Status::OK();
+  // The CPU backend's keep value, computed the same way (one float division).
+  const internal::DropoutMaskArgs a{
+      mask->data<float>(), mask->num_elements(), rate, 1.0f / (1.0f - rate), seed, stream};
+  return Launch("DropoutMask", [a](KernelTarget t) { return internal::RunDropoutMask(a, t); });
+}
+
+}  // namespace sluice::gpu::backend

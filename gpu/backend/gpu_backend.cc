@@ -1,0 +1,178 @@
+// GpuBackend: construction, memory methods, waits and deferred errors, and
+// the registration with nn (gpu/nn_backend.h).
+#include "sluice/gpu/backend/gpu_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+#include "sluice/gpu/config.h"
+#include "sluice/gpu/device.h"
+#include "sluice/gpu/nn_backend.h"
+#include "sluice/nn/internal/backend_checks.h"
+
+namespace sluice::gpu {
+namespace backend {
+
+using nn::internal::CheckAllocate;
+using nn::internal::CheckCopy;
+using nn::internal::CheckCopyFromHost;
+using nn::internal::CheckNumeric;
+using nn::internal::Invalid;
+
+GpuBackend::GpuBackend(const Device& device, nn::Device nn_device)
+    : device_(device), nn_device_(nn_device) {}
+
+GpuBackend::~GpuBackend() {
+  if (stream_ != nullptr) (void)stream_->Synchronize();
+  for (std::shared_ptr<void>& s : state_) s.reset();  // library handles, before the stream
+}
+
+Result<std::unique_ptr<GpuBackend>> GpuBackend::Create(const Device& device, nn::Device nn_device) {
+  std::unique_ptr<GpuBackend> b(new GpuBackend(device, nn_device));
+  SLUICE_RETURN_IF_ERROR(b->Init());
+  return b;
+}
+
+Status GpuBackend::Init() {
+  SLUICE_ASSIGN_OR_RETURN(stream_, NewStream(device_));
+  SLUICE_ASSIGN_OR_RETURN(deferred_block_, gpu::DeviceTensor::Allocate(
+                                               device_, DType::kInt64,
+                                               Shape{sizeof(DeferredError) / 8}, stream_.get()));
+  deferred_device_ = static_cast<DeferredError*>(deferred_block_.data());
+  static const DeferredError kClear;
+  SLUICE_RETURN_IF_ERROR(
+      stream_->CopyAsync(deferred_device_, &kClear, sizeof(kClear), CopyDirection::kHostToDevice));
+  return stream_->Synchronize();
+}
+
+std::string GpuBackend::name() const {
+  if (device_.is_host()) {
+    return nn_device_.ToString() + " (gpu backend kernels on the host, /cpu:0, 1 thread)";
+  }
+  std::string gpu_name = "CUDA";
+  for (const LogicalDevice& l : ListLogicalDevices()) {
+    if (l.index != device_.index()) continue;
+    for (const PhysicalDevice& p : ListPhysicalDevices()) {
+      if (p.index == l.physical_index) gpu_name = p.name;
+    }
+  }
+  return fmt::format("{} ({})", nn_device_.ToString(), gpu_name);
+}
+
+void GpuBackend::SetNumThreads(int n) {
+  num_threads_.store(std::max(1, n), std::memory_order_relaxed);
+}
+
+Result<DeviceTensor> GpuBackend::Allocate(DType dtype, const Shape& shape) {
+  SLUICE_RETURN_IF_ERROR(CheckAllocate(dtype, shape));
+  SLUICE_ASSIGN_OR_RETURN(gpu::DeviceTensor t,
+                          gpu::DeviceTensor::Allocate(device_, dtype, shape, stream_.get()));
+  return DeviceTensor(nn_device_, t.storage());
+}
+
+Result<DeviceTensor> GpuBackend::ToDevice(const Tensor& host) {
+  SLUICE_RETURN_IF_ERROR(CheckNumeric("ToDevice", host.dtype()));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor d, Allocate(host.dtype(), host.shape()));
+  SLUICE_RETURN_IF_ERROR(CopyFromHost(host, &d));
+  return d;
+}
+
+Status GpuBackend::CopyFromHost(const Tensor& host, DeviceTensor* dst) {
+  SLUICE_RETURN_IF_ERROR(CheckCopyFromHost(nn_device_, host, dst));
+  if (dst->byte_size() == 0 || dst->raw_data() == host.raw_data()) return Status::OK();
+  SLUICE_RETURN_IF_ERROR(stream_->CopyAsync(dst->raw_data(), host.raw_data(), dst->byte_size(),
+                                            CopyDirection::kHostToDevice));
+  // The copy may run after this returns (always on the host device, and
+  // from pinned memory on a GPU): the host bytes stay alive until it has.
+  return stream_->LaunchHostFunc([keep = host] { (void)keep; });
+}
+
+Result<Tensor> GpuBackend::ToHost(const DeviceTensor& x) {
+  if (x.device() != nn_device_) {
+    return Invalid("ToHost", "x is not on " + nn_device_.ToString(), {{"x", &x}});
+  }
+  SLUICE_RETURN_IF_ERROR(CheckNumeric("ToHost", x.dtype()));
+  SLUICE_ASSIGN_OR_RETURN(Tensor host, Tensor::Allocate(x.dtype(), x.shape()));
+  SLUICE_RETURN_IF_ERROR(CopyToHostAndWait(x.raw_data(), host.raw_data(), host.byte_size()));
+  return host;
+}
+
+Status GpuBackend::Copy(const DeviceTensor& src, DeviceTensor* dst) {
+  SLUICE_RETURN_IF_ERROR(CheckCopy(nn_device_, src, dst));
+  if (dst->byte_size() == 0 || dst->raw_data() == src.raw_data()) return Status::OK();
+  return stream_->CopyAsync(dst->raw_data(), src.raw_data(), dst->byte_size(),
+                            CopyDirection::kDeviceToDevice);
+}
+
+Status GpuBackend::Synchronize() { return CopyToHostAndWait(nullptr, nullptr, 0); }
+
+Status GpuBackend::CopyToHostAndWait(const void* device_src, void* host_dst, size_t bytes) {
+  std::lock_guard lock(wait_mu_);
+  if (bytes > 0) {
+    SLUICE_RETURN_IF_ERROR(
+        stream_->CopyAsync(host_dst, device_src, bytes, CopyDirection::kDeviceToHost));
+  }
+  return WaitAndCheck();
+}
+
+Status GpuBackend::WaitAndCheck() {
+  SLUICE_RETURN_IF_ERROR(stream_->CopyAsync(&deferred_host_, deferred_device_,
+                                            sizeof(DeferredError), CopyDirection::kDeviceToHost));
+  SLUICE_RETURN_IF_ERROR(stream_->Synchronize());
+  const DeferredError found = deferred_host_;
+  if (found.code == DeferredError::kNone) return Status::OK();
+  static const DeferredError kClear;
+  SLUICE_RETURN_IF_ERROR(
+      stream_->CopyAsync(deferred_device_, &kClear, sizeof(kClear), CopyDirection::kHostToDevice));
+  SLUICE_RETURN_IF_ERROR(stream_->Synchronize());
+  switch (found.code) {
+    case DeferredError::kClassIdOutOfRange:
+      return Status::InvalidArgument(fmt::format(
+          "CrossEntropy: label {} in row {} is outside [0, {}) (found by the kernel on {}; "
+          "reported at the next wait)",
+          found.value, found.row, found.limit, nn_device_.ToString()));
+    default:
+      return Status::Internal(fmt::format("a kernel on {} recorded the unknown error code {}",
+                                          nn_device_.ToString(), found.code));
+  }
+}
+
+}  // namespace backend
+
+Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device, nn::Device as) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<backend::GpuBackend> b,
+                          backend::GpuBackend::Create(device, as));
+  return std::unique_ptr<nn::Backend>(std::move(b));
+}
+
+Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device) {
+  return NewNnBackend(device,
+                      device.is_host() ? nn::Device::Cpu() : nn::Device::Gpu(device.index()));
+}
+
+void RegisterNnBackend() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    nn::RegisterBackendFactory(nn::DeviceKind::kGpu,
+                               [](nn::Device d) { return NewNnBackend(Device::Gpu(d.index)); });
+  });
+}
+
+void RegisterNnBackendOnHost() {
+  RegisterNnBackend();  // so a later RegisterNnBackend (e.g. on load) cannot replace this one
+  nn::RegisterBackendFactory(nn::DeviceKind::kGpu, [](nn::Device d) {
+    return NewNnBackend(Device::Host(), nn::Device::Gpu(d.index));
+  });
+}
+
+namespace {
+// Registers on load when this file is linked in (shared library, or a
+// binary that refers to anything here).
+const bool kRegisteredOnLoad = (RegisterNnBackend(), true);
+}  // namespace
+
+}  // namespace sluice::gpu

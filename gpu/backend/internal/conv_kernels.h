@@ -1,0 +1,129 @@
+// The element loops of the GPU backend's convolutions and poolings
+// (conv.cc, pool.cc, cudnn_lib.cc), compiled by nvcc from conv_kernels.cu:
+// one __host__ __device__ function per output element, run as a CUDA
+// kernel or, on the host device, as a loop (gpu/internal/kernel_util.cuh).
+//
+// Plain C++17 shared by g++ and nvcc: no sluice or CUDA headers. Arguments
+// are checked by the callers (nn/internal/conv_checks.h); the loops trust
+// them. Layouts: images NHWC, filters HWIO [kh, kw, in, out] unless a
+// function says KRSC ([out, kh, kw, in], cuDNN's NHWC filter format).
+// Sums are float32, accumulated in the order each function states, one
+// rounding per step (no FMA). Each Run* returns the launch's cudaError_t
+// (0 on the host). Internal; no state (thread-safe).
+#ifndef SLUICE_GPU_BACKEND_INTERNAL_CONV_KERNELS_H_
+#define SLUICE_GPU_BACKEND_INTERNAL_CONV_KERNELS_H_
+
+#include <cstdint>
+
+#include "sluice/gpu/internal/image_kernels.h"
+
+namespace sluice::gpu::backend::internal {
+
+using gpu::internal::KernelTarget;
+
+// nn::internal::ConvGeometry's fields (conv_checks.h): output (oh, ow)
+// reads input rows oh · stride_h - pad_top + [0, kernel_h), columns
+// ow · stride_w - pad_left + [0, kernel_w); taps outside the input are
+// padding (zero for convolutions, skipped by pooling).
+struct WindowGeometry {
+  int64_t batch = 0, in_h = 0, in_w = 0, in_c = 0;
+  int64_t out_h = 0, out_w = 0, out_c = 0;
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_left = 0;
+};
+
+// The kernels' copy of a geometry with these fields (nn::internal::ConvGeometry).
+template <typename G>
+WindowGeometry ToWindowGeometry(const G& g) {
+  return WindowGeometry{g.batch,    g.in_h,    g.in_w,     g.in_c,     g.out_h,
+                        g.out_w,    g.out_c,   g.kernel_h, g.kernel_w, g.stride_h,
+                        g.stride_w, g.pad_top, g.pad_left};
+}
+
+// y[n, oh, ow, o] = Σ over kh, kw, then c (that order) of
+// x[n, ih, iw, c] · filter[kh, kw, c, o], then + bias[o] when bias is
+// non-null.
+struct Conv2DForwardArgs {
+  WindowGeometry g;
+  const float* x = nullptr;
+  const float* filter = nullptr;
+  const float* bias = nullptr;  // optional, [out_c]
+  float* y = nullptr;
+};
+int RunConv2DForward(const Conv2DForwardArgs& args, KernelTarget target);
+
+// dx[n, ih, iw, c] = Σ over the taps (kh, then kw) whose output position
+// is inside dy, then o, of dy[n, oh, ow, o] · filter[kh, kw, c, o].
+struct Conv2DBackwardDataArgs {
+  WindowGeometry g;
+  const float* dy = nullptr;
+  const float* filter = nullptr;
+  float* dx = nullptr;
+};
+int RunConv2DBackwardData(const Conv2DBackwardDataArgs& args, KernelTarget target);
+
+// dfilter[kh, kw, c, o] = Σ over n, oh, ow (that order) of
+// x[n, ih, iw, c] · dy[n, oh, ow, o] (taps in the padding add nothing);
+// dbias[o] (when non-null) = Σ over n, oh, ow of dy[n, oh, ow, o]. Both
+// overwritten; zero for an empty batch.
+struct Conv2DBackwardFilterArgs {
+  WindowGeometry g;
+  const float* x = nullptr;
+  const float* dy = nullptr;
+  float* dfilter = nullptr;  // optional (cuDNN computes it itself)
+  float* dbias = nullptr;    // optional, [out_c]
+};
+int RunConv2DBackwardFilter(const Conv2DBackwardFilterArgs& args, KernelTarget target);
+
+// y[i] += bias[i % channels] for i in [0, count).
+struct ChannelBiasAddArgs {
+  const float* bias = nullptr;
+  float* y = nullptr;
+  int64_t count = 0;
+  int64_t channels = 1;
+};
+int RunChannelBiasAdd(const ChannelBiasAddArgs& args, KernelTarget target);
+
+// A filter between HWIO [kh, kw, in, out] and KRSC [out, kh, kw, in]
+// (to_krsc picks the direction); a pure permutation.
+struct FilterTransposeArgs {
+  const float* in = nullptr;
+  float* out = nullptr;
+  int64_t kernel_h = 1, kernel_w = 1, in_c = 0, out_c = 0;
+  bool to_krsc = true;
+};
+int RunFilterTranspose(const FilterTransposeArgs& args, KernelTarget target);
+
+// Pooling; geometry's out_c == in_c.
+enum class PoolKind : uint8_t { kMax, kAverage };
+
+// y[n, oh, ow, c] over the window's taps inside x (padding ignored):
+// kMax: the first maximum in row-major window order (a later element
+// replaces it only when strictly greater; NaN never does), its flat index
+// into x stored in argmax[i] when argmax is non-null; kAverage: the float
+// sum in row-major window order divided by the number of taps inside x.
+struct Pool2DForwardArgs {
+  WindowGeometry g;
+  PoolKind kind = PoolKind::kMax;
+  const float* x = nullptr;
+  float* y = nullptr;
+  int64_t* argmax = nullptr;  // optional, one per y element
+};
+int RunPool2DForward(const Pool2DForwardArgs& args, KernelTarget target);
+
+// dx[n, ih, iw, c] gathered from the windows containing it (oh, then ow,
+// ascending): kMax adds dy[o] where argmax[o] is this element's flat index;
+// kAverage adds dy[o] / (taps of window o inside x). Deterministic.
+struct Pool2DBackwardArgs {
+  WindowGeometry g;
+  PoolKind kind = PoolKind::kMax;
+  const float* dy = nullptr;
+  const int64_t* argmax = nullptr;  // kMax only, from RunPool2DForward
+  float* dx = nullptr;
+};
+int RunPool2DBackward(const Pool2DBackwardArgs& args, KernelTarget target);
+
+}  // namespace sluice::gpu::backend::internal
+
+#endif  // SLUICE_GPU_BACKEND_INTERNAL_CONV_KERNELS_H_

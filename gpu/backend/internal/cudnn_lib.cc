@@ -1,0 +1,423 @@
+// cuDNN opened at run time, and the backend's convolutions with it
+// (cudnn_lib.h).
+//
+// The legacy convolution API (deprecated in cuDNN 9 but shipped and
+// supported): tensor, filter and convolution descriptors, heuristic
+// algorithm choice (cudnnGet*Algorithm_v7, cached per geometry), workspace
+// from GpuBackend::Scratch. cuDNN's NHWC filter layout is KRSC
+// [out, kh, kw, in]; ours is HWIO, so filters are transposed into scratch
+// by a ForEach kernel (and the filter gradient back).
+#include "sluice/gpu/backend/internal/cudnn_lib.h"
+
+#include <cudnn.h>
+
+#include <climits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+#include "sluice/gpu/backend/internal/conv_kernels.h"
+#include "sluice/gpu/internal/cuda_error.h"
+#include "sluice/gpu/internal/device_runtime.h"
+#include "sluice/gpu/internal/dynamic_library.h"
+
+namespace sluice::gpu::backend::internal {
+namespace {
+
+using nn::internal::ConvGeometry;
+
+// Every cuDNN function used; pointers typed from the prototypes.
+#define SLUICE_CUDNN_FUNCTIONS(X)                   \
+  X(cudnnGetVersion)                                \
+  X(cudnnGetErrorString)                            \
+  X(cudnnCreate)                                    \
+  X(cudnnDestroy)                                   \
+  X(cudnnSetStream)                                 \
+  X(cudnnCreateTensorDescriptor)                    \
+  X(cudnnSetTensor4dDescriptor)                     \
+  X(cudnnDestroyTensorDescriptor)                   \
+  X(cudnnCreateFilterDescriptor)                    \
+  X(cudnnSetFilter4dDescriptor)                     \
+  X(cudnnDestroyFilterDescriptor)                   \
+  X(cudnnCreateConvolutionDescriptor)               \
+  X(cudnnSetConvolution2dDescriptor)                \
+  X(cudnnSetConvolutionMathType)                    \
+  X(cudnnDestroyConvolutionDescriptor)              \
+  X(cudnnGetConvolution2dForwardOutputDim)          \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)         \
+  X(cudnnGetConvolutionForwardWorkspaceSize)        \
+  X(cudnnConvolutionForward)                        \
+  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)    \
+  X(cudnnGetConvolutionBackwardDataWorkspaceSize)   \
+  X(cudnnConvolutionBackwardData)                   \
+  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)  \
+  X(cudnnGetConvolutionBackwardFilterWorkspaceSize) \
+  X(cudnnConvolutionBackwardFilter)
+
+struct Api {
+#define SLUICE_CUDNN_POINTER(name) decltype(&::name) name = nullptr;
+  SLUICE_CUDNN_FUNCTIONS(SLUICE_CUDNN_POINTER)
+#undef SLUICE_CUDNN_POINTER
+};
+
+struct Library {
+  CudnnLoad load;
+  Api api;
+};
+
+// Opens libcudnn.so.9 (which forwards to its sub-libraries) once; never
+// closed, so the pointers stay valid until exit.
+const Library& GetLibrary() {
+  static const Library* const library = [] {
+    auto* lib = new Library;
+    Result<gpu::internal::DynamicLibrary> handle =
+        gpu::internal::DynamicLibrary::OpenFirst("libcudnn.so.9", {"libcudnn.so.9", "libcudnn.so"});
+    if (!handle.ok()) {
+      lib->load.error = std::string(handle.status().message());
+      return lib;
+    }
+    auto resolve = [&](const char* name, auto& fn) {
+      (handle->Resolve(name, &fn) ? lib->load.resolved : lib->load.missing).push_back(name);
+    };
+#define SLUICE_CUDNN_RESOLVE(name) resolve(#name, lib->api.name);
+    SLUICE_CUDNN_FUNCTIONS(SLUICE_CUDNN_RESOLVE)
+#undef SLUICE_CUDNN_RESOLVE
+    if (!lib->load.missing.empty()) {
+      lib->load.error = "libcudnn.so.9 lacks";
+      for (const std::string& m : lib->load.missing) lib->load.error += " " + m;
+      return lib;
+    }
+    lib->load.version = static_cast<int>(lib->api.cudnnGetVersion());
+    if (lib->load.version / 10000 != CUDNN_MAJOR) {
+      lib->load.error = "libcudnn is version " + std::to_string(lib->load.version) +
+                        "; sluice was built against cuDNN " + std::to_string(CUDNN_MAJOR);
+      return lib;
+    }
+    lib->load.loaded = true;
+    return lib;
+  }();
+  return *library;
+}
+
+Status CudnnError(const Api& api, std::string_view call, cudnnStatus_t s) {
+  return Status::Internal(std::string(call) + " failed: " + api.cudnnGetErrorString(s));
+}
+
+#define SLUICE_CUDNN_CALL(api, call, ...)                              \
+  do {                                                                 \
+    const cudnnStatus_t sluice_cudnn_status = (api).call(__VA_ARGS__); \
+    if (sluice_cudnn_status != CUDNN_STATUS_SUCCESS) {                 \
+      return CudnnError((api), #call, sluice_cudnn_status);            \
+    }                                                                  \
+  } while (false)
+
+// The descriptors of one convolution: x [n, in_c, in_h, in_w] and y (the
+// output) in NHWC, the filter in KRSC, cross-correlation with g's top/left
+// padding on both sides and FMA math (CUDNN_DEFAULT_MATH would let cuDNN
+// use TF32 tensor cores for float32 on Ampere and later).
+class Descriptors {
+ public:
+  explicit Descriptors(const Api& api) : api_(api) {}
+  ~Descriptors() {
+    if (x != nullptr) api_.cudnnDestroyTensorDescriptor(x);
+    if (y != nullptr) api_.cudnnDestroyTensorDescriptor(y);
+    if (w != nullptr) api_.cudnnDestroyFilterDescriptor(w);
+    if (conv != nullptr) api_.cudnnDestroyConvolutionDescriptor(conv);
+  }
+  Descriptors(const Descriptors&) = delete;
+  Descriptors& operator=(const Descriptors&) = delete;
+
+  // REQUIRES: g's sizes fit int (FitsCudnn).
+  Status Set(const ConvGeometry& g) {
+    auto i = [](int64_t v) { return static_cast<int>(v); };
+    SLUICE_CUDNN_CALL(api_, cudnnCreateTensorDescriptor, &x);
+    SLUICE_CUDNN_CALL(api_, cudnnCreateTensorDescriptor, &y);
+    SLUICE_CUDNN_CALL(api_, cudnnCreateFilterDescriptor, &w);
+    SLUICE_CUDNN_CALL(api_, cudnnCreateConvolutionDescriptor, &conv);
+    SLUICE_CUDNN_CALL(api_, cudnnSetTensor4dDescriptor, x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT,
+                      i(g.batch), i(g.in_c), i(g.in_h), i(g.in_w));
+    SLUICE_CUDNN_CALL(api_, cudnnSetTensor4dDescriptor, y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT,
+                      i(g.batch), i(g.out_c), i(g.out_h), i(g.out_w));
+    SLUICE_CUDNN_CALL(api_, cudnnSetFilter4dDescriptor, w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC,
+                      i(g.out_c), i(g.in_c), i(g.kernel_h), i(g.kernel_w));
+    SLUICE_CUDNN_CALL(api_, cudnnSetConvolution2dDescriptor, conv, i(g.pad_top), i(g.pad_left),
+                      i(g.stride_h), i(g.stride_w), 1, 1, CUDNN_CROSS_CORRELATION,
+                      CUDNN_DATA_FLOAT);
+    SLUICE_CUDNN_CALL(api_, cudnnSetConvolutionMathType, conv, CUDNN_FMA_MATH);
+    return Status::OK();
+  }
+
+  // cuDNN's output dims {n, c, h, w}.
+  Result<std::array<int, 4>> OutputDims() const {
+    std::array<int, 4> d{};
+    SLUICE_CUDNN_CALL(api_, cudnnGetConvolution2dForwardOutputDim, conv, x, w, &d[0], &d[1], &d[2],
+                      &d[3]);
+    return d;
+  }
+
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+
+ private:
+  const Api& api_;
+};
+
+// Whether cuDNN's legacy API can take g: every size positive, dims in
+// int, and fewer than 2^31 elements per tensor.
+bool FitsCudnn(const ConvGeometry& g) {
+  constexpr int64_t kMax = INT_MAX;
+  for (int64_t v :
+       {g.batch, g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.out_c, g.kernel_h, g.kernel_w}) {
+    if (v <= 0 || v > kMax) return false;
+  }
+  auto fits = [&](int64_t a, int64_t b, int64_t c, int64_t d) {
+    return a <= kMax / b && a * b <= kMax / c && a * b * c <= kMax / d;
+  };
+  return fits(g.batch, g.in_h, g.in_w, g.in_c) && fits(g.batch, g.out_h, g.out_w, g.out_c) &&
+         fits(g.kernel_h, g.kernel_w, g.in_c, g.out_c);
+}
+
+enum class Op { kForward, kBackwardData, kBackwardFilter };
+
+std::string_view OpName(Op op) {
+  switch (op) {
+    case Op::kForward: return "Conv2DForward";
+    case Op::kBackwardData: return "Conv2DBackwardData";
+    case Op::kBackwardFilter: return "Conv2DBackwardFilter";
+  }
+  return "Conv2D";
+}
+
+// An algorithm (the value of op's cudnnConvolution*Algo_t) and the
+// workspace bytes it needs.
+struct Algo {
+  int algo = 0;
+  size_t workspace = 0;
+};
+
+// The first algorithm of cuDNN's ranking that works without tensor-op
+// math, deterministic ones first.
+template <typename Perf>
+int PickAlgo(const Perf* perf, int count) {
+  for (const bool deterministic_only : {true, false}) {
+    for (int i = 0; i < count; ++i) {
+      const Perf& p = perf[i];
+      if (p.status != CUDNN_STATUS_SUCCESS || p.mathType == CUDNN_TENSOR_OP_MATH ||
+          p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
+        continue;
+      }
+      if (deterministic_only && p.determinism != CUDNN_DETERMINISTIC) continue;
+      return static_cast<int>(p.algo);
+    }
+  }
+  return -1;
+}
+
+// One backend's cuDNN handle, bound to its stream; handle null when cuDNN
+// does not serve this backend (kept, so the lookup is not repeated).
+struct DnnState {
+  const Api* api = nullptr;
+  cudnnHandle_t handle = nullptr;
+  int ordinal = -1;
+  std::mutex mu;  // one call sequence at a time on the handle
+  using Key = std::pair<Op, ConvGeometry>;
+  std::map<Key, Algo> algos;  // guarded by mu
+
+  DnnState() = default;
+  DnnState(const DnnState&) = delete;
+  DnnState& operator=(const DnnState&) = delete;
+  ~DnnState() {
+    if (handle == nullptr) return;
+    gpu::internal::ScopedDevice scope(ordinal);
+    (void)api->cudnnDestroy(handle);
+  }
+};
+
+Result<std::shared_ptr<DnnState>> MakeState(GpuBackend& backend) {
+  auto state = std::make_shared<DnnState>();
+  const Library& lib = GetLibrary();
+  if (!lib.load.loaded) return state;
+  SLUICE_ASSIGN_OR_RETURN(const gpu::internal::DeviceRuntime* runtime,
+                          gpu::internal::GetDeviceRuntime(backend.gpu_device()));
+  gpu::internal::ScopedDevice scope(runtime->cuda_ordinal);
+  if (!scope.status().ok()) return state;
+  cudnnHandle_t handle = nullptr;
+  if (lib.api.cudnnCreate(&handle) != CUDNN_STATUS_SUCCESS) return state;
+  if (lib.api.cudnnSetStream(handle, static_cast<cudaStream_t>(backend.stream().native_handle())) !=
+      CUDNN_STATUS_SUCCESS) {
+    (void)lib.api.cudnnDestroy(handle);
+    return state;
+  }
+  state->api = &lib.api;
+  state->handle = handle;
+  state->ordinal = runtime->cuda_ordinal;
+  return state;
+}
+
+// op's algorithm for g, from the cache or cuDNN's heuristics.
+// REQUIRES: s.mu held.
+Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, const Descriptors& d) {
+  const DnnState::Key key{op, g};
+  if (auto it = s.algos.find(key); it != s.algos.end()) return it->second;
+  const Api& api = *s.api;
+  Algo a;
+  int count = 0;
+  switch (op) {
+    case Op::kForward: {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionForwardAlgorithm_v7, s.handle, d.x, d.w, d.conv,
+                        d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf);
+      a.algo = PickAlgo(perf, count);
+      if (a.algo < 0) break;
+      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionForwardWorkspaceSize, s.handle, d.x, d.w, d.conv,
+                        d.y, static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), &a.workspace);
+      break;
+    }
+    case Op::kBackwardData: {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardDataAlgorithm_v7, s.handle, d.w, d.y,
+                        d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf);
+      a.algo = PickAlgo(perf, count);
+      if (a.algo < 0) break;
+      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardDataWorkspaceSize, s.handle, d.w, d.y,
+                        d.conv, d.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo),
+                        &a.workspace);
+      break;
+    }
+    case Op::kBackwardFilter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardFilterAlgorithm_v7, s.handle, d.x, d.y,
+                        d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf);
+      a.algo = PickAlgo(perf, count);
+      if (a.algo < 0) break;
+      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardFilterWorkspaceSize, s.handle, d.x, d.y,
+                        d.conv, d.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(a.algo),
+                        &a.workspace);
+      break;
+    }
+  }
+  if (a.algo < 0) {
+    return Status::FailedPrecondition("cuDNN offers no algorithm without tensor-op math");
+  }
+  s.algos.emplace(key, a);
+  return a;
+}
+
+// The tensors of one call: x and dy as inputs where op reads them, the
+// HWIO filter (input, or the output of kBackwardFilter), and out (y or dx).
+struct Operands {
+  const float* x = nullptr;
+  const float* dy = nullptr;
+  const float* filter = nullptr;
+  float* dfilter = nullptr;
+  float* out = nullptr;
+};
+
+// Sets `d` for g and chooses op's algorithm; an error when cuDNN cannot
+// serve the call. REQUIRES: s.mu held, s's device current.
+Result<Algo> Prepare(DnnState& s, Op op, const ConvGeometry& g, Descriptors& d) {
+  SLUICE_RETURN_IF_ERROR(d.Set(g));
+  SLUICE_ASSIGN_OR_RETURN(const auto dims, d.OutputDims());
+  const std::array<int, 4> want = {static_cast<int>(g.batch), static_cast<int>(g.out_c),
+                                   static_cast<int>(g.out_h), static_cast<int>(g.out_w)};
+  if (dims != want) return Status::FailedPrecondition("cuDNN's output shape differs");
+  return ChooseAlgo(s, op, g, d);
+}
+
+// Queues op's convolution: x or dy and the KRSC filter `w` in, v.out or
+// (kBackwardFilter) `w` out, with `ws` (algo.workspace bytes).
+Status Execute(const DnnState& s, Op op, const Descriptors& d, const Algo& algo, void* ws, float* w,
+               const Operands& v) {
+  const Api& api = *s.api;
+  const float one = 1.0f, zero = 0.0f;
+  switch (op) {
+    case Op::kForward:
+      SLUICE_CUDNN_CALL(api, cudnnConvolutionForward, s.handle, &one, d.x, v.x, d.w, w, d.conv,
+                        static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ws, algo.workspace,
+                        &zero, d.y, v.out);
+      return Status::OK();
+    case Op::kBackwardData:
+      SLUICE_CUDNN_CALL(api, cudnnConvolutionBackwardData, s.handle, &one, d.w, w, d.y, v.dy,
+                        d.conv, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), ws,
+                        algo.workspace, &zero, d.x, v.out);
+      return Status::OK();
+    case Op::kBackwardFilter:
+      SLUICE_CUDNN_CALL(api, cudnnConvolutionBackwardFilter, s.handle, &one, d.x, v.x, d.y, v.dy,
+                        d.conv, static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), ws,
+                        algo.workspace, &zero, d.w, w);
+      return Status::OK();
+  }
+  return Status::Internal("unknown convolution");
+}
+
+Result<bool> Run(GpuBackend& backend, Op op, const ConvGeometry& g, const Operands& v) {
+  // cuDNN pads both sides alike: asymmetric SAME padding (an even kernel,
+  // or a stride that leaves an odd total) stays with the caller's kernels.
+  if (!backend.on_gpu() || !g.symmetric_padding() || !FitsCudnn(g)) return false;
+  Result<DnnState*> state =
+      backend.State<DnnState>(GpuBackend::Slot::kDnn, [&backend] { return MakeState(backend); });
+  if (!state.ok()) return state.status();
+  DnnState& s = **state;
+  if (s.handle == nullptr) return false;
+  std::lock_guard lock(s.mu);
+  gpu::internal::ScopedDevice scope(s.ordinal);
+  if (!scope.status().ok()) return false;
+  Descriptors d(*s.api);
+  Result<Algo> algo = Prepare(s, op, g, d);
+  if (!algo.ok()) return false;
+  Result<DeviceTensor> krsc =
+      backend.Scratch(DType::kFloat32, Shape{g.kernel_h * g.kernel_w * g.in_c * g.out_c});
+  Result<DeviceTensor> workspace =
+      backend.Scratch(DType::kUInt8, Shape{static_cast<int64_t>(algo->workspace)});
+  if (!krsc.ok() || !workspace.ok()) return false;
+  float* w = static_cast<float*>(krsc->raw_data());
+  void* ws = algo->workspace > 0 ? workspace->raw_data() : nullptr;
+
+  // Nothing is queued before this point: a false above leaves no trace.
+  const std::string_view method = OpName(op);
+  FilterTransposeArgs t{v.filter, w, g.kernel_h, g.kernel_w, g.in_c, g.out_c, /*to_krsc=*/true};
+  if (op != Op::kBackwardFilter) {
+    SLUICE_RETURN_IF_ERROR(
+        backend.Launch(method, [t](KernelTarget k) { return RunFilterTranspose(t, k); }));
+  }
+  SLUICE_RETURN_IF_ERROR(Execute(s, op, d, *algo, ws, w, v).WithContext(method));
+  if (op == Op::kBackwardFilter) {
+    t = FilterTransposeArgs{w, v.dfilter, g.kernel_h, g.kernel_w, g.in_c, g.out_c, false};
+    SLUICE_RETURN_IF_ERROR(
+        backend.Launch(method, [t](KernelTarget k) { return RunFilterTranspose(t, k); }));
+  }
+  return true;
+}
+
+}  // namespace
+
+const CudnnLoad& LoadCudnn() { return GetLibrary().load; }
+
+Result<std::array<int, 4>> CudnnForwardOutputDims(const ConvGeometry& g) {
+  const Library& lib = GetLibrary();
+  if (!lib.load.loaded) return Status::Unavailable(lib.load.error);
+  if (!FitsCudnn(g)) return Status::InvalidArgument("the geometry does not fit cuDNN's dims");
+  Descriptors d(lib.api);
+  SLUICE_RETURN_IF_ERROR(d.Set(g));
+  return d.OutputDims();
+}
+
+Result<bool> CudnnConv2DForward(GpuBackend& backend, const ConvGeometry& g, const float* x,
+                                const float* filter, float* y) {
+  return Run(backend, Op::kForward, g, Operands{.x = x, .filter = filter, .out = y});
+}
+
+Result<bool> CudnnConv2DBackwardData(GpuBackend& backend, const ConvGeometry& g, const float* dy,
+                                     const float* filter, float* dx) {
+  return Run(backend, Op::kBackwardData, g, Operands{.dy = dy, .filter = filter, .out = dx});
+}
+
+Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const ConvGeometry& g, const float* x,
+                                       const float* dy, float* dfilter) {
+  return Run(backend, Op::kBackwardFilter, g, Operands{.x = x, .dy = dy, .dfilter = dfilter});
+}
+
+}  // namespace sluice::gpu::backend::internal

@@ -1,0 +1,56 @@
+// cuDNN 9 for the GPU backend's convolutions: the library opened at run
+// time (dlopen of libcudnn.so.9, each function resolved with dlsym; the
+// gpu module does not link it), a handle per backend bound to its stream,
+// and the three convolution calls of conv.cc. Internal.
+//
+// No CUDA or cuDNN header here (tests include this file); cudnn_lib.cc has
+// them. Thread-safety: everything here may be called from any thread; the
+// handle is used by one call at a time.
+#ifndef SLUICE_GPU_BACKEND_INTERNAL_CUDNN_LIB_H_
+#define SLUICE_GPU_BACKEND_INTERNAL_CUDNN_LIB_H_
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "sluice/core/result.h"
+#include "sluice/gpu/backend/gpu_backend.h"
+#include "sluice/nn/internal/conv_checks.h"
+
+namespace sluice::gpu::backend::internal {
+
+// What opening cuDNN found (once per process; never closed).
+struct CudnnLoad {
+  bool loaded = false;                // the library opened, is version 9, every symbol resolved
+  std::string error;                  // why not, when !loaded
+  int version = 0;                    // cudnnGetVersion(): 9xxyy
+  std::vector<std::string> resolved;  // the functions dlsym found
+  std::vector<std::string> missing;   // those it did not
+};
+const CudnnLoad& LoadCudnn();
+
+// cuDNN's output dims {n, c, h, w} for `g` with g's top/left padding on
+// both sides (cudnnGetConvolution2dForwardOutputDim on descriptors set as
+// the convolutions set them). Runs on the host, no GPU needed: it checks
+// that the descriptor calls reach the sub-libraries. Unavailable when
+// cuDNN did not load; Internal naming the failing call.
+Result<std::array<int, 4>> CudnnForwardOutputDims(const nn::internal::ConvGeometry& g);
+
+// The convolutions with cuDNN on `backend`'s stream (float32, FMA math: no
+// TF32; deterministic algorithms where cuDNN has one). Filters are HWIO as
+// the callers store them (transposed to and from cuDNN's KRSC in scratch);
+// outputs are overwritten, bias is the caller's. true when queued; false
+// when cuDNN does not serve the call (not on a GPU, cuDNN missing,
+// asymmetric padding, sizes beyond its int dims, or a setup step failed),
+// and nothing was written: the caller runs its own kernels. An error when
+// a cuDNN call failed after work was queued.
+Result<bool> CudnnConv2DForward(GpuBackend& backend, const nn::internal::ConvGeometry& g,
+                                const float* x, const float* filter, float* y);
+Result<bool> CudnnConv2DBackwardData(GpuBackend& backend, const nn::internal::ConvGeometry& g,
+                                     const float* dy, const float* filter, float* dx);
+Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const nn::internal::ConvGeometry& g,
+                                       const float* x, const float* dy, float* dfilter);
+
+}  // namespace sluice::gpu::backend::internal
+
+#endif  // SLUICE_GPU_BACKEND_INTERNAL_CUDNN_LIB_H_

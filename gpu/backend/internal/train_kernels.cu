@@ -1,0 +1,146 @@
+// Activation and optimizer-update element loops (train_kernels.h): one
+// thread per element, or per row for softmax, run on a GPU or on the host.
+// Each step is one rounded float operation in nn/cpu/'s order.
+#include <cmath>
+
+#include "sluice/gpu/backend/internal/train_kernels.h"
+#include "sluice/gpu/internal/kernel_util.cuh"
+
+namespace sluice::gpu::backend::internal {
+namespace {
+
+using gpu::internal::Add;
+using gpu::internal::Div;
+using gpu::internal::ForEach;
+using gpu::internal::Mul;
+using gpu::internal::Sub;
+
+// Correctly rounded square root on both sides.
+SLUICE_HD float Sqrt(float x) {
+#ifdef __CUDA_ARCH__
+  return __fsqrt_rn(x);
+#else
+  return sqrtf(x);
+#endif
+}
+
+// 1 / (1 + e^-x) without overflow for large |x| (nn/cpu/activations.cc).
+SLUICE_HD float Sigmoid(float x) {
+  if (x >= 0.0f) return Div(1.0f, Add(1.0f, expf(-x)));
+  const float e = expf(x);
+  return Div(e, Add(1.0f, e));
+}
+
+int SoftmaxForward(const ActivationForwardArgs& a, KernelTarget target) {
+  const float* x = a.x;
+  float* y = a.y;
+  const int64_t c = a.row;
+  return ForEach(a.count / c, target, [=] __host__ __device__(int64_t r) {
+    const float* xr = x + r * c;
+    float* yr = y + r * c;  // may be xr: each j reads xr[j] before writing it
+    float max = xr[0];
+    for (int64_t j = 1; j < c; ++j) max = max < xr[j] ? xr[j] : max;  // std::max
+    float sum = 0.0f;
+    for (int64_t j = 0; j < c; ++j) {
+      yr[j] = expf(Sub(xr[j], max));
+      sum = Add(sum, yr[j]);
+    }
+    const float inv = Div(1.0f, sum);
+    for (int64_t j = 0; j < c; ++j) yr[j] = Mul(yr[j], inv);
+  });
+}
+
+int SoftmaxBackward(const ActivationBackwardArgs& a, KernelTarget target) {
+  const float* y = a.y;
+  const float* dy = a.dy;
+  float* dx = a.dx;
+  const int64_t c = a.row;
+  return ForEach(a.count / c, target, [=] __host__ __device__(int64_t r) {
+    const float* yr = y + r * c;
+    const float* dyr = dy + r * c;
+    float dot = 0.0f;
+    for (int64_t j = 0; j < c; ++j) dot = Add(dot, Mul(dyr[j], yr[j]));
+    float* dxr = dx + r * c;  // may be dyr: each j reads dyr[j] before writing
+    for (int64_t j = 0; j < c; ++j) dxr[j] = Mul(yr[j], Sub(dyr[j], dot));
+  });
+}
+
+}  // namespace
+
+int RunActivationForward(const ActivationForwardArgs& a, KernelTarget target) {
+  const float* x = a.x;
+  float* y = a.y;
+  switch (a.f) {
+    case ActivationKind::kLinear:
+      if (x == y) return 0;
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) { y[i] = x[i]; });
+    case ActivationKind::kRelu:
+      return ForEach(a.count, target,
+                     [=] __host__ __device__(int64_t i) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; });
+    case ActivationKind::kSigmoid:
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) { y[i] = Sigmoid(x[i]); });
+    case ActivationKind::kTanh:
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) { y[i] = tanhf(x[i]); });
+    case ActivationKind::kSoftmax: return SoftmaxForward(a, target);
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+int RunActivationBackward(const ActivationBackwardArgs& a, KernelTarget target) {
+  const float* y = a.y;
+  const float* dy = a.dy;
+  float* dx = a.dx;
+  switch (a.f) {
+    case ActivationKind::kLinear:
+      if (dy == dx) return 0;
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) { dx[i] = dy[i]; });
+    case ActivationKind::kRelu:
+      return ForEach(a.count, target,
+                     [=] __host__ __device__(int64_t i) { dx[i] = y[i] > 0.0f ? dy[i] : 0.0f; });
+    case ActivationKind::kSigmoid:  // dy · y · (1 - y)
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+        dx[i] = Mul(Mul(dy[i], y[i]), Sub(1.0f, y[i]));
+      });
+    case ActivationKind::kTanh:  // dy · (1 - y²)
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+        dx[i] = Mul(dy[i], Sub(1.0f, Mul(y[i], y[i])));
+      });
+    case ActivationKind::kSoftmax: return SoftmaxBackward(a, target);
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+int RunSgdUpdate(const SgdUpdateArgs& a, KernelTarget target) {
+  const float* g = a.grad;
+  float* w = a.var;
+  float* v = a.velocity;
+  const float lr = a.learning_rate, momentum = a.momentum;
+  const bool nesterov = a.nesterov;
+  if (v == nullptr) {
+    return ForEach(a.count, target,
+                   [=] __host__ __device__(int64_t i) { w[i] = Sub(w[i], Mul(lr, g[i])); });
+  }
+  return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+    const float vi = Sub(Mul(momentum, v[i]), Mul(lr, g[i]));
+    v[i] = vi;
+    w[i] = Add(w[i], nesterov ? Sub(Mul(momentum, vi), Mul(lr, g[i])) : vi);
+  });
+}
+
+int RunAdamUpdate(const AdamUpdateArgs& a, KernelTarget target) {
+  const float* g = a.grad;
+  float* w = a.var;
+  float* m = a.m;
+  float* v = a.v;
+  const float lr_t = a.lr_t, b1 = a.one_minus_b1, b2 = a.one_minus_b2, eps = a.epsilon;
+  return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+    const float gi = g[i];
+    const float mi = Add(m[i], Mul(Sub(gi, m[i]), b1));
+    const float vi = Add(v[i], Mul(Sub(Mul(gi, gi), v[i]), b2));
+    m[i] = mi;
+    v[i] = vi;
+    w[i] = Sub(w[i], Div(Mul(lr_t, mi), Add(Sqrt(vi), eps)));
+  });
+}
+
+}  // namespace sluice::gpu::backend::internal

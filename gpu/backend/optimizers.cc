@@ -1,0 +1,43 @@
+// GpuBackend::SgdUpdate / AdamUpdate: the checks of
+// nn/internal/train_checks.h, then one fused element loop of
+// internal/train_kernels.h. Adam's bias-corrected step size is computed on
+// the host, as the CPU backend computes it.
+#include "sluice/gpu/backend/gpu_backend.h"
+#include "sluice/gpu/backend/internal/train_kernels.h"
+#include "sluice/nn/internal/train_checks.h"
+
+namespace sluice::gpu::backend {
+
+Status GpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, float momentum,
+                             bool nesterov, DeviceTensor* var, DeviceTensor* velocity) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckSgdUpdate(device(), grad, momentum, var, velocity));
+  internal::SgdUpdateArgs a;
+  a.grad = grad.data<float>();
+  a.var = var->data<float>();
+  a.velocity = velocity != nullptr ? velocity->data<float>() : nullptr;
+  a.count = grad.num_elements();
+  a.learning_rate = learning_rate;
+  a.momentum = momentum;
+  a.nesterov = nesterov;
+  if (a.count == 0) return Status::OK();
+  return Launch("SgdUpdate", [a](KernelTarget t) { return internal::RunSgdUpdate(a, t); });
+}
+
+Status GpuBackend::AdamUpdate(const DeviceTensor& grad, const nn::AdamStep& step, DeviceTensor* var,
+                              DeviceTensor* m, DeviceTensor* v) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckAdamUpdate(device(), grad, step, var, m, v));
+  internal::AdamUpdateArgs a;
+  a.grad = grad.data<float>();
+  a.var = var->data<float>();
+  a.m = m->data<float>();
+  a.v = v->data<float>();
+  a.count = grad.num_elements();
+  a.lr_t = nn::internal::AdamCorrectedRate(step);
+  a.one_minus_b1 = 1.0f - step.beta_1;
+  a.one_minus_b2 = 1.0f - step.beta_2;
+  a.epsilon = step.epsilon;
+  if (a.count == 0) return Status::OK();
+  return Launch("AdamUpdate", [a](KernelTarget t) { return internal::RunAdamUpdate(a, t); });
+}
+
+}  // namespace sluice::gpu::backend

@@ -1,0 +1,61 @@
+// The training core's GPU backend: nn::Backend on a gpu::Device
+// (docs/gpu.md, "The nn backend").
+//
+//   gpu::RegisterNnBackend();                          // once, at start-up
+//   nn::Backend* b = *nn::GetBackend(nn::Device::Gpu(0));
+//
+// Every method queues its work on one stream of the device and returns at
+// once; ToHost, Synchronize, Sum and CountArgMaxMatches wait. Matrix
+// products go through cuBLAS and convolutions through cuDNN when the
+// libraries load (they are opened at run time, so a binary without a GPU
+// needs neither); everything else, and the fallbacks, are sluice's own
+// kernels (gpu/backend/internal/*.cu).
+//
+// Errors found by a kernel (a class id outside [0, classes) in
+// CrossEntropy) cannot be returned by the call that queued it: they are
+// returned, once, by the next call that waits, naming the method, the row
+// and the value.
+//
+// On the host device ("/cpu:0") the same kernels run as plain loops on the
+// stream's worker thread: a backend whose tensors are host memory (nn
+// device "cpu:0", so they mix with the CPU backend's), for testing the GPU
+// backend's arithmetic on machines without a GPU. It is not a fast CPU
+// backend: use nn::GetBackend(nn::Device::Cpu()) for that.
+//
+// Thread-safety: as nn::Backend.
+#ifndef SLUICE_GPU_NN_BACKEND_H_
+#define SLUICE_GPU_NN_BACKEND_H_
+
+#include <memory>
+
+#include "sluice/core/result.h"
+#include "sluice/gpu/stream.h"
+#include "sluice/nn/backend.h"
+
+namespace sluice::gpu {
+
+// A new backend on `device`. Unavailable/NotFound for a GPU that is not
+// there (GpuAvailability()'s reason).
+Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device);
+// The same, its tensors tagged as nn device `as` (by default gpu:i for
+// /gpu:i and cpu:0 for the host device). With the host device and
+// nn::Device::Gpu(i), models placed on "gpu:i" run the GPU backend's code
+// on the host: see RegisterNnBackendOnHost.
+Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device, nn::Device as);
+
+// Makes nn::GetBackend(nn::Device::Gpu(i)) return NewNnBackend(Device::Gpu(i))
+// (made on first use). Idempotent; thread-safe. Linking this file registers
+// it too, but a static library drops files nothing refers to: call it.
+void RegisterNnBackend();
+
+// For tests and debugging without a GPU: makes nn::GetBackend(Gpu(i))
+// return NewNnBackend(Device::Host(), nn::Device::Gpu(i)) instead, so a
+// whole model, its optimizer and its checkpoints take the GPU backend's code
+// path (stream, deferred errors, the kernels as host loops) on any machine.
+// Slow: the kernels are single-threaded loops. Call it before the first
+// GetBackend(Gpu(i)); backends already made stay.
+void RegisterNnBackendOnHost();
+
+}  // namespace sluice::gpu
+
+#endif  // SLUICE_GPU_NN_BACKEND_H_

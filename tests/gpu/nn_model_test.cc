@@ -1,0 +1,189 @@
+// Whole models on "gpu:0" against the same models on the CPU: training
+// steps, fit with metrics, and checkpoints saved on one device and restored
+// on the other. With a GPU, gpu:0 is the real one (RegisterNnBackend);
+// without, the GPU backend's code runs on the host (RegisterNnBackendOnHost),
+// so every part of it but the CUDA launches is exercised here.
+//
+// Tolerances: after a few Adam steps the two backends' weights agree to
+// 1e-4 absolute + 1e-3 relative (their sums run in different orders, and
+// Adam's m / sqrt(v) amplifies the last-bit differences of small gradients);
+// losses to 1e-4 relative.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sluice/core/rng.h"
+#include "sluice/gpu/device.h"
+#include "sluice/gpu/nn_backend.h"
+#include "sluice/nn/checkpoint.h"
+#include "sluice/nn/layers.h"
+#include "sluice/nn/sequential.h"
+#include "test_util.h"
+
+namespace sluice::gpu {
+namespace {
+
+using ::sluice::testing::ScratchDir;
+
+class OnGpuEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (GpuAvailability().ok()) {
+      RegisterNnBackend();
+    } else {
+      RegisterNnBackendOnHost();
+    }
+  }
+};
+const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new OnGpuEnvironment);
+
+struct Model {
+  nn::Sequential model;
+  std::shared_ptr<nn::Optimizer> optimizer;
+};
+
+// The tutorials' CNN in small: uint8 images, rescaling, conv, pooling,
+// dropout (its masks are drawn from the layer's own seed: two models agree
+// only if made with the same seed), dense; Adam. Built at once (layers draw their weights when
+// built), so they depend only on `seed`, not the device.
+std::unique_ptr<Model> MakeCnn(nn::Device device, uint64_t seed, bool dropout = true) {
+  nn::SetRandomSeed(seed);
+  auto m = std::make_unique<Model>();
+  m->model.Add<nn::Rescaling>(1.0f / 255);
+  m->model.Add<nn::Conv2D>(6, 3, nn::Conv2DOptions{.activation = nn::Activation::kRelu});
+  m->model.Add<nn::MaxPooling2D>();
+  m->model.Add<nn::Conv2D>(
+      8, 3, nn::Conv2DOptions{.padding = nn::Padding::kSame, .activation = nn::Activation::kRelu});
+  m->model.Add<nn::Flatten>();
+  if (dropout) m->model.Add<nn::Dropout>(0.25f);
+  m->model.Add<nn::Dense>(3);
+  m->optimizer = std::make_shared<nn::Adam>(0.01f);
+  EXPECT_TRUE(m->model.SetDevice(device).ok());
+  EXPECT_TRUE(m->model
+                  .Compile({.optimizer = m->optimizer,
+                            .loss = std::make_shared<nn::SparseCategoricalCrossentropy>(true),
+                            .metrics = {std::make_shared<nn::SparseCategoricalAccuracy>()}})
+                  .ok());
+  Result<Tensor> built = m->model.Predict(*Tensor::Zeros(DType::kUInt8, Shape{1, 12, 12, 1}));
+  EXPECT_TRUE(built.ok()) << built.status();
+  return m;
+}
+
+// Three classes of 12x12 images: bright top, bright bottom, dark.
+void MakeData(int64_t n, uint64_t seed, Tensor* x, Tensor* y) {
+  *x = *Tensor::Allocate(DType::kUInt8, Shape{n, 12, 12, 1});
+  *y = *Tensor::Allocate(DType::kInt64, Shape{n});
+  Rng rng(seed);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t label = i % 3;
+    y->flat<int64_t>()[i] = label;
+    for (int p = 0; p < 144; ++p) {
+      const bool top = p < 72;
+      const int base = label == 2 ? 0 : ((label == 0) == top ? 150 : 0);
+      x->flat<uint8_t>()[i * 144 + p] = static_cast<uint8_t>(base + rng.UniformInt(100));
+    }
+  }
+}
+
+std::vector<std::vector<float>> Weights(const nn::Sequential& model) {
+  std::vector<std::vector<float>> out;
+  for (const nn::Variable* v : model.trainable_variables()) {
+    Result<Tensor> t = v->Read();
+    EXPECT_TRUE(t.ok()) << t.status();
+    out.emplace_back(t->flat<float>().begin(), t->flat<float>().end());
+  }
+  return out;
+}
+
+void ExpectClose(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b,
+                 double atol, double rtol, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t v = 0; v < a.size(); ++v) {
+    ASSERT_EQ(a[v].size(), b[v].size()) << what;
+    for (size_t i = 0; i < a[v].size(); ++i) {
+      if (!(std::abs(a[v][i] - b[v][i]) <= atol + rtol * std::abs(b[v][i]))) {
+        ADD_FAILURE() << what << ": variable " << v << " element " << i << " is " << a[v][i]
+                      << " on gpu:0, " << b[v][i] << " on cpu:0";
+        return;
+      }
+    }
+  }
+}
+
+std::vector<float> Floats(const Tensor& t) {
+  return {t.flat<float>().begin(), t.flat<float>().end()};
+}
+
+TEST(NnModelOnGpuTest, TrainingStepsAgreeWithTheCpu) {
+  std::unique_ptr<Model> g = MakeCnn(nn::Device::Gpu(0), 7);
+  std::unique_ptr<Model> c = MakeCnn(nn::Device::Cpu(), 7);
+  Tensor x, y;
+  MakeData(24, 1, &x, &y);
+  for (int step = 0; step < 5; ++step) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(double lg, g->model.TrainStep(x, y));
+    SLUICE_ASSERT_OK_AND_ASSIGN(double lc, c->model.TrainStep(x, y));
+    EXPECT_NEAR(lg, lc, 1e-4 * std::abs(lc)) << "step " << step;
+  }
+  EXPECT_EQ(g->model.trainable_variables()[0]->value().device(), nn::Device::Gpu(0));
+  ExpectClose(Weights(g->model), Weights(c->model), 1e-4, 1e-3, "weights after 5 Adam steps");
+}
+
+TEST(NnModelOnGpuTest, FitLearnsOnTheGpu) {
+  std::unique_ptr<Model> g = MakeCnn(nn::Device::Gpu(0), 3);
+  Tensor x, y, vx, vy;
+  MakeData(96, 2, &x, &y);
+  MakeData(48, 3, &vx, &vy);
+  Result<nn::History> h =
+      g->model.Fit(Dataset::from_tensor_slices({x, y}).batch(16),
+                   {.epochs = 8,
+                    .validation_data = Dataset::from_tensor_slices({vx, vy}).batch(16),
+                    .verbose = 0});
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_LT(h->history["loss"].back(), h->history["loss"].front());
+  EXPECT_GE(h->history["val_accuracy"].back(), 0.9);
+}
+
+// A checkpoint written from gpu:0 restores on the CPU, and the reverse; the
+// restored model predicts what the original does (to the backends'
+// agreement) and the optimizer state comes along.
+TEST(NnModelOnGpuTest, CheckpointsMoveBetweenDevices) {
+  for (const bool from_gpu : {true, false}) {
+    SCOPED_TRACE(from_gpu ? "gpu:0 -> cpu:0" : "cpu:0 -> gpu:0");
+    const nn::Device src = from_gpu ? nn::Device::Gpu(0) : nn::Device::Cpu();
+    const nn::Device dst = from_gpu ? nn::Device::Cpu() : nn::Device::Gpu(0);
+    ScratchDir dir;
+    Tensor x, y;
+    MakeData(12, 4, &x, &y);
+    // No dropout: the restored model draws other masks than the original.
+    std::unique_ptr<Model> a = MakeCnn(src, 11, /*dropout=*/false);
+    for (int i = 0; i < 3; ++i) SLUICE_ASSERT_OK(a->model.TrainStep(x, y).status());
+    nn::Checkpoint ca;
+    SLUICE_ASSERT_OK(ca.Track("model", &a->model));
+    SLUICE_ASSERT_OK(ca.Track("optimizer", a->optimizer.get()));
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::string path, ca.Save(dir.file("ckpt")));
+
+    std::unique_ptr<Model> b = MakeCnn(dst, 12, /*dropout=*/false);  // other initial weights
+    nn::Checkpoint cb;
+    SLUICE_ASSERT_OK(cb.Track("model", &b->model));
+    SLUICE_ASSERT_OK(cb.Track("optimizer", b->optimizer.get()));
+    SLUICE_ASSERT_OK_AND_ASSIGN(nn::RestoreResult r, cb.Restore(path));
+    EXPECT_EQ(b->optimizer->iterations(), 3);
+    EXPECT_EQ(b->model.trainable_variables()[0]->value().device(), dst);
+    ExpectClose(Weights(b->model), Weights(a->model), 0, 0, "restored weights (bitwise)");
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor pa, a->model.Predict(x));
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor pb, b->model.Predict(x));
+    ExpectClose({Floats(pb)}, {Floats(pa)}, 1e-4, 1e-4, "predictions after the restore");
+    // The Adam slots are made at the first update and take the saved values.
+    SLUICE_ASSERT_OK(a->model.TrainStep(x, y).status());
+    SLUICE_ASSERT_OK(b->model.TrainStep(x, y).status());
+    SLUICE_EXPECT_OK(r.AssertConsumed());
+    EXPECT_EQ(b->optimizer->iterations(), 4);
+    ExpectClose(Weights(b->model), Weights(a->model), 1e-4, 1e-3, "weights one step later");
+  }
+}
+
+}  // namespace
+}  // namespace sluice::gpu
