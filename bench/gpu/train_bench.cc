@@ -1,0 +1,167 @@
+// Training-step throughput of the tutorials' CNN (cats_vs_dogs: Rescaling,
+// Conv 32 3x3 relu, MaxPool, Conv 32 5x5 relu, MaxPool, Flatten, Dense 64
+// relu, Dense 2 softmax; Adam; sparse cross-entropy) on uint8
+// [32, 256, 256, 3] batches, the GPU targets:
+//   * BM_TrainStep/gpu: Sequential::TrainStep on gpu:0 (the GPU nn backend:
+//     cuDNN convolutions, cuBLAS products, sluice's kernels for the rest);
+//     bench/gpu/torch_train_step.py runs the same CNN and batch in PyTorch
+//     on the same GPU, the reference the target names;
+//   * BM_TrainStep/cpu: the same step on the CPU backend, in the same run;
+//   * BM_FitFromJpegs/gpu: Fit on gpu:0 fed by a decode-on-CPU pipeline
+//     (JPEG decode, random flip, batch, prefetch, AUTOTUNE on all cores):
+//     images/s and the fraction of the time the step waited for input
+//     (the target: under 5%).
+// Counters: images_per_s, and input_wait_fraction for Fit.
+//
+//   build/bench/gpu/gpu_train_bench --benchmark_min_time=2
+//   SLUICE_BENCH_DEVICE=/cpu:0 SLUICE_BENCH_SIDE=64 build/bench/gpu/gpu_train_bench
+//       # gpu:0 served by the GPU backend's host loops: checks the path, slow
+//
+// Without a GPU (and without SLUICE_BENCH_DEVICE=/cpu:0) the gpu cases are
+// skipped with the reason.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sluice/core/rng.h"
+#include "sluice/gpu/device.h"
+#include "sluice/gpu/nn_backend.h"
+#include "sluice/nn/layers.h"
+#include "sluice/nn/sequential.h"
+#include "sluice/ops/image_ops.h"
+#include "sluice/ops/jpeg.h"
+#include "sluice/pipeline/dataset.h"
+
+namespace sluice::gpu {
+namespace {
+
+constexpr int64_t kBatch = 32;
+
+int64_t Side() {
+  const char* env = std::getenv("SLUICE_BENCH_SIDE");
+  return env != nullptr ? std::atoll(env) : 256;
+}
+
+// gpu:0 served by the GPU, or by the host loops under
+// SLUICE_BENCH_DEVICE=/cpu:0; the reason when neither.
+Status UseGpu() {
+  static const Status status = [] {
+    const char* env = std::getenv("SLUICE_BENCH_DEVICE");
+    if (env != nullptr && std::string(env) == "/cpu:0") {
+      RegisterNnBackendOnHost();
+      return Status::OK();
+    }
+    RegisterNnBackend();
+    return GpuAvailability();
+  }();
+  return status;
+}
+
+std::unique_ptr<nn::Sequential> TutorialCnn(nn::Device device) {
+  nn::SetRandomSeed(1);
+  auto model = std::make_unique<nn::Sequential>("cats_vs_dogs");
+  const nn::Activation relu = nn::Activation::kRelu;
+  model->Add<nn::Rescaling>(1.0f / 255);
+  model->Add<nn::Conv2D>(32, 3, nn::Conv2DOptions{.activation = relu});
+  model->Add<nn::MaxPooling2D>();
+  model->Add<nn::Conv2D>(32, 5, nn::Conv2DOptions{.activation = relu});
+  model->Add<nn::MaxPooling2D>();
+  model->Add<nn::Flatten>();
+  model->Add<nn::Dense>(64, nn::DenseOptions{.activation = relu});
+  model->Add<nn::Dense>(2, nn::DenseOptions{.activation = nn::Activation::kSoftmax});
+  if (!model->SetDevice(device).ok()) return nullptr;
+  Status s = model->Compile({.optimizer = std::make_shared<nn::Adam>(),
+                             .loss = std::make_shared<nn::SparseCategoricalCrossentropy>()});
+  return s.ok() ? std::move(model) : nullptr;
+}
+
+// Smooth images with noise (JPEG-like content), labels alternating.
+Tensor Images(int64_t n, int64_t side) {
+  Tensor t = Tensor::Allocate(DType::kUInt8, Shape{n, side, side, 3}).value();
+  Rng rng(5);
+  auto v = t.flat<uint8_t>();
+  for (int64_t i = 0; i < n * side * side; ++i) {
+    const int64_t y = (i / side) % side, x = i % side;
+    for (int c = 0; c < 3; ++c) {
+      const double wave = 100 * std::sin(0.05 * (x + 2 * y + 40 * c + i / (side * side)));
+      v[i * 3 + c] = static_cast<uint8_t>(120 + wave + rng.UniformInt(30));
+    }
+  }
+  return t;
+}
+
+Tensor Labels(int64_t n) {
+  Tensor t = Tensor::Allocate(DType::kInt32, Shape{n}).value();
+  for (int64_t i = 0; i < n; ++i) t.flat<int32_t>()[i] = static_cast<int32_t>(i % 2);
+  return t;
+}
+
+void BM_TrainStep(benchmark::State& state, bool gpu) {
+  if (gpu) {
+    if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
+  }
+  auto model = TutorialCnn(gpu ? nn::Device::Gpu(0) : nn::Device::Cpu());
+  if (model == nullptr) return state.SkipWithError("the model could not be made");
+  const Tensor x = Images(kBatch, Side()), y = Labels(kBatch);
+  for (int warm = 0; warm < 2; ++warm) {  // builds the layers, cuDNN plans, caches
+    if (Result<double> l = model->TrainStep(x, y); !l.ok()) {
+      return state.SkipWithError(l.status().ToString().c_str());
+    }
+  }
+  for (auto _ : state) {
+    Result<double> loss = model->TrainStep(x, y);  // returns the loss: waits for the step
+    if (!loss.ok()) return state.SkipWithError(loss.status().ToString().c_str());
+    benchmark::DoNotOptimize(*loss);
+  }
+  state.counters["images_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * kBatch), benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_TrainStep, gpu, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, cpu, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_FitFromJpegs(benchmark::State& state) {
+  if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
+  auto model = TutorialCnn(nn::Device::Gpu(0));
+  if (model == nullptr) return state.SkipWithError("the model could not be made");
+  constexpr int64_t kImages = 64, kSteps = 20;
+  const Tensor images = Images(kImages, Side());
+  std::vector<std::string> jpegs;
+  for (int64_t i = 0; i < kImages; ++i) {
+    Tensor one = images.Slice(i, i + 1).value().Reshape(Shape{Side(), Side(), 3}).value();
+    jpegs.push_back(ops::EncodeJpeg(one, {.quality = 90}).value());
+  }
+  auto decode = [](Element e, const MapContext& ctx) -> Result<Element> {
+    SLUICE_ASSIGN_OR_RETURN(Tensor image,
+                            ops::DecodeJpeg(e[0].scalar<std::string_view>(), {.channels = 3}));
+    Rng rng = ctx.rng();
+    SLUICE_ASSIGN_OR_RETURN(image, ops::RandomFlipLeftRight(std::move(image), rng));
+    return Element({std::move(image), e[1]});
+  };
+  Dataset input = Dataset::from_tensor_slices({Tensor::FromStrings(jpegs).value(), Labels(kImages)})
+                      .repeat()
+                      .map(decode, {.parallelism = kAutotune, .name = "decode"})
+                      .batch(kBatch, {.drop_remainder = true})
+                      .prefetch(kAutotune);
+  double wait = 0;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    Result<nn::History> h =
+        model->Fit(input, {.epochs = 1, .steps_per_epoch = kSteps, .verbose = 0});
+    if (!h.ok()) return state.SkipWithError(h.status().ToString().c_str());
+    wait += h->input_wait_fraction;
+    ++runs;
+  }
+  state.counters["images_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * kSteps * kBatch), benchmark::Counter::kIsRate);
+  state.counters["input_wait_fraction"] = runs > 0 ? wait / runs : 0;
+}
+BENCHMARK(BM_FitFromJpegs)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace sluice::gpu
+
+BENCHMARK_MAIN();
