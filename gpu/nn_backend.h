@@ -48,6 +48,29 @@ Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device, nn::Devi
 // it too, but a static library drops files nothing refers to: call it.
 void RegisterNnBackend();
 
+// The stream `backend` (made by NewNnBackend or RegisterNnBackend*) queues
+// its work on: make it wait for a PrefetchToDevice batch
+// (DeviceElement::WaitOn) and run the gpu image ops on it, so input, augment
+// and training steps stay in order without blocking the host.
+// InvalidArgument for any other backend (the CPU's).
+Result<Stream*> NnBackendStream(nn::Backend& backend);
+
+// `t` as a tensor of `backend` (sharing its bytes): for
+// Sequential::TrainStep(DeviceTensor, DeviceTensor) on a batch made on the
+// device. InvalidArgument if `t` lives on another device than the backend's
+// stream, or the backend is not a GPU backend. The block stays allocated to
+// the stream it was made for: see DeviceTensor::RecordUse.
+Result<nn::DeviceTensor> AsNnTensor(const DeviceTensor& t, nn::Backend& backend);
+
+//   nn::Backend* b = *nn::GetBackend(nn::Device::Gpu(0));
+//   gpu::Stream* s = *gpu::NnBackendStream(*b);
+//   auto it = *gpu::PrefetchToDevice(decoded.batch(32), s->device());
+//   while (auto batch = *it.Next()) {
+//     batch->WaitOn(*s);                                    // no host wait
+//     auto x = *gpu::RandomFlipLeftRight((*batch)[0], rng, *s);
+//     model.TrainStep(*gpu::AsNnTensor(x, *b), *gpu::AsNnTensor((*batch)[1], *b));
+//   }  // TrainStep returns the loss, so the step has run when the batch drops
+
 // For tests and debugging without a GPU: makes nn::GetBackend(Gpu(i))
 // return NewNnBackend(Device::Host(), nn::Device::Gpu(i)) instead, so a
 // whole model, its optimizer and its checkpoints take the GPU backend's code

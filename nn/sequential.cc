@@ -105,16 +105,29 @@ Result<Sequential::Gradients> Sequential::ComputeGradients(const Tensor& x, cons
     return Status::FailedPrecondition("ComputeGradients: compile the model first");
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor xd, ToDeviceTensor(x));
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor yd, ToDeviceTensor(y));
+  return ComputeGradients(xd, yd);
+}
+
+Result<Sequential::Gradients> Sequential::ComputeGradients(const DeviceTensor& x,
+                                                           const DeviceTensor& y) {
+  if (!compiled_.loss)
+    return Status::FailedPrecondition("ComputeGradients: compile the model first");
+  for (const DeviceTensor* t : {&x, &y}) {
+    if (t->device() != device()) {
+      return Status::InvalidArgument("ComputeGradients: " + std::string(t == &x ? "x" : "y") +
+                                     " is on " + t->device().ToString() + ", model " + name() +
+                                     " on " + device().ToString());
+    }
+  }
   set_input_gradient_needed(false);  // x is data
   Gradients g;
-  SLUICE_ASSIGN_OR_RETURN(g.predictions, Forward(xd, /*training=*/true));
-  if (y.shape().rank() == 0 ||
-      (g.predictions.rank() > 0 && y.shape().dim(0) != g.predictions.dim(0))) {
+  SLUICE_ASSIGN_OR_RETURN(g.predictions, Forward(x, /*training=*/true));
+  if (y.rank() == 0 || (g.predictions.rank() > 0 && y.dim(0) != g.predictions.dim(0))) {
     return Status::InvalidArgument("labels " + y.shape().ToString() + " do not match outputs " +
                                    g.predictions.shape().ToString() + " of model " + name());
   }
   DeviceTensor dpred;
-  SLUICE_ASSIGN_OR_RETURN(g.loss, compiled_.loss->Compute(backend(), g.predictions, yd, &dpred));
+  SLUICE_ASSIGN_OR_RETURN(g.loss, compiled_.loss->Compute(backend(), g.predictions, y, &dpred));
   SLUICE_RETURN_IF_ERROR(Backward(dpred).status());
   for (const auto& l : layers_) {
     std::vector<Variable*> vars = l->trainable_weights();
@@ -127,12 +140,18 @@ Result<Sequential::Gradients> Sequential::ComputeGradients(const Tensor& x, cons
 
 Result<double> Sequential::TrainStep(const Tensor& x, const Tensor& y) {
   if (!compiled_.optimizer) return Status::FailedPrecondition("TrainStep: compile the model first");
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor xd, ToDeviceTensor(x));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor yd, ToDeviceTensor(y));
+  return TrainStep(xd, yd);
+}
+
+Result<double> Sequential::TrainStep(const DeviceTensor& x, const DeviceTensor& y) {
+  if (!compiled_.optimizer) return Status::FailedPrecondition("TrainStep: compile the model first");
   SLUICE_ASSIGN_OR_RETURN(Gradients g, ComputeGradients(x, y));
   SLUICE_RETURN_IF_ERROR(compiled_.optimizer->ApplyGradients(
       std::span<DeviceTensor* const>(g.grads), std::span<Variable* const>(g.variables)));
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor yd, ToDeviceTensor(y));
   for (const auto& m : compiled_.metrics) {
-    SLUICE_RETURN_IF_ERROR(m->UpdateState(backend(), yd, g.predictions));
+    SLUICE_RETURN_IF_ERROR(m->UpdateState(backend(), y, g.predictions));
   }
   return g.loss;
 }

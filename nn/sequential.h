@@ -145,6 +145,11 @@ class Sequential : public Layer {
   Result<Gradients> ComputeGradients(const Tensor& x, const Tensor& y);
   // ComputeGradients + ApplyGradients + metric updates; returns the loss.
   Result<double> TrainStep(const Tensor& x, const Tensor& y);
+  // The same for a batch already on the model's device (from
+  // gpu::PrefetchToDevice and the GPU image ops, say): no copy.
+  // InvalidArgument if x or y is on another device.
+  Result<Gradients> ComputeGradients(const DeviceTensor& x, const DeviceTensor& y);
+  Result<double> TrainStep(const DeviceTensor& x, const DeviceTensor& y);
   std::vector<Variable*> trainable_variables() const;
 
   // Layer interface: the stack as one layer.

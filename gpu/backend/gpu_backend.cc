@@ -154,6 +154,25 @@ Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device) {
                       device.is_host() ? nn::Device::Cpu() : nn::Device::Gpu(device.index()));
 }
 
+Result<Stream*> NnBackendStream(nn::Backend& backend) {
+  auto* b = dynamic_cast<backend::GpuBackend*>(&backend);
+  if (b == nullptr) {
+    return Status::InvalidArgument("NnBackendStream: " + backend.name() +
+                                   " is not a GPU backend (gpu::NewNnBackend)");
+  }
+  return &b->stream();
+}
+
+Result<nn::DeviceTensor> AsNnTensor(const DeviceTensor& t, nn::Backend& backend) {
+  SLUICE_ASSIGN_OR_RETURN(Stream * stream, NnBackendStream(backend));
+  if (t.device() != stream->device()) {
+    return Status::InvalidArgument("AsNnTensor: " + t.DebugString() + " is not on " +
+                                   stream->device().ToString() + ", the device of " +
+                                   backend.name());
+  }
+  return nn::DeviceTensor(backend.device(), t.storage());
+}
+
 void RegisterNnBackend() {
   static std::once_flag once;
   std::call_once(once, [] {

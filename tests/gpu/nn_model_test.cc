@@ -17,10 +17,13 @@
 
 #include "sluice/core/rng.h"
 #include "sluice/gpu/device.h"
+#include "sluice/gpu/image_ops.h"
 #include "sluice/gpu/nn_backend.h"
+#include "sluice/gpu/prefetch_to_device.h"
 #include "sluice/nn/checkpoint.h"
 #include "sluice/nn/layers.h"
 #include "sluice/nn/sequential.h"
+#include "sluice/ops/image_ops.h"
 #include "test_util.h"
 
 namespace sluice::gpu {
@@ -183,6 +186,55 @@ TEST(NnModelOnGpuTest, CheckpointsMoveBetweenDevices) {
     EXPECT_EQ(b->optimizer->iterations(), 4);
     ExpectClose(Weights(b->model), Weights(a->model), 1e-4, 1e-3, "weights one step later");
   }
+}
+
+// The decode-on-CPU, augment-on-GPU loop: batches staged by
+// PrefetchToDevice, the backend's stream waiting on each, a flip queued on
+// that stream, TrainStep on the device tensors. The same batches, flipped on
+// the host, train a CPU model to the same weights.
+TEST(NnModelOnGpuTest, TrainsOnBatchesFromPrefetchToDevice) {
+  SLUICE_ASSERT_OK_AND_ASSIGN(nn::Backend * backend, nn::GetBackend(nn::Device::Gpu(0)));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Stream * stream, NnBackendStream(*backend));
+  std::unique_ptr<Model> g = MakeCnn(nn::Device::Gpu(0), 5);
+  std::unique_ptr<Model> c = MakeCnn(nn::Device::Cpu(), 5);
+  Tensor x, y;
+  MakeData(48, 6, &x, &y);
+  const Dataset batches = Dataset::from_tensor_slices({x, y}).batch(12);
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceIterator it,
+                              PrefetchToDevice(batches, stream->device(), {.depth = 2}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator host, batches.iterator());
+  int steps = 0;
+  while (true) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> batch, it.Next());
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> expected, host.next());
+    ASSERT_EQ(batch.has_value(), expected.has_value());
+    if (!batch) break;
+    SLUICE_ASSERT_OK(batch->WaitOn(*stream));
+    SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor flipped, FlipLeftRight((*batch)[0], *stream));
+    SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor xd, AsNnTensor(flipped, *backend));
+    SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor yd, AsNnTensor((*batch)[1], *backend));
+    SLUICE_ASSERT_OK_AND_ASSIGN(double lg, g->model.TrainStep(xd, yd));
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor host_flipped, ops::FlipLeftRight((*expected)[0]));
+    SLUICE_ASSERT_OK_AND_ASSIGN(double lc, c->model.TrainStep(host_flipped, (*expected)[1]));
+    EXPECT_NEAR(lg, lc, 1e-4 * std::abs(lc)) << "step " << steps;
+    ++steps;
+  }
+  EXPECT_EQ(steps, 4);
+  ExpectClose(Weights(g->model), Weights(c->model), 1e-4, 1e-3, "weights after 4 steps");
+}
+
+TEST(NnModelOnGpuTest, BridgeErrorsNameTheDevices) {
+  SLUICE_ASSERT_OK_AND_ASSIGN(nn::Backend * cpu, nn::GetBackend(nn::Device::Cpu()));
+  EXPECT_EQ(NnBackendStream(*cpu).status().code(), StatusCode::kInvalidArgument);
+  SLUICE_ASSERT_OK_AND_ASSIGN(nn::Backend * backend, nn::GetBackend(nn::Device::Gpu(0)));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Stream * stream, NnBackendStream(*backend));
+  if (stream->device().is_host()) {
+    GTEST_SKIP() << "gpu:0 runs on the host here: every host tensor is on its device";
+  }
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor on_host,
+                              DeviceTensor::Allocate(Device::Host(), DType::kFloat32, Shape{2}));
+  Result<nn::DeviceTensor> t = AsNnTensor(on_host, *backend);
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

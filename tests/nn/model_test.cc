@@ -259,6 +259,46 @@ TEST(ModelTest, ErrorsAreClear) {
   EXPECT_NE(bad.status().message().find("[2,5]"), std::string::npos) << bad.status().ToString();
 }
 
+// TrainStep on tensors already on the model's device is the host-tensor
+// step without the copies; a tensor of another device is rejected by name.
+TEST(ModelTest, TrainStepOnDeviceTensors) {
+  SLUICE_ASSERT_OK_AND_ASSIGN(Backend * cpu, GetBackend(Device::Cpu()));
+  std::vector<Element> batches;
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, Blobs(64, 5).batch(32).iterator());
+  while (true) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> batch, it.next());
+    if (!batch) break;
+    batches.push_back(*batch);
+  }
+  // Layers draw their weights when built (the first step): seed right before.
+  auto a = Mlp(std::make_shared<Adam>(0.01f));
+  auto b = Mlp(std::make_shared<Adam>(0.01f));
+  std::vector<double> la, lb;
+  SetRandomSeed(4);
+  for (const Element& e : batches) la.push_back(a->TrainStep(e[0], e[1]).value());
+  SetRandomSeed(4);
+  for (const Element& e : batches) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor x, cpu->ToDevice(e[0]));
+    SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor y, cpu->ToDevice(e[1]));
+    lb.push_back(b->TrainStep(x, y).value());
+  }
+  EXPECT_EQ(la, lb);
+  std::vector<Variable*> va = a->trainable_variables(), vb = b->trainable_variables();
+  ASSERT_EQ(va.size(), vb.size());
+  for (size_t i = 0; i < va.size(); ++i) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor ta, va[i]->Read());
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor tb, vb[i]->Read());
+    EXPECT_EQ(std::vector<float>(ta.flat<float>().begin(), ta.flat<float>().end()),
+              std::vector<float>(tb.flat<float>().begin(), tb.flat<float>().end()));
+  }
+  const DeviceTensor elsewhere(Device::Gpu(0), *Tensor::Zeros(DType::kFloat32, Shape{2, 8}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor y,
+                              cpu->ToDevice(*Tensor::Zeros(DType::kInt64, Shape{2})));
+  Result<double> r = a->TrainStep(elsewhere, y);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("x is on gpu:0"), std::string::npos) << r.status();
+}
+
 TEST(ModelTest, ALayerBuiltOnAnotherDeviceCannotJoin) {
   auto dense = std::make_unique<Dense>(2);
   SLUICE_ASSERT_OK_AND_ASSIGN(Backend * cpu, GetBackend(Device::Cpu()));
