@@ -29,6 +29,7 @@
 #include <memory>
 
 #include "sluice/core/result.h"
+#include "sluice/gpu/device_tensor.h"
 #include "sluice/gpu/stream.h"
 #include "sluice/nn/backend.h"
 

@@ -4,8 +4,8 @@
 // On a GPU with cuDNN 9 (internal/cudnn_lib.h) the convolutions run there
 // when the padding is symmetric; otherwise, and on the host device, the
 // naive kernels of internal/conv_kernels.h run: one thread per output
-// element, float32 sums. Biases and their gradients are always the naive
-// kernels' (a per-channel add; a per-channel sum with no atomics).
+// element, float32 sums. After cuDNN the bias is added by BiasAdd, and the
+// bias gradient is always BiasGrad's (chunked partial sums, no atomics).
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/conv_kernels.h"
 #include "sluice/gpu/backend/internal/cudnn_lib.h"
@@ -30,11 +30,7 @@ Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
   if (y->num_elements() == 0) return Status::OK();
   SLUICE_ASSIGN_OR_RETURN(bool done,
                           internal::CudnnConv2DForward(*this, g, In(x), In(filter), Out(y)));
-  if (done) {
-    if (bias == nullptr) return Status::OK();
-    internal::ChannelBiasAddArgs a{In(bias), Out(y), y->num_elements(), g.out_c};
-    return Launch(kMethod, [a](KernelTarget t) { return internal::RunChannelBiasAdd(a, t); });
-  }
+  if (done) return bias != nullptr ? BiasAdd(*bias, y) : Status::OK();
   internal::Conv2DForwardArgs a{internal::ToWindowGeometry(g), In(x), In(filter), In(bias), Out(y)};
   return Launch(kMethod, [a](KernelTarget t) { return internal::RunConv2DForward(a, t); });
 }
@@ -58,15 +54,13 @@ Status GpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTenso
   constexpr std::string_view kMethod = "Conv2DBackwardFilter";
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g, nn::internal::CheckConv2DBackwardFilter(
                                               nn_device_, x, dy, window, dfilter, dbias));
-  internal::Conv2DBackwardFilterArgs a{internal::ToWindowGeometry(g), In(x), In(dy), Out(dfilter),
-                                       Out(dbias)};
-  if (dfilter->num_elements() > 0) {
-    // An empty batch leaves cuDNN out: the kernels write the zero sums.
-    SLUICE_ASSIGN_OR_RETURN(
-        bool done, internal::CudnnConv2DBackwardFilter(*this, g, In(x), In(dy), Out(dfilter)));
-    if (done) a.dfilter = nullptr;
-  }
-  if (a.dfilter == nullptr && a.dbias == nullptr) return Status::OK();
+  if (dbias != nullptr) SLUICE_RETURN_IF_ERROR(BiasGrad(dy, 0.0f, dbias));
+  if (dfilter->num_elements() == 0) return Status::OK();
+  // An empty batch leaves cuDNN out: the kernel writes the zero sums.
+  SLUICE_ASSIGN_OR_RETURN(
+      bool done, internal::CudnnConv2DBackwardFilter(*this, g, In(x), In(dy), Out(dfilter)));
+  if (done) return Status::OK();
+  internal::Conv2DBackwardFilterArgs a{internal::ToWindowGeometry(g), In(x), In(dy), Out(dfilter)};
   return Launch(kMethod, [a](KernelTarget t) { return internal::RunConv2DBackwardFilter(a, t); });
 }
 

@@ -383,13 +383,6 @@ TEST(ConvKernelsTest, FilterTransposesBetweenHwioAndKrsc) {
   EXPECT_EQ(back, hwio);
 }
 
-TEST(ConvKernelsTest, ChannelBiasAdd) {
-  std::vector<float> y = {1, 2, 3, 4, 5, 6}, bias = {10, 20, 30};
-  backend::internal::ChannelBiasAddArgs a{bias.data(), y.data(), 6, 3};
-  ASSERT_EQ(backend::internal::RunChannelBiasAdd(a, {}), 0);
-  EXPECT_EQ(y, (std::vector<float>{11, 22, 33, 14, 25, 36}));
-}
-
 // cuDNN, opened at run time: every function the backend uses resolves,
 // and the descriptor calls reach the sub-library that computes shapes
 // (no GPU needed). Skipped where libcudnn.so.9 is not installed.

@@ -48,8 +48,6 @@ SLUICE_HD float TapCount(const WindowGeometry& g, int64_t oh, int64_t ow) {
   return static_cast<float>((h.hi - h.lo) * (w.hi - w.lo));
 }
 
-int FirstError(int a, int b) { return a != 0 ? a : b; }
-
 }  // namespace
 
 int RunConv2DForward(const Conv2DForwardArgs& a, KernelTarget target) {
@@ -105,48 +103,27 @@ int RunConv2DBackwardFilter(const Conv2DBackwardFilterArgs& a, KernelTarget targ
   const float* x = a.x;
   const float* dy = a.dy;
   float* dfilter = a.dfilter;
-  float* dbias = a.dbias;
-  int err = 0;
-  if (dfilter != nullptr) {
-    // Filter element i = [kh, kw, c, o], as an NHWC index with batch kh.
-    err = ForEach(g.kernel_h * g.kernel_w * g.in_c * g.out_c, target,
-                  [=] __host__ __device__(int64_t i) {
-                    const Nhwc f = Unflatten(i, g.kernel_w, g.in_c, g.out_c);
-                    const int64_t kh = f.b, kw = f.h, c = f.w, o = f.c;
-                    float acc = 0.0f;
-                    for (int64_t b = 0; b < g.batch; ++b) {
-                      for (int64_t oh = 0; oh < g.out_h; ++oh) {
-                        const int64_t ih = oh * g.stride_h - g.pad_top + kh;
-                        if (ih < 0 || ih >= g.in_h) continue;
-                        for (int64_t ow = 0; ow < g.out_w; ++ow) {
-                          const int64_t iw = ow * g.stride_w - g.pad_left + kw;
-                          if (iw < 0 || iw >= g.in_w) continue;
-                          const float xv = x[((b * g.in_h + ih) * g.in_w + iw) * g.in_c + c];
-                          const float dv = dy[((b * g.out_h + oh) * g.out_w + ow) * g.out_c + o];
-                          acc = Add(acc, Mul(xv, dv));
-                        }
-                      }
-                    }
-                    dfilter[i] = acc;
-                  });
-  }
-  if (dbias != nullptr) {
-    const int64_t rows = g.batch * g.out_h * g.out_w;
-    err = FirstError(err, ForEach(g.out_c, target, [=] __host__ __device__(int64_t o) {
-                       float acc = 0.0f;
-                       for (int64_t r = 0; r < rows; ++r) acc = Add(acc, dy[r * g.out_c + o]);
-                       dbias[o] = acc;
-                     }));
-  }
-  return err;
-}
-
-int RunChannelBiasAdd(const ChannelBiasAddArgs& a, KernelTarget target) {
-  const float* bias = a.bias;
-  float* y = a.y;
-  const int64_t channels = a.channels;
-  return ForEach(a.count, target,
-                 [=] __host__ __device__(int64_t i) { y[i] = Add(y[i], bias[i % channels]); });
+  // Filter element i = [kh, kw, c, o], as an NHWC index with batch kh.
+  return ForEach(g.kernel_h * g.kernel_w * g.in_c * g.out_c, target,
+                 [=] __host__ __device__(int64_t i) {
+                   const Nhwc f = Unflatten(i, g.kernel_w, g.in_c, g.out_c);
+                   const int64_t kh = f.b, kw = f.h, c = f.w, o = f.c;
+                   float acc = 0.0f;
+                   for (int64_t b = 0; b < g.batch; ++b) {
+                     for (int64_t oh = 0; oh < g.out_h; ++oh) {
+                       const int64_t ih = oh * g.stride_h - g.pad_top + kh;
+                       if (ih < 0 || ih >= g.in_h) continue;
+                       for (int64_t ow = 0; ow < g.out_w; ++ow) {
+                         const int64_t iw = ow * g.stride_w - g.pad_left + kw;
+                         if (iw < 0 || iw >= g.in_w) continue;
+                         const float xv = x[((b * g.in_h + ih) * g.in_w + iw) * g.in_c + c];
+                         const float dv = dy[((b * g.out_h + oh) * g.out_w + ow) * g.out_c + o];
+                         acc = Add(acc, Mul(xv, dv));
+                       }
+                     }
+                   }
+                   dfilter[i] = acc;
+                 });
 }
 
 int RunFilterTranspose(const FilterTransposeArgs& a, KernelTarget target) {

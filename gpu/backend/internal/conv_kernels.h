@@ -65,25 +65,14 @@ int RunConv2DBackwardData(const Conv2DBackwardDataArgs& args, KernelTarget targe
 
 // dfilter[kh, kw, c, o] = Σ over n, oh, ow (that order) of
 // x[n, ih, iw, c] · dy[n, oh, ow, o] (taps in the padding add nothing);
-// dbias[o] (when non-null) = Σ over n, oh, ow of dy[n, oh, ow, o]. Both
-// overwritten; zero for an empty batch.
+// overwritten; zero for an empty batch. (The bias gradient is BiasGrad's.)
 struct Conv2DBackwardFilterArgs {
   WindowGeometry g;
   const float* x = nullptr;
   const float* dy = nullptr;
-  float* dfilter = nullptr;  // optional (cuDNN computes it itself)
-  float* dbias = nullptr;    // optional, [out_c]
+  float* dfilter = nullptr;
 };
 int RunConv2DBackwardFilter(const Conv2DBackwardFilterArgs& args, KernelTarget target);
-
-// y[i] += bias[i % channels] for i in [0, count).
-struct ChannelBiasAddArgs {
-  const float* bias = nullptr;
-  float* y = nullptr;
-  int64_t count = 0;
-  int64_t channels = 1;
-};
-int RunChannelBiasAdd(const ChannelBiasAddArgs& args, KernelTarget target);
 
 // A filter between HWIO [kh, kw, in, out] and KRSC [out, kh, kw, in]
 // (to_krsc picks the direction); a pure permutation.
