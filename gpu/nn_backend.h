@@ -26,6 +26,7 @@
 #ifndef SLUICE_GPU_NN_BACKEND_H_
 #define SLUICE_GPU_NN_BACKEND_H_
 
+#include <functional>
 #include <memory>
 
 #include "sluice/core/result.h"
@@ -71,6 +72,37 @@ Result<nn::DeviceTensor> AsNnTensor(const DeviceTensor& t, nn::Backend& backend)
 //     auto x = *gpu::RandomFlipLeftRight((*batch)[0], rng, *s);
 //     model.TrainStep(*gpu::AsNnTensor(x, *b), *gpu::AsNnTensor((*batch)[1], *b));
 //   }  // TrainStep returns the loss, so the step has run when the batch drops
+
+// A step (any sequence of calls to a GPU nn backend: a custom training
+// step) captured once and replayed as one Graph launch, tf.function's
+// analogue:
+//
+//   SLUICE_ASSIGN_OR_RETURN(auto step, gpu::CaptureNnStep(*b, [&] { return MyStep(*b); }));
+//   for (...) {
+//     b->CopyFromHost(next_x, &x);     // inputs into the buffers the step read
+//     step->Replay();                  // queued; returns at once
+//     double loss = *b->Sum(loss_t);   // outputs from the buffers it wrote
+//   }
+//
+// While the callback runs, the backend's work is recorded, not run, and
+// the tensors it allocates are kept for the graph (each replay writes
+// them). Calls that wait (ToHost, Synchronize, Sum, CountArgMaxMatches)
+// fail with FailedPrecondition inside it, and so does the capture. Values
+// passed by value are frozen into the graph: a learning rate, Adam's step
+// count, a dropout seed. Capture steps whose scalars do not change (SGD at
+// a fixed rate), or capture again when they do. Nothing else may queue on
+// the backend while it captures. Thread-safety: Replay as the backend's
+// methods.
+class CapturedNnStep {
+ public:
+  virtual ~CapturedNnStep() = default;
+  // Queues one run of the captured work on the backend's stream.
+  virtual Status Replay() = 0;
+  // Operations in the graph (kernels, copies, host functions).
+  virtual int64_t num_nodes() const = 0;
+};
+Result<std::unique_ptr<CapturedNnStep>> CaptureNnStep(nn::Backend& backend,
+                                                      const std::function<Status()>& step);
 
 // For tests and debugging without a GPU: makes nn::GetBackend(Gpu(i))
 // return NewNnBackend(Device::Host(), nn::Device::Gpu(i)) instead, so a

@@ -67,6 +67,28 @@ class Device {
 
 enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
+class Stream;
+
+// Work captured from a stream (Stream::BeginCapture ... EndCapture) and
+// launched again as a whole: a CUDA graph (cudaGraphExec_t) on a GPU, the
+// recorded closures on the host. The analogue of tf.function for a
+// training step: one launch replaces a kernel launch per operation. Each
+// launch reads and writes the memory the captured work did: put the next
+// inputs in place before a launch (outside the graph), read the outputs
+// after; that memory must stay allocated as long as the graph is used.
+// Ownership: owned by the caller; destroying it while a launch is pending
+// is allowed (the launch keeps what it needs). Thread-safety: Launch may be
+// called from any thread.
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  // Queues the whole captured work on `stream`, a stream of the device it
+  // was captured on. InvalidArgument for another device.
+  virtual Status Launch(Stream& stream) = 0;
+  // Operations captured (kernels, copies, host functions).
+  virtual int64_t num_nodes() const = 0;
+};
+
 class Event {
  public:
   virtual ~Event() = default;
@@ -109,7 +131,21 @@ class Stream {
   // GPU streams and events do not mix (InvalidArgument).
   virtual Status WaitFor(const Event& event) = 0;
   // Blocks until all work queued so far has run; returns its first error.
+  // FailedPrecondition while capturing.
   virtual Status Synchronize() = 0;
+
+  // Capture (Graph): from BeginCapture until EndCapture, the copies, host
+  // functions and kernels queued on this stream are recorded instead of
+  // run, and EndCapture returns them as a Graph. While capturing, Record,
+  // WaitFor and Synchronize are FailedPrecondition (on a GPU they would
+  // break the capture), and work queued on other streams is not captured.
+  // A GPU capture is cudaStreamCaptureModeRelaxed: the caching allocator
+  // may still reserve memory (cudaMalloc) meanwhile. The capturing thread
+  // should be the only one queuing on the stream. FailedPrecondition for a
+  // BeginCapture while capturing, or an EndCapture without one.
+  virtual Status BeginCapture() = 0;
+  virtual Result<std::unique_ptr<Graph>> EndCapture() = 0;
+  virtual bool capturing() const = 0;
 
  protected:
   Stream() = default;

@@ -71,7 +71,27 @@ Result<DeviceTensor> GpuBackend::Allocate(DType dtype, const Shape& shape) {
   SLUICE_RETURN_IF_ERROR(CheckAllocate(dtype, shape));
   SLUICE_ASSIGN_OR_RETURN(gpu::DeviceTensor t,
                           gpu::DeviceTensor::Allocate(device_, dtype, shape, stream_.get()));
-  return DeviceTensor(nn_device_, t.storage());
+  DeviceTensor d(nn_device_, t.storage());
+  std::lock_guard lock(capture_mu_);
+  if (capturing_) capture_keep_.push_back(d);
+  return d;
+}
+
+Status GpuBackend::BeginCapture() {
+  std::lock_guard lock(capture_mu_);
+  if (capturing_) return Status::FailedPrecondition("CaptureNnStep: already capturing");
+  SLUICE_RETURN_IF_ERROR(stream_->BeginCapture());
+  capturing_ = true;
+  return Status::OK();
+}
+
+Result<std::unique_ptr<Graph>> GpuBackend::EndCapture(std::vector<DeviceTensor>* kept) {
+  std::lock_guard lock(capture_mu_);
+  if (!capturing_) return Status::FailedPrecondition("CaptureNnStep: not capturing");
+  capturing_ = false;
+  *kept = std::move(capture_keep_);
+  capture_keep_.clear();
+  return stream_->EndCapture();
 }
 
 Result<DeviceTensor> GpuBackend::ToDevice(const Tensor& host) {
@@ -111,6 +131,11 @@ Status GpuBackend::Copy(const DeviceTensor& src, DeviceTensor* dst) {
 Status GpuBackend::Synchronize() { return CopyToHostAndWait(nullptr, nullptr, 0); }
 
 Status GpuBackend::CopyToHostAndWait(const void* device_src, void* host_dst, size_t bytes) {
+  if (stream_->capturing()) {
+    return Status::FailedPrecondition(
+        "a call that waits for the device (ToHost, Synchronize, Sum, CountArgMaxMatches) inside "
+        "a captured step: read results after Replay()");
+  }
   std::lock_guard lock(wait_mu_);
   if (bytes > 0) {
     SLUICE_RETURN_IF_ERROR(
@@ -171,6 +196,43 @@ Result<nn::DeviceTensor> AsNnTensor(const DeviceTensor& t, nn::Backend& backend)
                                    backend.name());
   }
   return nn::DeviceTensor(backend.device(), t.storage());
+}
+
+namespace {
+
+class CapturedStep final : public CapturedNnStep {
+ public:
+  CapturedStep(backend::GpuBackend* backend, std::unique_ptr<Graph> graph,
+               std::vector<nn::DeviceTensor> kept)
+      : backend_(backend), graph_(std::move(graph)), kept_(std::move(kept)) {}
+  Status Replay() override { return graph_->Launch(backend_->stream()); }
+  int64_t num_nodes() const override { return graph_->num_nodes(); }
+
+ private:
+  backend::GpuBackend* backend_;
+  std::unique_ptr<Graph> graph_;
+  std::vector<nn::DeviceTensor> kept_;  // the buffers the graph reads and writes
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CapturedNnStep>> CaptureNnStep(nn::Backend& backend,
+                                                      const std::function<Status()>& step) {
+  auto* b = dynamic_cast<backend::GpuBackend*>(&backend);
+  if (b == nullptr) {
+    return Status::InvalidArgument("CaptureNnStep: " + backend.name() +
+                                   " is not a GPU backend (gpu::NewNnBackend)");
+  }
+  SLUICE_RETURN_IF_ERROR(b->BeginCapture());
+  const Status ran = step();
+  std::vector<nn::DeviceTensor> kept;
+  Result<std::unique_ptr<Graph>> graph = b->EndCapture(&kept);
+  if (!ran.ok()) {
+    return Status(ran.code(),
+                  "CaptureNnStep: the step failed while capturing: " + std::string(ran.message()));
+  }
+  if (!graph.ok()) return graph.status();
+  return std::unique_ptr<CapturedNnStep>(new CapturedStep(b, std::move(*graph), std::move(kept)));
 }
 
 void RegisterNnBackend() {

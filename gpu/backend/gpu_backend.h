@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "sluice/gpu/backend/internal/deferred_error.h"
 #include "sluice/gpu/device_tensor.h"
@@ -113,6 +114,12 @@ class GpuBackend final : public nn::Backend {
   // waiting methods use it, so an error surfaces at the first wait after it.
   Status CopyToHostAndWait(const void* device_src, void* host_dst, size_t bytes);
 
+  // Capture (gpu/nn_backend.h's CaptureNnStep): the stream records instead
+  // of running, and Allocate keeps every tensor it hands out until
+  // EndCapture returns them with the graph.
+  Status BeginCapture();
+  Result<std::unique_ptr<Graph>> EndCapture(std::vector<DeviceTensor>* kept);
+
   // A device scratch tensor for one call's intermediate results. Dropping
   // the handle right after queuing the launches that use it is safe: the
   // block is reused only by later work on this stream.
@@ -150,6 +157,9 @@ class GpuBackend final : public nn::Backend {
   DeferredError* deferred_device_ = nullptr;
   std::mutex wait_mu_;           // one WaitAndCheck at a time
   DeferredError deferred_host_;  // guarded by wait_mu_
+  std::mutex capture_mu_;
+  bool capturing_ = false;                  // guarded by capture_mu_
+  std::vector<DeviceTensor> capture_keep_;  // guarded by capture_mu_
   std::mutex state_mu_;
   std::shared_ptr<void> state_[static_cast<int>(Slot::kCount)];  // guarded by state_mu_
 };

@@ -56,6 +56,36 @@ class CudaEvent final : public Event {
   const cudaEvent_t event_;
 };
 
+// A captured cudaGraph_t and its executable instance.
+class CudaGraph final : public Graph {
+ public:
+  CudaGraph(Device device, int ordinal, cudaGraph_t graph, cudaGraphExec_t exec, int64_t nodes)
+      : device_(device), ordinal_(ordinal), graph_(graph), exec_(exec), nodes_(nodes) {}
+  ~CudaGraph() override {
+    ScopedDevice scope(ordinal_);
+    (void)CudaStatus(cudaGraphExecDestroy(exec_), "cudaGraphExecDestroy");
+    (void)CudaStatus(cudaGraphDestroy(graph_), "cudaGraphDestroy");
+  }
+  Status Launch(Stream& stream) override {
+    if (stream.device() != device_) {
+      return Status::InvalidArgument(fmt::format("a graph captured on {} cannot launch on {}",
+                                                 device_.ToString(), stream.device().ToString()));
+    }
+    ScopedDevice scope(ordinal_);
+    SLUICE_RETURN_IF_ERROR(scope.status().WithContext(device_.ToString()));
+    return CudaStatus(cudaGraphLaunch(exec_, static_cast<cudaStream_t>(stream.native_handle())),
+                      device_.ToString() + ": cudaGraphLaunch");
+  }
+  int64_t num_nodes() const override { return nodes_; }
+
+ private:
+  const Device device_;
+  const int ordinal_;
+  const cudaGraph_t graph_;
+  const cudaGraphExec_t exec_;
+  const int64_t nodes_;
+};
+
 class CudaStream final : public Stream {
  public:
   CudaStream(Device device, int ordinal, cudaStream_t stream)
@@ -91,6 +121,7 @@ class CudaStream final : public Stream {
   }
 
   Status Record(Event& event) override {
+    if (capturing()) return WhileCapturing("Record");
     auto* cuda = dynamic_cast<CudaEvent*>(&event);
     if (cuda == nullptr || cuda->ordinal() != ordinal_) {
       return Status::InvalidArgument(fmt::format("{} stream: cannot record an event of {}",
@@ -103,6 +134,7 @@ class CudaStream final : public Stream {
   }
 
   Status WaitFor(const Event& event) override {
+    if (capturing()) return WhileCapturing("WaitFor");
     auto* cuda = dynamic_cast<const CudaEvent*>(&event);
     if (cuda == nullptr) {
       return Status::InvalidArgument(fmt::format("{} stream: cannot wait for an event of {}",
@@ -115,11 +147,62 @@ class CudaStream final : public Stream {
   }
 
   Status Synchronize() override {
+    if (capturing()) return WhileCapturing("Synchronize");
     return CudaStatus(cudaStreamSynchronize(stream_),
                       device_.ToString() + ": cudaStreamSynchronize");
   }
 
+  Status BeginCapture() override {
+    if (capturing()) {
+      return Status::FailedPrecondition(device_.ToString() + " stream: already capturing a graph");
+    }
+    ScopedDevice scope(ordinal_);
+    SLUICE_RETURN_IF_ERROR(scope.status().WithContext(device_.ToString()));
+    return CudaStatus(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed),
+                      device_.ToString() + ": cudaStreamBeginCapture");
+  }
+
+  Result<std::unique_ptr<Graph>> EndCapture() override {
+    if (!capturing()) {
+      return Status::FailedPrecondition(device_.ToString() +
+                                        " stream: EndCapture without BeginCapture");
+    }
+    ScopedDevice scope(ordinal_);
+    SLUICE_RETURN_IF_ERROR(scope.status().WithContext(device_.ToString()));
+    cudaGraph_t graph = nullptr;
+    SLUICE_RETURN_IF_ERROR(CudaStatus(cudaStreamEndCapture(stream_, &graph),
+                                      device_.ToString() + ": cudaStreamEndCapture"));
+    size_t nodes = 0;
+    cudaGraphExec_t exec = nullptr;
+    Status s = CudaStatus(cudaGraphGetNodes(graph, nullptr, &nodes),
+                          device_.ToString() + ": cudaGraphGetNodes");
+    if (s.ok()) {
+      s = CudaStatus(cudaGraphInstantiate(&exec, graph, 0),
+                     device_.ToString() + ": cudaGraphInstantiate");
+    }
+    if (!s.ok()) {
+      (void)cudaGraphDestroy(graph);
+      return s;
+    }
+    return std::unique_ptr<Graph>(
+        new CudaGraph(device_, ordinal_, graph, exec, static_cast<int64_t>(nodes)));
+  }
+
+  bool capturing() const override {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream_, &status) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return status != cudaStreamCaptureStatusNone;
+  }
+
  private:
+  Status WhileCapturing(const char* call) const {
+    return Status::FailedPrecondition(
+        fmt::format("{} stream: {} while capturing a graph", device_.ToString(), call));
+  }
+
   static void CUDART_CB RunAndDelete(void* user_data) {
     auto* fn = static_cast<std::function<void()>*>(user_data);
     (*fn)();

@@ -4,9 +4,14 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "sluice/gpu/internal/stream_backends.h"
 
@@ -59,6 +64,32 @@ class HostEvent final : public Event {
   const std::shared_ptr<EventState> state_ = std::make_shared<EventState>();
 };
 
+// The host's Graph: the captured closures, run in order as one closure of
+// the launching stream.
+class HostGraph final : public Graph {
+ public:
+  explicit HostGraph(std::vector<std::function<void()>> nodes)
+      : nodes_(std::make_shared<const std::vector<std::function<void()>>>(std::move(nodes))) {}
+  Status Launch(Stream& stream) override {
+    if (!stream.device().is_host()) {
+      return Status::InvalidArgument("a graph captured on /cpu:0 cannot launch on " +
+                                     stream.device().ToString());
+    }
+    return stream.LaunchHostFunc([nodes = nodes_] {
+      for (const std::function<void()>& f : *nodes) f();
+    });
+  }
+  int64_t num_nodes() const override { return static_cast<int64_t>(nodes_->size()); }
+
+ private:
+  std::shared_ptr<const std::vector<std::function<void()>>> nodes_;
+};
+
+Status WhileCapturing(const char* call) {
+  return Status::FailedPrecondition(std::string("/cpu:0 stream: ") + call +
+                                    " while capturing a graph");
+}
+
 class HostStream final : public Stream {
  public:
   HostStream() : worker_([this] { Run(); }) {}
@@ -84,6 +115,7 @@ class HostStream final : public Stream {
     return Status::OK();
   }
   Status Record(Event& event) override {
+    if (capturing()) return WhileCapturing("Record");
     auto* host = dynamic_cast<HostEvent*>(&event);
     if (host == nullptr) {
       return Status::InvalidArgument("/cpu:0 stream: cannot record an event of " +
@@ -99,6 +131,7 @@ class HostStream final : public Stream {
     return Status::OK();
   }
   Status WaitFor(const Event& event) override {
+    if (capturing()) return WhileCapturing("WaitFor");
     if (auto* host = dynamic_cast<const HostEvent*>(&event)) {
       std::shared_ptr<EventState> state = host->state();
       uint64_t ticket;
@@ -114,15 +147,39 @@ class HostStream final : public Stream {
   }
   Status Synchronize() override {
     std::unique_lock<std::mutex> lock(mu_);
+    if (capture_) return WhileCapturing("Synchronize");
     const uint64_t target = queued_;
     done_cv_.wait(lock, [&] { return done_ >= target; });
     return Status::OK();
+  }
+
+  Status BeginCapture() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (capture_) return Status::FailedPrecondition("/cpu:0 stream: already capturing a graph");
+    capture_.emplace();
+    return Status::OK();
+  }
+  Result<std::unique_ptr<Graph>> EndCapture() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!capture_)
+      return Status::FailedPrecondition("/cpu:0 stream: EndCapture without BeginCapture");
+    auto graph = std::make_unique<HostGraph>(std::move(*capture_));
+    capture_.reset();
+    return std::unique_ptr<Graph>(std::move(graph));
+  }
+  bool capturing() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return capture_.has_value();
   }
 
  private:
   void Enqueue(std::function<void()> fn) {
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (capture_) {
+        capture_->push_back(std::move(fn));
+        return;
+      }
       queue_.push_back(std::move(fn));
       ++queued_;
     }
@@ -146,13 +203,14 @@ class HostStream final : public Stream {
   }
 
   const Device device_ = Device::Host();
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
   std::deque<std::function<void()>> queue_;
   uint64_t queued_ = 0;  // closures ever queued
   uint64_t done_ = 0;    // closures that have run
   bool stopping_ = false;
+  std::optional<std::vector<std::function<void()>>> capture_;  // while capturing
   std::thread worker_;  // last: starts after the members above exist
 };
 

@@ -47,6 +47,15 @@ inline nn::Backend* GpuNnBackend(const Device& device) {
 
 inline nn::Backend* CpuNnBackend() { return nn::GetBackend(nn::Device::Cpu()).value(); }
 
+// A float32 host tensor of uniform values in [lo, hi).
+inline Tensor RandomHost(const Shape& shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(shape.num_elements());
+  for (float& x : v) x = dist(gen);
+  return Tensor::FromVector<float>(std::span<const float>(v), shape).value();
+}
+
 // Fixture: gpu() is the backend under test, cpu() the reference.
 class NnBackendTest : public OnEachDevice {
  protected:
@@ -58,14 +67,6 @@ class NnBackendTest : public OnEachDevice {
   nn::Backend* gpu() { return gpu_; }
   nn::Backend* cpu() { return CpuNnBackend(); }
 
-  // A float32 host tensor of uniform values in [lo, hi).
-  static Tensor RandomHost(const Shape& shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    std::vector<float> v(shape.num_elements());
-    for (float& x : v) x = dist(gen);
-    return Tensor::FromVector<float>(std::span<const float>(v), shape).value();
-  }
   // The same host tensor on both backends.
   struct Pair {
     nn::DeviceTensor gpu, cpu;
