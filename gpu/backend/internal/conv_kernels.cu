@@ -1,15 +1,10 @@
 // Convolution and pooling element loops (conv_kernels.h): one thread per
 // output element, run on a GPU or on the host.
+#include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/conv_kernels.h"
-#include "sluice/gpu/internal/kernel_util.cuh"
 
 namespace sluice::gpu::backend::internal {
 namespace {
-
-using gpu::internal::Add;
-using gpu::internal::Div;
-using gpu::internal::ForEach;
-using gpu::internal::Mul;
 
 // An element of a [batch, rows, cols, channels] tensor by its flat index.
 struct Nhwc {

@@ -1,14 +1,11 @@
 // Fill, Cast, Axpby, Multiply and DropoutMask element loops (dense_kernels.h),
 // with Philox4x32-10 as core/rng.cc computes it.
+#include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
-#include "sluice/gpu/internal/kernel_util.cuh"
 
 namespace sluice::gpu::backend::internal {
 namespace {
 
-using ::sluice::gpu::internal::Add;
-using ::sluice::gpu::internal::ForEach;
-using ::sluice::gpu::internal::Mul;
 using ::sluice::gpu::internal::ToFloat;
 using ::sluice::gpu::internal::VisitElemType;
 

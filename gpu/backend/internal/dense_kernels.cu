@@ -1,12 +1,8 @@
 // MatMul, BiasAdd and BiasGrad element loops (dense_kernels.h).
+#include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
-#include "sluice/gpu/internal/kernel_util.cuh"
 
 namespace sluice::gpu::backend::internal {
-
-using ::sluice::gpu::internal::Add;
-using ::sluice::gpu::internal::ForEach;
-using ::sluice::gpu::internal::Mul;
 
 int RunMatMul(const MatMulArgs& args, KernelTarget target) {
   const MatMulArgs a = args;

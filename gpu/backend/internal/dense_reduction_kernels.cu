@@ -1,13 +1,11 @@
 // Sum and CountArgMaxMatches partial reductions (dense_kernels.h): one
 // thread per partial, strided over the elements or rows so neighbouring
 // threads read neighbouring memory; the host adds the partials in order.
+#include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
-#include "sluice/gpu/internal/kernel_util.cuh"
 
 namespace sluice::gpu::backend::internal {
 namespace {
-
-using ::sluice::gpu::internal::ForEach;
 
 // Index of the first maximum of `c` values (NaNs never win): the CPU
 // backend's ArgMax.

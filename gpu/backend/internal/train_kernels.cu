@@ -3,17 +3,11 @@
 // Each step is one rounded float operation in nn/cpu/'s order.
 #include <cmath>
 
+#include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/train_kernels.h"
-#include "sluice/gpu/internal/kernel_util.cuh"
 
 namespace sluice::gpu::backend::internal {
 namespace {
-
-using gpu::internal::Add;
-using gpu::internal::Div;
-using gpu::internal::ForEach;
-using gpu::internal::Mul;
-using gpu::internal::Sub;
 
 // Correctly rounded square root on both sides.
 SLUICE_HD float Sqrt(float x) {

@@ -4,17 +4,11 @@
 // step is one rounded float operation in nn/cpu/losses.cc's order.
 #include <cmath>
 
+#include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/train_kernels.h"
-#include "sluice/gpu/internal/kernel_util.cuh"
 
 namespace sluice::gpu::backend::internal {
 namespace {
-
-using gpu::internal::Add;
-using gpu::internal::Div;
-using gpu::internal::ForEach;
-using gpu::internal::Mul;
-using gpu::internal::Sub;
 
 // Keras's backend.epsilon(): probabilities are clipped to [eps, 1 - eps].
 constexpr float kEpsilon = 1e-7f;
