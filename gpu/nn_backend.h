@@ -93,14 +93,8 @@ Result<nn::DeviceTensor> AsNnTensor(const DeviceTensor& t, nn::Backend& backend)
 // a fixed rate), or capture again when they do. Nothing else may queue on
 // the backend while it captures. Thread-safety: Replay as the backend's
 // methods.
-class CapturedNnStep {
- public:
-  virtual ~CapturedNnStep() = default;
-  // Queues one run of the captured work on the backend's stream.
-  virtual Status Replay() = 0;
-  // Operations in the graph (kernels, copies, host functions).
-  virtual int64_t num_nodes() const = 0;
-};
+// nn::Backend::Capture on a GPU backend (InvalidArgument for others).
+using CapturedNnStep = nn::CapturedWork;
 Result<std::unique_ptr<CapturedNnStep>> CaptureNnStep(nn::Backend& backend,
                                                       const std::function<Status()>& step);
 

@@ -39,6 +39,12 @@ Result<DeviceTensor> Backend::Zeros(DType dtype, const Shape& shape) {
   return t;
 }
 
+Result<std::unique_ptr<CapturedWork>> Backend::Capture(const std::function<Status()>&) {
+  return Status::InvalidArgument(name() +
+                                 " cannot capture work: it runs each call at once (capture needs "
+                                 "the GPU backend)");
+}
+
 namespace {
 using Factory = std::function<Result<std::unique_ptr<Backend>>(Device)>;
 struct Registry {

@@ -47,6 +47,8 @@ enum class Activation { kLinear, kRelu, kSigmoid, kTanh, kSoftmax };
 Result<Activation> ParseActivation(std::string_view name);
 std::string_view ActivationName(Activation a);
 
+class DeviceTensor;
+
 // Adam's hyperparameters for one update; `step` counts from 1.
 struct AdamStep {
   float learning_rate = 0.001f;
@@ -54,6 +56,20 @@ struct AdamStep {
   float beta_2 = 0.999f;
   float epsilon = 1e-7f;
   int64_t step = 1;
+  // When set: an int64 scalar on the backend's device holding the step,
+  // read when the update runs instead of `step` (so a captured update
+  // follows the count: Backend::Capture).
+  const DeviceTensor* step_counter = nullptr;
+};
+
+// Work recorded by Backend::Capture, run again as a whole by Replay().
+class CapturedWork {
+ public:
+  virtual ~CapturedWork() = default;
+  // Queues one run of the recorded work; returns at once.
+  virtual Status Replay() = 0;
+  // Operations recorded (kernels, copies).
+  virtual int64_t num_nodes() const = 0;
 };
 
 class Backend {
@@ -176,6 +192,18 @@ class Backend {
   // var -= lr · sqrt(1 - β2^t) / (1 - β1^t) · m / (sqrt(v) + ε).
   virtual Status AdamUpdate(const DeviceTensor& grad, const AdamStep& step, DeviceTensor* var,
                             DeviceTensor* m, DeviceTensor* v) = 0;
+
+  // counter (an int64 scalar) += delta, in order with the other work.
+  virtual Status AddToCounter(int64_t delta, DeviceTensor* counter) = 0;
+
+  // --- Capture (tf.function) -------------------------------------------------
+  // Runs `fn` with this backend recording the work it queues instead of
+  // running it, and returns that work for replay (a CUDA graph on a GPU).
+  // Tensors allocated meanwhile stay reserved for the recording; calls that
+  // wait fail with FailedPrecondition (and so does the capture); values
+  // passed by value are frozen into it. InvalidArgument on backends that
+  // cannot record (the CPU's runs each call at once).
+  virtual Result<std::unique_ptr<CapturedWork>> Capture(const std::function<Status()>& fn);
 
   // --- Reductions for metrics ------------------------------------------------
   // Σ x over all elements of a float32 tensor, on the host (waits).

@@ -134,6 +134,9 @@ class Dropout : public Layer {
   Result<DeviceTensor> Call(const DeviceTensor& x, bool training) override;
   Result<DeviceTensor> Backward(const DeviceTensor& dy) override;
   std::string Describe() const override;
+  // InvalidArgument when rate > 0: each step draws a new mask (a host
+  // counter), which a recorded step would repeat.
+  Status CheckCapturable() const override;
 
  private:
   float rate_;

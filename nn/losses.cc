@@ -4,9 +4,9 @@ namespace sluice::nn {
 
 namespace {
 
-Result<double> CrossEntropyMean(Backend& backend, const DeviceTensor& pred,
-                                const DeviceTensor& labels, bool from_logits, bool sparse,
-                                DeviceTensor* dpred) {
+Result<DeviceTensor> CrossEntropyPerExample(Backend& backend, const DeviceTensor& pred,
+                                            const DeviceTensor& labels, bool from_logits,
+                                            bool sparse, DeviceTensor* dpred) {
   if (pred.rank() != 2) {
     return Status::InvalidArgument("cross-entropy: predictions must be [batch, classes], got " +
                                    pred.shape().ToString());
@@ -26,25 +26,55 @@ Result<double> CrossEntropyMean(Backend& backend, const DeviceTensor& pred,
   }
   SLUICE_RETURN_IF_ERROR(
       backend.CrossEntropy(pred, labels, from_logits, 1.0f / static_cast<float>(n), &loss, dpred));
-  SLUICE_ASSIGN_OR_RETURN(double sum, backend.Sum(loss));
-  return sum / static_cast<double>(n);
+  return loss;
+}
+
+// The batch mean of per-example losses (waits for them).
+Result<double> Mean(Backend& backend, const Result<DeviceTensor>& per_example) {
+  SLUICE_RETURN_IF_ERROR(per_example.status());
+  SLUICE_ASSIGN_OR_RETURN(double sum, backend.Sum(*per_example));
+  return sum / static_cast<double>(per_example->num_elements());
 }
 
 }  // namespace
 
+Result<DeviceTensor> Loss::ComputePerExample(Backend&, const DeviceTensor&, const DeviceTensor&,
+                                             DeviceTensor*) {
+  return Status::InvalidArgument("loss " + name() +
+                                 " has no ComputePerExample: it cannot be captured");
+}
+
 Result<double> SparseCategoricalCrossentropy::Compute(Backend& backend, const DeviceTensor& pred,
                                                       const DeviceTensor& labels,
                                                       DeviceTensor* dpred) {
-  return CrossEntropyMean(backend, pred, labels, from_logits_, true, dpred);
+  return Mean(backend, ComputePerExample(backend, pred, labels, dpred));
+}
+Result<DeviceTensor> SparseCategoricalCrossentropy::ComputePerExample(Backend& backend,
+                                                                      const DeviceTensor& pred,
+                                                                      const DeviceTensor& labels,
+                                                                      DeviceTensor* dpred) {
+  return CrossEntropyPerExample(backend, pred, labels, from_logits_, true, dpred);
 }
 
 Result<double> CategoricalCrossentropy::Compute(Backend& backend, const DeviceTensor& pred,
                                                 const DeviceTensor& labels, DeviceTensor* dpred) {
-  return CrossEntropyMean(backend, pred, labels, from_logits_, false, dpred);
+  return Mean(backend, ComputePerExample(backend, pred, labels, dpred));
+}
+Result<DeviceTensor> CategoricalCrossentropy::ComputePerExample(Backend& backend,
+                                                                const DeviceTensor& pred,
+                                                                const DeviceTensor& labels,
+                                                                DeviceTensor* dpred) {
+  return CrossEntropyPerExample(backend, pred, labels, from_logits_, false, dpred);
 }
 
 Result<double> MeanSquaredError::Compute(Backend& backend, const DeviceTensor& pred,
                                          const DeviceTensor& labels, DeviceTensor* dpred) {
+  return Mean(backend, ComputePerExample(backend, pred, labels, dpred));
+}
+
+Result<DeviceTensor> MeanSquaredError::ComputePerExample(Backend& backend, const DeviceTensor& pred,
+                                                         const DeviceTensor& labels,
+                                                         DeviceTensor* dpred) {
   if (pred.rank() < 1 || pred.dim(0) == 0) {
     return Status::InvalidArgument("MeanSquaredError needs a non-empty batch, got " +
                                    pred.shape().ToString());
@@ -65,8 +95,7 @@ Result<double> MeanSquaredError::Compute(Backend& backend, const DeviceTensor& p
   }
   SLUICE_RETURN_IF_ERROR(
       backend.MeanSquaredError(pred, target, 1.0f / static_cast<float>(n), &loss, dpred));
-  SLUICE_ASSIGN_OR_RETURN(double sum, backend.Sum(loss));
-  return sum / static_cast<double>(n);
+  return loss;
 }
 
 }  // namespace sluice::nn

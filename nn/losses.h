@@ -25,6 +25,12 @@ class Loss {
   // (allocated by Compute with pred's shape).
   virtual Result<double> Compute(Backend& backend, const DeviceTensor& pred,
                                  const DeviceTensor& labels, DeviceTensor* dpred) = 0;
+  // The per-example losses [batch] and dpred as Compute gives them, without
+  // reading anything back (the mean is their sum over the batch size): what
+  // a captured training step records (Sequential::CaptureTrainStep). The
+  // default is InvalidArgument; the built-in losses implement it.
+  virtual Result<DeviceTensor> ComputePerExample(Backend& backend, const DeviceTensor& pred,
+                                                 const DeviceTensor& labels, DeviceTensor* dpred);
 };
 
 // Integer class ids [n] or [n, 1] against scores [n, classes]: logits with
@@ -35,6 +41,8 @@ class SparseCategoricalCrossentropy : public Loss {
   std::string name() const override { return "sparse_categorical_crossentropy"; }
   Result<double> Compute(Backend& backend, const DeviceTensor& pred, const DeviceTensor& labels,
                          DeviceTensor* dpred) override;
+  Result<DeviceTensor> ComputePerExample(Backend& backend, const DeviceTensor& pred,
+                                         const DeviceTensor& labels, DeviceTensor* dpred) override;
 
  private:
   bool from_logits_;
@@ -47,6 +55,8 @@ class CategoricalCrossentropy : public Loss {
   std::string name() const override { return "categorical_crossentropy"; }
   Result<double> Compute(Backend& backend, const DeviceTensor& pred, const DeviceTensor& labels,
                          DeviceTensor* dpred) override;
+  Result<DeviceTensor> ComputePerExample(Backend& backend, const DeviceTensor& pred,
+                                         const DeviceTensor& labels, DeviceTensor* dpred) override;
 
  private:
   bool from_logits_;
@@ -59,6 +69,8 @@ class MeanSquaredError : public Loss {
   std::string name() const override { return "mean_squared_error"; }
   Result<double> Compute(Backend& backend, const DeviceTensor& pred, const DeviceTensor& labels,
                          DeviceTensor* dpred) override;
+  Result<DeviceTensor> ComputePerExample(Backend& backend, const DeviceTensor& pred,
+                                         const DeviceTensor& labels, DeviceTensor* dpred) override;
 };
 
 }  // namespace sluice::nn

@@ -109,6 +109,16 @@ Status Optimizer::ApplyGradients(std::span<DeviceTensor* const> grads,
     for (auto& list : slot_lists_) SLUICE_RETURN_IF_ERROR(list->RestorePending());
   }
   int64_t step = iterations() + 1;
+  if (!variables.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(Backend * backend, GetBackend(variables[0]->value().device()));
+    if (step_counter_.empty() || !(step_counter_.device() == backend->device())) {
+      SLUICE_ASSIGN_OR_RETURN(step_counter_, backend->Allocate(DType::kInt64, Shape{}));
+      counter_holds_ = -1;
+    }
+    SLUICE_RETURN_IF_ERROR(SyncStepCounter());
+    SLUICE_RETURN_IF_ERROR(backend->AddToCounter(1, &step_counter_));
+    counter_holds_ = step;
+  }
   for (size_t i = 0; i < variables.size(); ++i) {
     Tracked* t = nullptr;
     for (const auto& tr : tracked_) {
@@ -117,10 +127,24 @@ Status Optimizer::ApplyGradients(std::span<DeviceTensor* const> grads,
     std::vector<Variable*> slots;
     for (const auto& s : t->slots) slots.push_back(s.get());
     SLUICE_ASSIGN_OR_RETURN(Backend * backend, GetBackend(variables[i]->value().device()));
-    SLUICE_RETURN_IF_ERROR(Update(*backend, *grads[i], variables[i], slots, step));
+    SLUICE_RETURN_IF_ERROR(Update(*backend, *grads[i], variables[i], slots, step, step_counter_));
   }
   iterations_->value().data<int64_t>()[0] = step;
   return Status::OK();
+}
+
+Status Optimizer::SyncStepCounter() {
+  if (step_counter_.empty() || counter_holds_ == iterations()) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(Backend * backend, GetBackend(step_counter_.device()));
+  SLUICE_RETURN_IF_ERROR(
+      backend->CopyFromHost(Tensor::Scalar<int64_t>(iterations()), &step_counter_));
+  counter_holds_ = iterations();
+  return Status::OK();
+}
+
+void Optimizer::AdvanceIterations(int64_t n) {
+  iterations_->value().data<int64_t>()[0] += n;
+  if (counter_holds_ >= 0) counter_holds_ += n;
 }
 
 Status Optimizer::ApplyGradients(std::span<const DeviceTensor> grads,
@@ -140,7 +164,7 @@ std::vector<std::string> SGD::SlotNames() const {
 std::vector<std::string> SGD::SlotListNames() const { return {"momentums"}; }
 
 Status SGD::Update(Backend& backend, const DeviceTensor& grad, Variable* var,
-                   std::span<Variable* const> slots, int64_t) {
+                   std::span<Variable* const> slots, int64_t, const DeviceTensor&) {
   DeviceTensor* velocity = slots.empty() ? nullptr : &slots[0]->value();
   return backend.SgdUpdate(grad, learning_rate(), momentum_, nesterov_, &var->value(), velocity);
 }
@@ -149,8 +173,9 @@ Adam::Adam(float learning_rate, float beta_1, float beta_2, float epsilon)
     : Optimizer(learning_rate), beta_1_(beta_1), beta_2_(beta_2), epsilon_(epsilon) {}
 
 Status Adam::Update(Backend& backend, const DeviceTensor& grad, Variable* var,
-                    std::span<Variable* const> slots, int64_t step) {
-  AdamStep s{learning_rate(), beta_1_, beta_2_, epsilon_, step};
+                    std::span<Variable* const> slots, int64_t step,
+                    const DeviceTensor& step_counter) {
+  AdamStep s{learning_rate(), beta_1_, beta_2_, epsilon_, step, &step_counter};
   return backend.AdamUpdate(grad, s, &var->value(), &slots[0]->value(), &slots[1]->value());
 }
 

@@ -40,6 +40,16 @@ class Optimizer : public Trackable {
 
   // Completed updates (Keras's optimizer.iterations).
   int64_t iterations() const;
+
+  // For captured steps (Sequential::CaptureTrainStep). The step count
+  // lives on the host and, as an int64 counter, on the variables' device,
+  // where the updates read it (so a replayed update follows it).
+  // SyncStepCounter() writes iterations() into the counter if they differ
+  // (after a checkpoint restore, say); AdvanceIterations(n) accounts for n
+  // updates that ran on the device without passing through ApplyGradients
+  // (n = -1 undoes the count of an update that was only recorded).
+  Status SyncStepCounter();
+  void AdvanceIterations(int64_t n);
   float learning_rate() const;
   void set_learning_rate(float lr);
 
@@ -53,9 +63,11 @@ class Optimizer : public Trackable {
   // Keras's attribute names listing each slot kind (`_momentums`, ...).
   virtual std::vector<std::string> SlotListNames() const = 0;
   // One update of `var` from `grad` with its slots (SlotNames() order).
-  // `step` counts from 1.
+  // `step` counts from 1; `step_counter` holds it on the device (an update
+  // that depends on the step reads it from there).
   virtual Status Update(Backend& backend, const DeviceTensor& grad, Variable* var,
-                        std::span<Variable* const> slots, int64_t step) = 0;
+                        std::span<Variable* const> slots, int64_t step,
+                        const DeviceTensor& step_counter) = 0;
 
  private:
   struct Tracked;   // a variable this optimizer updates, with its slots
@@ -63,6 +75,8 @@ class Optimizer : public Trackable {
   Status Track(Variable* var);
 
   std::unique_ptr<Variable> iterations_;     // int64 scalar, host
+  DeviceTensor step_counter_;                // int64 scalar, on the variables' device
+  int64_t counter_holds_ = -1;               // what step_counter_ holds; -1: unknown
   std::unique_ptr<Variable> learning_rate_;  // float32 scalar, host
   std::vector<std::unique_ptr<Tracked>> tracked_;
   std::unique_ptr<ListNode> variables_node_, trainable_node_, indices_node_;
@@ -80,7 +94,8 @@ class SGD : public Optimizer {
   std::vector<std::string> SlotNames() const override;
   std::vector<std::string> SlotListNames() const override;
   Status Update(Backend& backend, const DeviceTensor& grad, Variable* var,
-                std::span<Variable* const> slots, int64_t step) override;
+                std::span<Variable* const> slots, int64_t step,
+                const DeviceTensor& step_counter) override;
 
  private:
   float momentum_;
@@ -98,7 +113,8 @@ class Adam : public Optimizer {
   std::vector<std::string> SlotNames() const override { return {"m", "v"}; }
   std::vector<std::string> SlotListNames() const override { return {"_momentums", "_velocities"}; }
   Status Update(Backend& backend, const DeviceTensor& grad, Variable* var,
-                std::span<Variable* const> slots, int64_t step) override;
+                std::span<Variable* const> slots, int64_t step,
+                const DeviceTensor& step_counter) override;
 
  private:
   float beta_1_, beta_2_, epsilon_;

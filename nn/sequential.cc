@@ -110,6 +110,13 @@ Result<Sequential::Gradients> Sequential::ComputeGradients(const Tensor& x, cons
 
 Result<Sequential::Gradients> Sequential::ComputeGradients(const DeviceTensor& x,
                                                            const DeviceTensor& y) {
+  Gradients g;
+  SLUICE_RETURN_IF_ERROR(ForwardBackward(x, y, &g, nullptr));
+  return g;
+}
+
+Status Sequential::ForwardBackward(const DeviceTensor& x, const DeviceTensor& y, Gradients* g,
+                                   DeviceTensor* per_example) {
   if (!compiled_.loss)
     return Status::FailedPrecondition("ComputeGradients: compile the model first");
   for (const DeviceTensor* t : {&x, &y}) {
@@ -120,22 +127,26 @@ Result<Sequential::Gradients> Sequential::ComputeGradients(const DeviceTensor& x
     }
   }
   set_input_gradient_needed(false);  // x is data
-  Gradients g;
-  SLUICE_ASSIGN_OR_RETURN(g.predictions, Forward(x, /*training=*/true));
-  if (y.rank() == 0 || (g.predictions.rank() > 0 && y.dim(0) != g.predictions.dim(0))) {
+  SLUICE_ASSIGN_OR_RETURN(g->predictions, Forward(x, /*training=*/true));
+  if (y.rank() == 0 || (g->predictions.rank() > 0 && y.dim(0) != g->predictions.dim(0))) {
     return Status::InvalidArgument("labels " + y.shape().ToString() + " do not match outputs " +
-                                   g.predictions.shape().ToString() + " of model " + name());
+                                   g->predictions.shape().ToString() + " of model " + name());
   }
   DeviceTensor dpred;
-  SLUICE_ASSIGN_OR_RETURN(g.loss, compiled_.loss->Compute(backend(), g.predictions, y, &dpred));
+  if (per_example != nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(
+        *per_example, compiled_.loss->ComputePerExample(backend(), g->predictions, y, &dpred));
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(g->loss, compiled_.loss->Compute(backend(), g->predictions, y, &dpred));
+  }
   SLUICE_RETURN_IF_ERROR(Backward(dpred).status());
   for (const auto& l : layers_) {
     std::vector<Variable*> vars = l->trainable_weights();
     std::vector<DeviceTensor*> grads = l->gradients();
-    g.variables.insert(g.variables.end(), vars.begin(), vars.end());
-    g.grads.insert(g.grads.end(), grads.begin(), grads.end());
+    g->variables.insert(g->variables.end(), vars.begin(), vars.end());
+    g->grads.insert(g->grads.end(), grads.begin(), grads.end());
   }
-  return g;
+  return Status::OK();
 }
 
 Result<double> Sequential::TrainStep(const Tensor& x, const Tensor& y) {

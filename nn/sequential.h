@@ -48,6 +48,32 @@ class SummaryWriter;
 
 namespace sluice::nn {
 
+class Sequential;
+
+// A training step recorded once and replayed (Sequential::CaptureTrainStep).
+// Ownership: refers to its model, which must outlive it. Thread-safety: none.
+class CapturedTrainStep {
+ public:
+  // TrainStep on (x, y), replaying the recorded step: the batch goes into
+  // the recorded inputs, the work runs as one launch, the loss is read
+  // and the metrics updated. x and y must have the dtypes and shapes of the
+  // batch the step was captured with (InvalidArgument otherwise).
+  Result<double> Run(const Tensor& x, const Tensor& y);
+  Result<double> Run(const DeviceTensor& x, const DeviceTensor& y);
+  // Operations in the recording.
+  int64_t num_nodes() const { return work_->num_nodes(); }
+
+ private:
+  friend class Sequential;
+  CapturedTrainStep() = default;
+  Result<double> Replay();
+
+  Sequential* model_ = nullptr;
+  std::unique_ptr<CapturedWork> work_;
+  DeviceTensor x_, y_;                      // the inputs the recording reads
+  DeviceTensor per_example_, predictions_;  // what it writes
+};
+
 struct CompileOptions {
   std::shared_ptr<Optimizer> optimizer;
   std::shared_ptr<Loss> loss;
@@ -150,6 +176,17 @@ class Sequential : public Layer {
   // InvalidArgument if x or y is on another device.
   Result<Gradients> ComputeGradients(const DeviceTensor& x, const DeviceTensor& y);
   Result<double> TrainStep(const DeviceTensor& x, const DeviceTensor& y);
+
+  // TrainStep recorded once and replayed, tf.function's analogue: one
+  // launch per step instead of one per operation (Backend::Capture; the
+  // GPU backend records CUDA graphs). Trains on (x, y) eagerly first (that
+  // builds the layers and the optimizer's slots), then records the step.
+  // The recording follows the optimizer's step count (Adam's bias
+  // correction), but not a learning rate changed after it. InvalidArgument
+  // for a backend that cannot record (the CPU's), a loss without
+  // ComputePerExample, or a layer whose step a recording would not repeat
+  // (Dropout with rate > 0).
+  Result<std::unique_ptr<CapturedTrainStep>> CaptureTrainStep(const Tensor& x, const Tensor& y);
   std::vector<Variable*> trainable_variables() const;
 
   // Layer interface: the stack as one layer.
@@ -162,7 +199,13 @@ class Sequential : public Layer {
 
  private:
   struct Node;  // a Trackable listing fixed children
+  friend class CapturedTrainStep;
   Result<DeviceTensor> ToDeviceTensor(const Tensor& t);
+  // Forward, loss and Backward on device tensors; g->loss is read (waits)
+  // unless `per_example` is given, which then receives the per-example
+  // losses instead (nothing waits: a recorded step).
+  Status ForwardBackward(const DeviceTensor& x, const DeviceTensor& y, Gradients* g,
+                         DeviceTensor* per_example);
   Result<std::pair<Tensor, Tensor>> SplitBatch(const Element& e, const FitOptions& o) const;
 
   std::vector<std::unique_ptr<Layer>> layers_;

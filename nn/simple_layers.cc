@@ -51,6 +51,13 @@ Result<DeviceTensor> Dropout::Call(const DeviceTensor& x, bool training) {
   return y;
 }
 
+Status Dropout::CheckCapturable() const {
+  if (rate_ == 0.0f) return Status::OK();
+  return Status::InvalidArgument("layer " + name() +
+                                 ": dropout draws a new mask each step, which a captured step "
+                                 "would repeat; train this model eagerly");
+}
+
 Result<DeviceTensor> Dropout::Backward(const DeviceTensor& dy) {
   if (identity_) return dy;
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(DType::kFloat32, dy.shape()));

@@ -6,6 +6,9 @@
 //     cuDNN convolutions, cuBLAS products, sluice's kernels for the rest);
 //     bench/gpu/torch_train_step.py runs the same CNN and batch in PyTorch
 //     on the same GPU, the reference the target names;
+//   * BM_TrainStep/gpu_graph: the same step recorded once with
+//     Sequential::CaptureTrainStep and replayed (a CUDA graph): the target
+//     says graph replay must beat eager launch;
 //   * BM_TrainStep/cpu: the same step on the CPU backend, in the same run;
 //   * BM_FitFromJpegs/gpu: Fit on gpu:0 fed by a decode-on-CPU pipeline
 //     (JPEG decode, random flip, batch, prefetch, AUTOTUNE on all cores):
@@ -113,11 +116,13 @@ Tensor Labels(int64_t n) {
   return t;
 }
 
-void BM_TrainStep(benchmark::State& state, bool gpu) {
-  if (gpu) {
+enum class StepMode { kCpu, kGpu, kGpuGraph };
+
+void BM_TrainStep(benchmark::State& state, StepMode mode) {
+  if (mode != StepMode::kCpu) {
     if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
   }
-  auto model = TutorialCnn(gpu ? nn::Device::Gpu(0) : nn::Device::Cpu());
+  auto model = TutorialCnn(mode == StepMode::kCpu ? nn::Device::Cpu() : nn::Device::Gpu(0));
   if (model == nullptr) return state.SkipWithError("the model could not be made");
   const Tensor x = Images(kBatch, Side()), y = Labels(kBatch);
   for (int warm = 0; warm < 2; ++warm) {  // builds the layers, cuDNN plans, caches
@@ -125,16 +130,27 @@ void BM_TrainStep(benchmark::State& state, bool gpu) {
       return state.SkipWithError(l.status().ToString().c_str());
     }
   }
+  std::unique_ptr<nn::CapturedTrainStep> captured;
+  if (mode == StepMode::kGpuGraph) {
+    Result<std::unique_ptr<nn::CapturedTrainStep>> c = model->CaptureTrainStep(x, y);
+    if (!c.ok()) return state.SkipWithError(c.status().ToString().c_str());
+    captured = std::move(*c);
+    state.counters["nodes"] = static_cast<double>(captured->num_nodes());
+  }
   for (auto _ : state) {
-    Result<double> loss = model->TrainStep(x, y);  // returns the loss: waits for the step
+    // Both return the loss, so each waits for its step.
+    Result<double> loss = captured ? captured->Run(x, y) : model->TrainStep(x, y);
     if (!loss.ok()) return state.SkipWithError(loss.status().ToString().c_str());
     benchmark::DoNotOptimize(*loss);
   }
   state.counters["images_per_s"] = benchmark::Counter(
       static_cast<double>(state.iterations() * kBatch), benchmark::Counter::kIsRate);
 }
-BENCHMARK_CAPTURE(BM_TrainStep, gpu, true)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_TrainStep, cpu, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, gpu, StepMode::kGpu)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, gpu_graph, StepMode::kGpuGraph)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, cpu, StepMode::kCpu)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 constexpr int64_t kJpegs = 64, kSteps = 20;
 

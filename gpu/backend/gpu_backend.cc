@@ -166,6 +166,37 @@ Status GpuBackend::WaitAndCheck() {
   }
 }
 
+namespace {
+
+// A recorded graph and the tensors it reads and writes.
+class CapturedStep final : public nn::CapturedWork {
+ public:
+  CapturedStep(Stream* stream, std::unique_ptr<Graph> graph, std::vector<DeviceTensor> kept)
+      : stream_(stream), graph_(std::move(graph)), kept_(std::move(kept)) {}
+  Status Replay() override { return graph_->Launch(*stream_); }
+  int64_t num_nodes() const override { return graph_->num_nodes(); }
+
+ private:
+  Stream* stream_;
+  std::unique_ptr<Graph> graph_;
+  std::vector<DeviceTensor> kept_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<nn::CapturedWork>> GpuBackend::Capture(const std::function<Status()>& fn) {
+  SLUICE_RETURN_IF_ERROR(BeginCapture());
+  const Status ran = fn();
+  std::vector<DeviceTensor> kept;
+  Result<std::unique_ptr<Graph>> graph = EndCapture(&kept);
+  if (!ran.ok()) {
+    return Status(ran.code(), "capturing: the captured work failed: " + std::string(ran.message()));
+  }
+  if (!graph.ok()) return graph.status();
+  return std::unique_ptr<nn::CapturedWork>(
+      new CapturedStep(stream_.get(), std::move(*graph), std::move(kept)));
+}
+
 }  // namespace backend
 
 Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device, nn::Device as) {
@@ -198,41 +229,9 @@ Result<nn::DeviceTensor> AsNnTensor(const DeviceTensor& t, nn::Backend& backend)
   return nn::DeviceTensor(backend.device(), t.storage());
 }
 
-namespace {
-
-class CapturedStep final : public CapturedNnStep {
- public:
-  CapturedStep(backend::GpuBackend* backend, std::unique_ptr<Graph> graph,
-               std::vector<nn::DeviceTensor> kept)
-      : backend_(backend), graph_(std::move(graph)), kept_(std::move(kept)) {}
-  Status Replay() override { return graph_->Launch(backend_->stream()); }
-  int64_t num_nodes() const override { return graph_->num_nodes(); }
-
- private:
-  backend::GpuBackend* backend_;
-  std::unique_ptr<Graph> graph_;
-  std::vector<nn::DeviceTensor> kept_;  // the buffers the graph reads and writes
-};
-
-}  // namespace
-
 Result<std::unique_ptr<CapturedNnStep>> CaptureNnStep(nn::Backend& backend,
                                                       const std::function<Status()>& step) {
-  auto* b = dynamic_cast<backend::GpuBackend*>(&backend);
-  if (b == nullptr) {
-    return Status::InvalidArgument("CaptureNnStep: " + backend.name() +
-                                   " is not a GPU backend (gpu::NewNnBackend)");
-  }
-  SLUICE_RETURN_IF_ERROR(b->BeginCapture());
-  const Status ran = step();
-  std::vector<nn::DeviceTensor> kept;
-  Result<std::unique_ptr<Graph>> graph = b->EndCapture(&kept);
-  if (!ran.ok()) {
-    return Status(ran.code(),
-                  "CaptureNnStep: the step failed while capturing: " + std::string(ran.message()));
-  }
-  if (!graph.ok()) return graph.status();
-  return std::unique_ptr<CapturedNnStep>(new CapturedStep(b, std::move(*graph), std::move(kept)));
+  return backend.Capture(step);
 }
 
 void RegisterNnBackend() {

@@ -13,6 +13,7 @@
 #define SLUICE_GPU_BACKEND_GPU_BACKEND_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -90,6 +91,9 @@ class GpuBackend final : public nn::Backend {
   Status AdamUpdate(const DeviceTensor& grad, const nn::AdamStep& step, DeviceTensor* var,
                     DeviceTensor* m, DeviceTensor* v) override;
 
+  Status AddToCounter(int64_t delta, DeviceTensor* counter) override;
+  Result<std::unique_ptr<nn::CapturedWork>> Capture(const std::function<Status()>& fn) override;
+
   Result<double> Sum(const DeviceTensor& x) override;
   Result<int64_t> CountArgMaxMatches(const DeviceTensor& scores,
                                      const DeviceTensor& labels) override;
@@ -113,12 +117,6 @@ class GpuBackend final : public nn::Backend {
   // reports a deferred error if a kernel recorded one (and clears it). The
   // waiting methods use it, so an error surfaces at the first wait after it.
   Status CopyToHostAndWait(const void* device_src, void* host_dst, size_t bytes);
-
-  // Capture (gpu/nn_backend.h's CaptureNnStep): the stream records instead
-  // of running, and Allocate keeps every tensor it hands out until
-  // EndCapture returns them with the graph.
-  Status BeginCapture();
-  Result<std::unique_ptr<Graph>> EndCapture(std::vector<DeviceTensor>* kept);
 
   // A device scratch tensor for one call's intermediate results. Dropping
   // the handle right after queuing the launches that use it is safe: the
@@ -145,6 +143,10 @@ class GpuBackend final : public nn::Backend {
 
  private:
   GpuBackend(const Device& device, nn::Device nn_device);
+  // Capture: the stream records instead of running, and Allocate keeps
+  // every tensor it hands out until EndCapture returns them.
+  Status BeginCapture();
+  Result<std::unique_ptr<Graph>> EndCapture(std::vector<DeviceTensor>* kept);
   Status Init();
   // Waits for the stream, then turns a deferred error into a Status.
   Status WaitAndCheck();

@@ -4,6 +4,7 @@
 // the host, as the CPU backend computes it.
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/train_kernels.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/internal/train_checks.h"
 
 namespace sluice::gpu::backend {
@@ -37,7 +38,23 @@ Status GpuBackend::AdamUpdate(const DeviceTensor& grad, const nn::AdamStep& step
   a.one_minus_b2 = 1.0f - step.beta_2;
   a.epsilon = step.epsilon;
   if (a.count == 0) return Status::OK();
+  if (step.step_counter != nullptr) {
+    // The rate from the counter when the update runs (a replayed graph
+    // follows it); the scratch float is the step's (kept by a capture).
+    SLUICE_ASSIGN_OR_RETURN(DeviceTensor rate, Scratch(DType::kFloat32, Shape{}));
+    internal::AdamRateArgs r{step.step_counter->data<int64_t>(), rate.data<float>(),
+                             step.learning_rate, step.beta_1, step.beta_2};
+    SLUICE_RETURN_IF_ERROR(
+        Launch("AdamUpdate", [r](KernelTarget t) { return internal::RunAdamRate(r, t); }));
+    a.lr_t_on_device = rate.data<float>();
+  }
   return Launch("AdamUpdate", [a](KernelTarget t) { return internal::RunAdamUpdate(a, t); });
+}
+
+Status GpuBackend::AddToCounter(int64_t delta, DeviceTensor* counter) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckCounter("AddToCounter", device(), counter));
+  internal::AddToCounterArgs a{counter->data<int64_t>(), delta};
+  return Launch("AddToCounter", [a](KernelTarget t) { return internal::RunAddToCounter(a, t); });
 }
 
 }  // namespace sluice::gpu::backend

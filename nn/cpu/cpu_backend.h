@@ -80,6 +80,8 @@ class CpuBackend final : public Backend {
   Status AdamUpdate(const DeviceTensor& grad, const AdamStep& step, DeviceTensor* var,
                     DeviceTensor* m, DeviceTensor* v) override;
 
+  Status AddToCounter(int64_t delta, DeviceTensor* counter) override;
+
   Result<double> Sum(const DeviceTensor& x) override;
   Result<int64_t> CountArgMaxMatches(const DeviceTensor& scores,
                                      const DeviceTensor& labels) override;

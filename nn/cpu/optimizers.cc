@@ -7,6 +7,7 @@
 
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/internal/train_checks.h"
 
 namespace sluice::nn::cpu {
@@ -69,7 +70,15 @@ Status CpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, floa
 Status CpuBackend::AdamUpdate(const DeviceTensor& grad, const AdamStep& step, DeviceTensor* var,
                               DeviceTensor* m, DeviceTensor* v) {
   SLUICE_RETURN_IF_ERROR(internal::CheckAdamUpdate(device_, grad, step, var, m, v));
-  const float lr_t = internal::AdamCorrectedRate(step);
+  AdamStep at = step;
+  if (step.step_counter != nullptr) {
+    at.step = step.step_counter->data<int64_t>()[0];
+    if (at.step < 1) {
+      return Status::InvalidArgument("AdamUpdate: the step counter holds " +
+                                     std::to_string(at.step) + "; steps count from 1");
+    }
+  }
+  const float lr_t = internal::AdamCorrectedRate(at);
   const float one_minus_b1 = 1.0f - step.beta_1, one_minus_b2 = 1.0f - step.beta_2;
   const float eps = step.epsilon;
   const float* g = grad.data<float>();
@@ -79,6 +88,12 @@ Status CpuBackend::AdamUpdate(const DeviceTensor& grad, const AdamStep& step, De
   ParallelFor(grad.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
     AdamChunk(g, w, pm, pv, begin, end, one_minus_b1, one_minus_b2, lr_t, eps);
   });
+  return Status::OK();
+}
+
+Status CpuBackend::AddToCounter(int64_t delta, DeviceTensor* counter) {
+  SLUICE_RETURN_IF_ERROR(internal::CheckCounter("AddToCounter", device_, counter));
+  counter->data<int64_t>()[0] += delta;
   return Status::OK();
 }
 

@@ -51,6 +51,14 @@ Status CheckSameShape(std::string_view method, const Arg& a, const Arg& b) {
                  {a, b});
 }
 
+Status CheckCounter(std::string_view method, Device device, const DeviceTensor* counter) {
+  SLUICE_RETURN_IF_ERROR(CheckTensors(method, device, DType::kInt64, {{"counter", counter}}));
+  if (counter->num_elements() != 1) {
+    return Invalid(method, "the counter must hold one int64", {{"counter", counter}});
+  }
+  return Status::OK();
+}
+
 Status CheckNumeric(std::string_view method, DType dtype) {
   if (dtype == DType::kString) {
     return Status::InvalidArgument(std::string(method) +

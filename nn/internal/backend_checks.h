@@ -37,6 +37,10 @@ Status CheckTensors(std::string_view method, Device device, DType dtype,
 // Checks that `b` has exactly `a`'s shape.
 Status CheckSameShape(std::string_view method, const Arg& a, const Arg& b);
 
+// A step counter (AddToCounter, AdamStep::step_counter): an int64 scalar
+// (one element) on `device`.
+Status CheckCounter(std::string_view method, Device device, const DeviceTensor* counter);
+
 // The checks of the memory methods, common to every backend:
 // - Allocate: a numeric dtype and a shape whose bytes fit one allocation;
 // - ToDevice: a numeric host tensor;

@@ -102,6 +102,7 @@ Status CheckAdamUpdate(Device device, const DeviceTensor& grad, const AdamStep& 
   SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"var", var}));
   SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"m", m}));
   SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"grad", &grad}, {"v", v}));
+  if (step.step_counter != nullptr) return CheckCounter(kMethod, device, step.step_counter);
   if (step.step < 1) {
     return Status::InvalidArgument("AdamUpdate: step counts from 1, got " +
                                    std::to_string(step.step));

@@ -88,6 +88,38 @@ TEST_P(CaptureTest, AWaitInsideTheStepFailsTheCaptureOnly) {
   EXPECT_EQ(sum, 8.0);
 }
 
+// The step counter Adam reads (AdamStep::step_counter): AddToCounter moves
+// it in stream order, a captured update follows it, and both backends
+// reject a counter that is not one int64.
+TEST_P(CaptureTest, AdamFollowsItsStepCounter) {
+  nn::Backend* b = gpu();
+  const Tensor grad_host = RandomHost(Shape{64}, 7);
+  Pair var = BothRandom(Shape{64}, 8), m = Both(*Tensor::Zeros(DType::kFloat32, Shape{64}));
+  Pair v = Both(*Tensor::Zeros(DType::kFloat32, Shape{64}));
+  Pair grad = Both(grad_host);
+  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor counter, b->Zeros(DType::kInt64, Shape{}));
+  nn::AdamStep with_counter{.learning_rate = 0.01f, .step_counter = &counter};
+  SLUICE_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<CapturedNnStep> step, CaptureNnStep(*b, [&]() -> Status {
+        SLUICE_RETURN_IF_ERROR(b->AddToCounter(1, &counter));
+        return b->AdamUpdate(grad.gpu, with_counter, &var.gpu, &m.gpu, &v.gpu);
+      }));
+  for (int64_t t = 1; t <= 4; ++t) {
+    SLUICE_ASSERT_OK(step->Replay());
+    SLUICE_ASSERT_OK(
+        cpu()->AdamUpdate(grad.cpu, {.learning_rate = 0.01f, .step = t}, &var.cpu, &m.cpu, &v.cpu));
+  }
+  ExpectAgree(var, kElem, "var after 4 replayed Adam steps");
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor t, b->ToHost(counter));
+  EXPECT_EQ(t.flat<int64_t>()[0], 4);
+  for (nn::Backend* any : {gpu(), cpu()}) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor f, any->Zeros(DType::kFloat32, Shape{}));
+    EXPECT_EQ(any->AddToCounter(1, &f).code(), StatusCode::kInvalidArgument);
+    SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor two, any->Zeros(DType::kInt64, Shape{2}));
+    EXPECT_EQ(any->AddToCounter(1, &two).code(), StatusCode::kInvalidArgument);
+  }
+}
+
 TEST(CaptureNnStepTest, OnlyTheGpuBackendCaptures) {
   nn::Backend* cpu = nn::GetBackend(nn::Device::Cpu()).value();
   EXPECT_EQ(CaptureNnStep(*cpu, [] { return Status::OK(); }).status().code(),

@@ -223,6 +223,57 @@ TEST(NnModelOnGpuTest, TrainsOnBatchesFromPrefetchToDevice) {
   ExpectClose(Weights(g->model), Weights(c->model), 1e-4, 1e-3, "weights after 4 steps");
 }
 
+// CaptureTrainStep: the step recorded once (after one eager step) and
+// replayed on the next batches trains exactly as TrainStep does, Adam's
+// step count included.
+TEST(NnModelOnGpuTest, CapturedTrainStepsEqualEagerSteps) {
+  std::unique_ptr<Model> eager = MakeCnn(nn::Device::Gpu(0), 21, /*dropout=*/false);
+  std::unique_ptr<Model> captured = MakeCnn(nn::Device::Gpu(0), 21, /*dropout=*/false);
+  std::vector<Tensor> xs(6), ys(6);
+  for (int i = 0; i < 6; ++i) MakeData(12, 30 + i, &xs[i], &ys[i]);
+  std::vector<double> le, lc;
+  for (int i = 0; i < 6; ++i) le.push_back(eager->model.TrainStep(xs[i], ys[i]).value());
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<nn::CapturedTrainStep> step,
+                              captured->model.CaptureTrainStep(xs[0], ys[0]));
+  EXPECT_EQ(captured->optimizer->iterations(), 1);  // the eager first step only
+  EXPECT_GT(step->num_nodes(), 20);
+  lc.push_back(le[0]);  // CaptureTrainStep's eager step (same as the eager model's)
+  for (int i = 1; i < 6; ++i) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(double l, step->Run(xs[i], ys[i]));
+    lc.push_back(l);
+  }
+  EXPECT_EQ(captured->optimizer->iterations(), 6);
+  if (!GpuAvailability().ok()) {  // the host path: the same loops in the same order
+    EXPECT_EQ(lc, le);
+    EXPECT_EQ(Weights(captured->model), Weights(eager->model));
+  } else {
+    for (int i = 0; i < 6; ++i) EXPECT_NEAR(lc[i], le[i], 1e-5 * std::abs(le[i])) << i;
+    ExpectClose(Weights(captured->model), Weights(eager->model), 1e-6, 1e-5, "weights");
+  }
+  // Eager steps after replays go on from the same state.
+  SLUICE_ASSERT_OK(captured->model.TrainStep(xs[0], ys[0]).status());
+  EXPECT_EQ(captured->optimizer->iterations(), 7);
+  // A batch of another shape is refused.
+  Tensor x3, y3;
+  MakeData(3, 40, &x3, &y3);
+  Result<double> bad = step->Run(x3, y3);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("captured for"), std::string::npos) << bad.status();
+}
+
+TEST(NnModelOnGpuTest, CaptureTrainStepRefusesWhatItCannotRepeat) {
+  Tensor x, y;
+  MakeData(12, 50, &x, &y);
+  std::unique_ptr<Model> dropout = MakeCnn(nn::Device::Gpu(0), 22, /*dropout=*/true);
+  Result<std::unique_ptr<nn::CapturedTrainStep>> s = dropout->model.CaptureTrainStep(x, y);
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("dropout"), std::string::npos) << s.status();
+  std::unique_ptr<Model> cpu = MakeCnn(nn::Device::Cpu(), 22, /*dropout=*/false);
+  s = cpu->model.CaptureTrainStep(x, y);
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("cannot capture"), std::string::npos) << s.status();
+}
+
 TEST(NnModelOnGpuTest, BridgeErrorsNameTheDevices) {
   SLUICE_ASSERT_OK_AND_ASSIGN(nn::Backend * cpu, nn::GetBackend(nn::Device::Cpu()));
   EXPECT_EQ(NnBackendStream(*cpu).status().code(), StatusCode::kInvalidArgument);

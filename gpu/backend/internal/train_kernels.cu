@@ -126,8 +126,10 @@ int RunAdamUpdate(const AdamUpdateArgs& a, KernelTarget target) {
   float* w = a.var;
   float* m = a.m;
   float* v = a.v;
-  const float lr_t = a.lr_t, b1 = a.one_minus_b1, b2 = a.one_minus_b2, eps = a.epsilon;
+  const float lr_host = a.lr_t, b1 = a.one_minus_b1, b2 = a.one_minus_b2, eps = a.epsilon;
+  const float* lr_dev = a.lr_t_on_device;
   return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+    const float lr_t = lr_dev != nullptr ? *lr_dev : lr_host;
     const float gi = g[i];
     const float mi = Add(m[i], Mul(Sub(gi, m[i]), b1));
     const float vi = Add(v[i], Mul(Sub(Mul(gi, gi), v[i]), b2));
@@ -135,6 +137,21 @@ int RunAdamUpdate(const AdamUpdateArgs& a, KernelTarget target) {
     v[i] = vi;
     w[i] = Sub(w[i], Div(Mul(lr_t, mi), Add(Sqrt(vi), eps)));
   });
+}
+
+int RunAdamRate(const AdamRateArgs& a, KernelTarget target) {
+  const AdamRateArgs args = a;
+  return ForEach(1, target, [=] __host__ __device__(int64_t) {
+    const double t = static_cast<double>(*args.step < 1 ? 1 : *args.step);
+    *args.lr_t =
+        static_cast<float>(args.learning_rate * std::sqrt(1.0 - std::pow(double{args.beta_2}, t)) /
+                           (1.0 - std::pow(double{args.beta_1}, t)));
+  });
+}
+
+int RunAddToCounter(const AddToCounterArgs& a, KernelTarget target) {
+  const AddToCounterArgs args = a;
+  return ForEach(1, target, [=] __host__ __device__(int64_t) { *args.counter += args.delta; });
 }
 
 }  // namespace sluice::gpu::backend::internal

@@ -98,7 +98,8 @@ int RunSgdUpdate(const SgdUpdateArgs& args, KernelTarget target);
 
 // Keras's Adam over `count` elements, one fused pass: m += (g - m) ·
 // one_minus_b1; v += (g² - v) · one_minus_b2; var -= lr_t · m / (sqrt(v) +
-// epsilon), lr_t carrying both bias corrections (computed on the host).
+// epsilon), lr_t carrying both bias corrections: computed on the host, or,
+// when lr_t_on_device is set, read from there (RunAdamRate wrote it).
 struct AdamUpdateArgs {
   const float* grad = nullptr;
   float* var = nullptr;
@@ -106,8 +107,26 @@ struct AdamUpdateArgs {
   float* v = nullptr;
   int64_t count = 0;
   float lr_t = 0.0f, one_minus_b1 = 0.0f, one_minus_b2 = 0.0f, epsilon = 0.0f;
+  const float* lr_t_on_device = nullptr;
 };
 int RunAdamUpdate(const AdamUpdateArgs& args, KernelTarget target);
+
+// *lr_t = learning_rate · sqrt(1 - beta_2^t) / (1 - beta_1^t) in double,
+// rounded once to float (nn/internal's AdamCorrectedRate), with t the
+// int64 at *step (values below 1 count as 1).
+struct AdamRateArgs {
+  const int64_t* step = nullptr;
+  float* lr_t = nullptr;
+  float learning_rate = 0.0f, beta_1 = 0.0f, beta_2 = 0.0f;
+};
+int RunAdamRate(const AdamRateArgs& args, KernelTarget target);
+
+// *counter += delta.
+struct AddToCounterArgs {
+  int64_t* counter = nullptr;
+  int64_t delta = 0;
+};
+int RunAddToCounter(const AddToCounterArgs& args, KernelTarget target);
 
 }  // namespace sluice::gpu::backend::internal
 

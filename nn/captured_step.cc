@@ -1,0 +1,83 @@
+// Sequential::CaptureTrainStep and CapturedTrainStep: a training step
+// recorded with Backend::Capture and replayed (sequential.h).
+#include <string>
+
+#include "sluice/nn/sequential.h"
+
+namespace sluice::nn {
+namespace {
+
+Status SameLayout(const char* what, const DeviceTensor& recorded, DType dtype, const Shape& shape) {
+  if (recorded.dtype() == dtype && recorded.shape() == shape) return Status::OK();
+  return Status::InvalidArgument(
+      std::string("CapturedTrainStep: ") + what + " is " + std::string(DTypeName(dtype)) +
+      shape.ToString() + ", the step was captured for " + std::string(DTypeName(recorded.dtype())) +
+      recorded.shape().ToString());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const Tensor& x,
+                                                                        const Tensor& y) {
+  if (!compiled_.optimizer || !compiled_.loss) {
+    return Status::FailedPrecondition("CaptureTrainStep: compile the model first");
+  }
+  std::unique_ptr<CapturedTrainStep> step(new CapturedTrainStep);
+  step->model_ = this;
+  SLUICE_ASSIGN_OR_RETURN(step->x_, ToDeviceTensor(x));
+  SLUICE_ASSIGN_OR_RETURN(step->y_, ToDeviceTensor(y));
+  // Eagerly once: builds the layers and the optimizer's slots, which a
+  // recording must find made.
+  SLUICE_RETURN_IF_ERROR(TrainStep(step->x_, step->y_).status());
+  for (const auto& l : layers_) {
+    SLUICE_RETURN_IF_ERROR(l->CheckCapturable().WithContext("CaptureTrainStep"));
+  }
+  SLUICE_RETURN_IF_ERROR(compiled_.optimizer->SyncStepCounter());
+  const int64_t iterations = compiled_.optimizer->iterations();
+  Backend& b = backend();
+  Result<std::unique_ptr<CapturedWork>> work = b.Capture([&]() -> Status {
+    Gradients g;
+    SLUICE_RETURN_IF_ERROR(ForwardBackward(step->x_, step->y_, &g, &step->per_example_));
+    step->predictions_ = g.predictions;
+    return compiled_.optimizer->ApplyGradients(std::span<DeviceTensor* const>(g.grads),
+                                               std::span<Variable* const>(g.variables));
+  });
+  // A recorded ApplyGradients counted a step that has not run.
+  compiled_.optimizer->AdvanceIterations(iterations - compiled_.optimizer->iterations());
+  if (!work.ok()) return work.status().WithContext("CaptureTrainStep");
+  step->work_ = std::move(*work);
+  return step;
+}
+
+Result<double> CapturedTrainStep::Run(const Tensor& x, const Tensor& y) {
+  SLUICE_RETURN_IF_ERROR(SameLayout("x", x_, x.dtype(), x.shape()));
+  SLUICE_RETURN_IF_ERROR(SameLayout("y", y_, y.dtype(), y.shape()));
+  Backend& b = model_->backend();
+  SLUICE_RETURN_IF_ERROR(b.CopyFromHost(x, &x_));
+  SLUICE_RETURN_IF_ERROR(b.CopyFromHost(y, &y_));
+  return Replay();
+}
+
+Result<double> CapturedTrainStep::Run(const DeviceTensor& x, const DeviceTensor& y) {
+  SLUICE_RETURN_IF_ERROR(SameLayout("x", x_, x.dtype(), x.shape()));
+  SLUICE_RETURN_IF_ERROR(SameLayout("y", y_, y.dtype(), y.shape()));
+  Backend& b = model_->backend();
+  SLUICE_RETURN_IF_ERROR(b.Copy(x, &x_));
+  SLUICE_RETURN_IF_ERROR(b.Copy(y, &y_));
+  return Replay();
+}
+
+Result<double> CapturedTrainStep::Replay() {
+  Backend& b = model_->backend();
+  Optimizer& optimizer = *model_->compiled_.optimizer;
+  SLUICE_RETURN_IF_ERROR(optimizer.SyncStepCounter());  // after a restore, say
+  SLUICE_RETURN_IF_ERROR(work_->Replay());
+  optimizer.AdvanceIterations(1);
+  SLUICE_ASSIGN_OR_RETURN(double sum, b.Sum(per_example_));
+  for (const auto& m : model_->compiled_.metrics) {
+    SLUICE_RETURN_IF_ERROR(m->UpdateState(b, y_, predictions_));
+  }
+  return sum / static_cast<double>(per_example_.num_elements());
+}
+
+}  // namespace sluice::nn
