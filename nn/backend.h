@@ -115,6 +115,11 @@ class Backend {
   // probability 1 - rate, else 0, drawn from Rng(seed, stream) so the mask
   // is reproducible. REQUIRES 0 <= rate < 1.
   virtual Status DropoutMask(float rate, uint64_t seed, uint64_t stream, DeviceTensor* mask) = 0;
+  // The same with the stream read from `stream_counter` (an int64 scalar on
+  // this device) when the mask is drawn, so a recorded step draws a new
+  // mask at each replay (Capture).
+  virtual Status DropoutMaskFromCounter(float rate, uint64_t seed,
+                                        const DeviceTensor& stream_counter, DeviceTensor* mask) = 0;
 
   // --- Dense algebra ---------------------------------------------------------
   // c = op(a) · op(b) + beta · c for 2-D a, b, c; op transposes when asked.

@@ -29,9 +29,6 @@ Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const Te
   // Eagerly once: builds the layers and the optimizer's slots, which a
   // recording must find made.
   SLUICE_RETURN_IF_ERROR(TrainStep(step->x_, step->y_).status());
-  for (const auto& l : layers_) {
-    SLUICE_RETURN_IF_ERROR(l->CheckCapturable().WithContext("CaptureTrainStep"));
-  }
   SLUICE_RETURN_IF_ERROR(compiled_.optimizer->SyncStepCounter());
   const int64_t iterations = compiled_.optimizer->iterations();
   Backend& b = backend();

@@ -80,10 +80,6 @@ class Layer : public Trackable {
   virtual Result<DeviceTensor> Backward(const DeviceTensor& dy) = 0;
   // Keras's layer config summary for Sequential::Summary(), e.g. "32 3x3 relu".
   virtual std::string Describe() const { return ""; }
-  // Whether a recorded training step (Backend::Capture) replays this layer
-  // faithfully: InvalidArgument, with the reason, for a layer whose
-  // training step depends on host state that changes each step.
-  virtual Status CheckCapturable() const { return Status::OK(); }
 
   // Weights in creation order, and the trainable ones with their gradients
   // (parallel vectors).

@@ -134,14 +134,13 @@ class Dropout : public Layer {
   Result<DeviceTensor> Call(const DeviceTensor& x, bool training) override;
   Result<DeviceTensor> Backward(const DeviceTensor& dy) override;
   std::string Describe() const override;
-  // InvalidArgument when rate > 0: each step draws a new mask (a host
-  // counter), which a recorded step would repeat.
-  Status CheckCapturable() const override;
 
  private:
   float rate_;
   uint64_t seed_ = 0;
-  uint64_t calls_ = 0;
+  // Training calls so far, the mask's Philox stream, kept on the device
+  // where the mask reads it: a recorded step draws a new mask each replay.
+  DeviceTensor calls_;
   DeviceTensor mask_;
   bool identity_ = true;  // the last call did not drop
 };

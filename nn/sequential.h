@@ -183,9 +183,9 @@ class Sequential : public Layer {
   // builds the layers and the optimizer's slots), then records the step.
   // The recording follows the optimizer's step count (Adam's bias
   // correction), but not a learning rate changed after it. InvalidArgument
-  // for a backend that cannot record (the CPU's), a loss without
-  // ComputePerExample, or a layer whose step a recording would not repeat
-  // (Dropout with rate > 0).
+  // for a backend that cannot record (the CPU's) or a loss without
+  // ComputePerExample. Dropout draws a new mask at each replay: its call
+  // count, the mask's stream, lives on the device.
   Result<std::unique_ptr<CapturedTrainStep>> CaptureTrainStep(const Tensor& x, const Tensor& y);
   std::vector<Variable*> trainable_variables() const;
 

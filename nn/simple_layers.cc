@@ -41,21 +41,18 @@ Result<DeviceTensor> Dropout::Call(const DeviceTensor& x, bool training) {
   if (!(rate_ >= 0.0f && rate_ < 1.0f)) {
     return Status::InvalidArgument("Dropout rate must be in [0, 1), got " + std::to_string(rate_));
   }
-  if (calls_ == 0 && seed_ == 0) seed_ = rng().NextU64() | 1;
+  if (seed_ == 0) seed_ = rng().NextU64() | 1;
   identity_ = !training || rate_ == 0.0f;
   if (identity_) return x;
   SLUICE_ASSIGN_OR_RETURN(mask_, backend().Allocate(DType::kFloat32, x.shape()));
-  SLUICE_RETURN_IF_ERROR(backend().DropoutMask(rate_, seed_, calls_++, &mask_));
+  if (calls_.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(calls_, backend().Zeros(DType::kInt64, Shape{}));
+  }
+  SLUICE_RETURN_IF_ERROR(backend().DropoutMaskFromCounter(rate_, seed_, calls_, &mask_));
+  SLUICE_RETURN_IF_ERROR(backend().AddToCounter(1, &calls_));
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(DType::kFloat32, x.shape()));
   SLUICE_RETURN_IF_ERROR(backend().Multiply(x, mask_, &y));
   return y;
-}
-
-Status Dropout::CheckCapturable() const {
-  if (rate_ == 0.0f) return Status::OK();
-  return Status::InvalidArgument("layer " + name() +
-                                 ": dropout draws a new mask each step, which a captured step "
-                                 "would repeat; train this model eagerly");
 }
 
 Result<DeviceTensor> Dropout::Backward(const DeviceTensor& dy) {

@@ -2,6 +2,7 @@
 // DropoutMask (kernels in internal/dense_elementwise_kernels.cu).
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/internal/dense_checks.h"
 
 namespace sluice::gpu::backend {
@@ -48,11 +49,23 @@ Status GpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, Device
 }
 
 Status GpuBackend::DropoutMask(float rate, uint64_t seed, uint64_t stream, DeviceTensor* mask) {
+  return Dropout(rate, seed, stream, nullptr, mask);
+}
+
+Status GpuBackend::DropoutMaskFromCounter(float rate, uint64_t seed,
+                                          const DeviceTensor& stream_counter, DeviceTensor* mask) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckCounter("DropoutMask", device(), &stream_counter));
+  return Dropout(rate, seed, 0, stream_counter.data<int64_t>(), mask);
+}
+
+Status GpuBackend::Dropout(float rate, uint64_t seed, uint64_t stream,
+                           const int64_t* stream_counter, DeviceTensor* mask) {
   SLUICE_RETURN_IF_ERROR(nn::internal::CheckDropoutMask(device(), rate, mask));
   if (mask->num_elements() == 0) return Status::OK();
   // The CPU backend's keep value, computed the same way (one float division).
   const internal::DropoutMaskArgs a{
-      mask->data<float>(), mask->num_elements(), rate, 1.0f / (1.0f - rate), seed, stream};
+      mask->data<float>(), mask->num_elements(), rate, 1.0f / (1.0f - rate), seed, stream,
+      stream_counter};
   return Launch("DropoutMask", [a](KernelTarget t) { return internal::RunDropoutMask(a, t); });
 }
 

@@ -57,6 +57,8 @@ class GpuBackend final : public nn::Backend {
   Status Axpby(float alpha, const DeviceTensor& x, float beta, DeviceTensor* y) override;
   Status Multiply(const DeviceTensor& a, const DeviceTensor& b, DeviceTensor* y) override;
   Status DropoutMask(float rate, uint64_t seed, uint64_t stream, DeviceTensor* mask) override;
+  Status DropoutMaskFromCounter(float rate, uint64_t seed, const DeviceTensor& stream_counter,
+                                DeviceTensor* mask) override;
 
   Status MatMul(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b, bool transpose_b,
                 float beta, DeviceTensor* c) override;
@@ -143,6 +145,9 @@ class GpuBackend final : public nn::Backend {
 
  private:
   GpuBackend(const Device& device, nn::Device nn_device);
+  // DropoutMask with a fixed stream, or (stream_counter set) the counter's.
+  Status Dropout(float rate, uint64_t seed, uint64_t stream, const int64_t* stream_counter,
+                 DeviceTensor* mask);
   // Capture: the stream records instead of running, and Allocate keeps
   // every tensor it hands out until EndCapture returns them.
   Status BeginCapture();

@@ -47,6 +47,8 @@ class CpuBackend final : public Backend {
   Status Axpby(float alpha, const DeviceTensor& x, float beta, DeviceTensor* y) override;
   Status Multiply(const DeviceTensor& a, const DeviceTensor& b, DeviceTensor* y) override;
   Status DropoutMask(float rate, uint64_t seed, uint64_t stream, DeviceTensor* mask) override;
+  Status DropoutMaskFromCounter(float rate, uint64_t seed, const DeviceTensor& stream_counter,
+                                DeviceTensor* mask) override;
 
   Status MatMul(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b, bool transpose_b,
                 float beta, DeviceTensor* c) override;

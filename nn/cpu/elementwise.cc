@@ -5,6 +5,7 @@
 #include "sluice/core/rng.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/internal/dense_checks.h"
 
 namespace sluice::nn::cpu {
@@ -61,6 +62,12 @@ Status CpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, Device
     for (int64_t i = begin; i < end; ++i) out[i] = pa[i] * pb[i];
   });
   return Status::OK();
+}
+
+Status CpuBackend::DropoutMaskFromCounter(float rate, uint64_t seed,
+                                          const DeviceTensor& stream_counter, DeviceTensor* mask) {
+  SLUICE_RETURN_IF_ERROR(internal::CheckCounter("DropoutMask", device_, &stream_counter));
+  return DropoutMask(rate, seed, static_cast<uint64_t>(stream_counter.data<int64_t>()[0]), mask);
 }
 
 Status CpuBackend::DropoutMask(float rate, uint64_t seed, uint64_t stream, DeviceTensor* mask) {

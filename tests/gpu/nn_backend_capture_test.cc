@@ -88,10 +88,11 @@ TEST_P(CaptureTest, AWaitInsideTheStepFailsTheCaptureOnly) {
   EXPECT_EQ(sum, 8.0);
 }
 
-// The step counter Adam reads (AdamStep::step_counter): AddToCounter moves
-// it in stream order, a captured update follows it, and both backends
-// reject a counter that is not one int64.
-TEST_P(CaptureTest, AdamFollowsItsStepCounter) {
+// The counters a recorded step reads: Adam's step (AdamStep::step_counter)
+// and Dropout's mask stream (DropoutMaskFromCounter). AddToCounter moves
+// them in stream order, replays follow them, and both backends reject a
+// counter that is not one int64.
+TEST_P(CaptureTest, RecordedStepsFollowTheirCounters) {
   nn::Backend* b = gpu();
   const Tensor grad_host = RandomHost(Shape{64}, 7);
   Pair var = BothRandom(Shape{64}, 8), m = Both(*Tensor::Zeros(DType::kFloat32, Shape{64}));
@@ -112,6 +113,22 @@ TEST_P(CaptureTest, AdamFollowsItsStepCounter) {
   ExpectAgree(var, kElem, "var after 4 replayed Adam steps");
   SLUICE_ASSERT_OK_AND_ASSIGN(Tensor t, b->ToHost(counter));
   EXPECT_EQ(t.flat<int64_t>()[0], 4);
+
+  // Dropout's mask with the stream from the counter: each replay draws the
+  // mask DropoutMask gives for the counter's value then.
+  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor calls, b->Zeros(DType::kInt64, Shape{}));
+  SLUICE_ASSERT_OK(b->AddToCounter(5, &calls));
+  Pair mask = BothAlloc(Shape{101});
+  SLUICE_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<CapturedNnStep> draw, CaptureNnStep(*b, [&]() -> Status {
+        SLUICE_RETURN_IF_ERROR(b->DropoutMaskFromCounter(0.4f, 77, calls, &mask.gpu));
+        return b->AddToCounter(1, &calls);
+      }));
+  for (uint64_t stream = 5; stream < 8; ++stream) {
+    SLUICE_ASSERT_OK(draw->Replay());
+    SLUICE_ASSERT_OK(cpu()->DropoutMask(0.4f, 77, stream, &mask.cpu));
+    EXPECT_EQ(GpuValues(mask.gpu), CpuValues(mask.cpu)) << "stream " << stream;
+  }
   for (nn::Backend* any : {gpu(), cpu()}) {
     SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor f, any->Zeros(DType::kFloat32, Shape{}));
     EXPECT_EQ(any->AddToCounter(1, &f).code(), StatusCode::kInvalidArgument);

@@ -87,9 +87,12 @@ int RunDropoutMask(const DropoutMaskArgs& a, KernelTarget target) {
   const float rate = a.rate, keep = a.keep;
   const uint64_t key = Mix64(a.seed);
   const uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
-  const uint32_t s0 = static_cast<uint32_t>(a.stream), s1 = static_cast<uint32_t>(a.stream >> 32);
+  const uint64_t fixed_stream = a.stream;
+  const int64_t* counter = a.stream_counter;
   // One Philox block (4 elements) per index.
   return ForEach((count + 3) / 4, target, [=] __host__ __device__(int64_t block) {
+    const uint64_t stream = counter != nullptr ? static_cast<uint64_t>(*counter) : fixed_stream;
+    const uint32_t s0 = static_cast<uint32_t>(stream), s1 = static_cast<uint32_t>(stream >> 32);
     const uint64_t b = static_cast<uint64_t>(block);
     const Words4 r =
         Philox(Words4{{static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32), s0, s1}}, k0, k1);

@@ -75,6 +75,7 @@ struct DropoutMaskArgs {
   float keep = 1.0f;
   uint64_t seed = 0;
   uint64_t stream = 0;
+  const int64_t* stream_counter = nullptr;  // when set, the stream (read as the kernel runs)
 };
 int RunDropoutMask(const DropoutMaskArgs& args, KernelTarget target);
 
