@@ -28,7 +28,7 @@ Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const Te
   SLUICE_ASSIGN_OR_RETURN(step->y_, ToDeviceTensor(y));
   // Eagerly once: builds the layers and the optimizer's slots, which a
   // recording must find made.
-  SLUICE_RETURN_IF_ERROR(TrainStep(step->x_, step->y_).status());
+  SLUICE_ASSIGN_OR_RETURN(step->first_loss_, TrainStep(step->x_, step->y_));
   SLUICE_RETURN_IF_ERROR(compiled_.optimizer->SyncStepCounter());
   const int64_t iterations = compiled_.optimizer->iterations();
   Backend& b = backend();
@@ -44,6 +44,11 @@ Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const Te
   if (!work.ok()) return work.status().WithContext("CaptureTrainStep");
   step->work_ = std::move(*work);
   return step;
+}
+
+bool CapturedTrainStep::Accepts(const Tensor& x, const Tensor& y) const {
+  return x.dtype() == x_.dtype() && x.shape() == x_.shape() && y.dtype() == y_.dtype() &&
+         y.shape() == y_.shape();
 }
 
 Result<double> CapturedTrainStep::Run(const Tensor& x, const Tensor& y) {

@@ -50,6 +50,17 @@ Result<std::pair<Tensor, Tensor>> Sequential::SplitBatch(const Element& e,
   return std::make_pair(e[0], e[1]);
 }
 
+Result<double> Sequential::Step(const Tensor& x, const Tensor& y, bool capture,
+                                std::unique_ptr<CapturedTrainStep>* captured) {
+  if (!capture) return TrainStep(x, y);
+  if (*captured == nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(*captured, CaptureTrainStep(x, y));
+    return (*captured)->first_loss();
+  }
+  if ((*captured)->Accepts(x, y)) return (*captured)->Run(x, y);
+  return TrainStep(x, y);
+}
+
 Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
   if (!compiled_.optimizer) return Status::FailedPrecondition("Fit: compile the model first");
   if (o.epochs < 0) return Status::InvalidArgument("Fit: epochs must be >= 0");
@@ -65,6 +76,7 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
   int64_t log_examples = 0;
   double log_wait = 0;
   Clock::time_point log_start = Clock::now();
+  std::unique_ptr<CapturedTrainStep> captured;  // with o.capture, from the first batch
   bool out_of_data = false;
   for (int epoch = 0; epoch < o.epochs && !out_of_data; ++epoch) {
     loss_mean.Reset();
@@ -102,7 +114,7 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
       }
       Result<std::pair<Tensor, Tensor>> xy = SplitBatch(**next, o);
       if (!xy.ok()) return Prefixed(xy.status(), where);
-      Result<double> loss = TrainStep(xy->first, xy->second);
+      Result<double> loss = Step(xy->first, xy->second, o.capture, &captured);
       if (!loss.ok()) return Prefixed(loss.status(), where);
       int64_t batch = xy->first.shape().rank() > 0 ? xy->first.shape().dim(0) : 1;
       loss_mean.Update(*loss, static_cast<double>(batch));

@@ -62,6 +62,10 @@ class CapturedTrainStep {
   Result<double> Run(const DeviceTensor& x, const DeviceTensor& y);
   // Operations in the recording.
   int64_t num_nodes() const { return work_->num_nodes(); }
+  // Whether Run takes (x, y): the dtypes and shapes of the capture's batch.
+  bool Accepts(const Tensor& x, const Tensor& y) const;
+  // The loss of the eager step CaptureTrainStep took on its batch.
+  double first_loss() const { return first_loss_; }
 
  private:
   friend class Sequential;
@@ -72,6 +76,7 @@ class CapturedTrainStep {
   std::unique_ptr<CapturedWork> work_;
   DeviceTensor x_, y_;                      // the inputs the recording reads
   DeviceTensor per_example_, predictions_;  // what it writes
+  double first_loss_ = 0;
 };
 
 struct CompileOptions {
@@ -101,6 +106,12 @@ struct FitOptions {
   // a terminal and lines otherwise. Printed to `out`.
   int verbose = -1;
   FILE* out = stdout;
+  // Train with a recorded step (Sequential::CaptureTrainStep), as Keras's
+  // fit runs its step as a tf.function: recorded on the first batch,
+  // replayed for every later batch of its dtypes and shapes; other batches
+  // (a last partial one) train eagerly. Needs a backend that records (the
+  // GPU's): InvalidArgument otherwise.
+  bool capture = false;
   // Which components are x and y; "" takes components 0 and 1.
   std::string x_name, y_name;
   // TensorBoard: every `log_every_steps` steps writes loss, metrics,
@@ -207,6 +218,10 @@ class Sequential : public Layer {
   Status ForwardBackward(const DeviceTensor& x, const DeviceTensor& y, Gradients* g,
                          DeviceTensor* per_example);
   Result<std::pair<Tensor, Tensor>> SplitBatch(const Element& e, const FitOptions& o) const;
+  // One Fit step: TrainStep, or with `capture` the recorded step (made on
+  // the first batch, replayed for batches it accepts).
+  Result<double> Step(const Tensor& x, const Tensor& y, bool capture,
+                      std::unique_ptr<CapturedTrainStep>* captured);
 
   std::vector<std::unique_ptr<Layer>> layers_;
   Status add_error_;                  // the first layer Add() could not place

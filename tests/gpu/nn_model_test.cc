@@ -267,6 +267,30 @@ TEST(NnModelOnGpuTest, CapturedTrainStepsEqualEagerSteps) {
   EXPECT_NE(bad.status().message().find("captured for"), std::string::npos) << bad.status();
 }
 
+// Fit(..., {.capture = true}) trains as Fit does: the recorded step for the
+// full batches, an eager one for the last partial batch (40 = 3 x 12 + 4).
+TEST(NnModelOnGpuTest, FitWithCapturedStepsEqualsFit) {
+  Tensor x, y;
+  MakeData(40, 60, &x, &y);
+  const Dataset train = Dataset::from_tensor_slices({x, y}).batch(12);
+  std::vector<nn::History> runs;
+  for (const bool capture : {false, true}) {
+    std::unique_ptr<Model> m = MakeCnn(nn::Device::Gpu(0), 23);
+    Result<nn::History> h = m->model.Fit(train, {.epochs = 3, .verbose = 0, .capture = capture});
+    ASSERT_TRUE(h.ok()) << h.status();
+    EXPECT_EQ(m->optimizer->iterations(), 12);
+    runs.push_back(*h);
+  }
+  if (!GpuAvailability().ok()) {
+    EXPECT_EQ(runs[1].history["loss"], runs[0].history["loss"]);
+    EXPECT_EQ(runs[1].history["accuracy"], runs[0].history["accuracy"]);
+  } else {
+    for (size_t e = 0; e < 3; ++e) {
+      EXPECT_NEAR(runs[1].history["loss"][e], runs[0].history["loss"][e], 1e-4) << e;
+    }
+  }
+}
+
 TEST(NnModelOnGpuTest, CaptureTrainStepNeedsABackendThatRecords) {
   Tensor x, y;
   MakeData(12, 50, &x, &y);
@@ -274,6 +298,9 @@ TEST(NnModelOnGpuTest, CaptureTrainStepNeedsABackendThatRecords) {
   Result<std::unique_ptr<nn::CapturedTrainStep>> s = cpu->model.CaptureTrainStep(x, y);
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.status().message().find("cannot capture"), std::string::npos) << s.status();
+  Result<nn::History> h =
+      cpu->model.Fit(Dataset::from_tensor_slices({x, y}).batch(6), {.verbose = 0, .capture = true});
+  EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument) << h.status();
 }
 
 TEST(NnModelOnGpuTest, BridgeErrorsNameTheDevices) {
