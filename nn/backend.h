@@ -209,6 +209,8 @@ class Backend {
   // passed by value are frozen into it. InvalidArgument on backends that
   // cannot record (the CPU's runs each call at once).
   virtual Result<std::unique_ptr<CapturedWork>> Capture(const std::function<Status()>& fn);
+  // Whether Capture can record (false: it returns InvalidArgument).
+  virtual bool can_capture() const { return false; }
 
   // --- Reductions for metrics ------------------------------------------------
   // Σ x over all elements of a float32 tensor, on the host (waits).

@@ -1,26 +1,21 @@
 // Sequential::CaptureTrainStep and CapturedTrainStep: a training step
 // recorded with Backend::Capture and replayed (sequential.h).
 #include <string>
+#include <tuple>
 
 #include "sluice/nn/sequential.h"
 
 namespace sluice::nn {
-namespace {
-
-Status SameLayout(const char* what, const DeviceTensor& recorded, DType dtype, const Shape& shape) {
-  if (recorded.dtype() == dtype && recorded.shape() == shape) return Status::OK();
-  return Status::InvalidArgument(
-      std::string("CapturedTrainStep: ") + what + " is " + std::string(DTypeName(dtype)) +
-      shape.ToString() + ", the step was captured for " + std::string(DTypeName(recorded.dtype())) +
-      recorded.shape().ToString());
-}
-
-}  // namespace
-
 Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const Tensor& x,
                                                                         const Tensor& y) {
   if (!compiled_.optimizer || !compiled_.loss) {
     return Status::FailedPrecondition("CaptureTrainStep: compile the model first");
+  }
+  SLUICE_ASSIGN_OR_RETURN(Backend * b, GetBackend(device()));
+  if (!b->can_capture()) {
+    // Before the eager step: a model that cannot record is left untouched.
+    return Status::InvalidArgument("CaptureTrainStep: " + b->name() +
+                                   " cannot capture work (capture needs the GPU backend)");
   }
   std::unique_ptr<CapturedTrainStep> step(new CapturedTrainStep);
   step->model_ = this;
@@ -31,8 +26,7 @@ Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const Te
   SLUICE_ASSIGN_OR_RETURN(step->first_loss_, TrainStep(step->x_, step->y_));
   SLUICE_RETURN_IF_ERROR(compiled_.optimizer->SyncStepCounter());
   const int64_t iterations = compiled_.optimizer->iterations();
-  Backend& b = backend();
-  Result<std::unique_ptr<CapturedWork>> work = b.Capture([&]() -> Status {
+  Result<std::unique_ptr<CapturedWork>> work = b->Capture([&]() -> Status {
     Gradients g;
     SLUICE_RETURN_IF_ERROR(ForwardBackward(step->x_, step->y_, &g, &step->per_example_));
     step->predictions_ = g.predictions;
@@ -46,14 +40,25 @@ Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const Te
   return step;
 }
 
+Status CapturedTrainStep::CheckBatch(DType x_dtype, const Shape& x_shape, DType y_dtype,
+                                     const Shape& y_shape) const {
+  for (const auto& [what, recorded, dtype, shape] :
+       {std::tuple{"x", &x_, x_dtype, &x_shape}, std::tuple{"y", &y_, y_dtype, &y_shape}}) {
+    if (recorded->dtype() == dtype && recorded->shape() == *shape) continue;
+    return Status::InvalidArgument(
+        std::string("CapturedTrainStep: ") + what + " is " + std::string(DTypeName(dtype)) +
+        shape->ToString() + ", the step was captured for " +
+        std::string(DTypeName(recorded->dtype())) + recorded->shape().ToString());
+  }
+  return Status::OK();
+}
+
 bool CapturedTrainStep::Accepts(const Tensor& x, const Tensor& y) const {
-  return x.dtype() == x_.dtype() && x.shape() == x_.shape() && y.dtype() == y_.dtype() &&
-         y.shape() == y_.shape();
+  return CheckBatch(x.dtype(), x.shape(), y.dtype(), y.shape()).ok();
 }
 
 Result<double> CapturedTrainStep::Run(const Tensor& x, const Tensor& y) {
-  SLUICE_RETURN_IF_ERROR(SameLayout("x", x_, x.dtype(), x.shape()));
-  SLUICE_RETURN_IF_ERROR(SameLayout("y", y_, y.dtype(), y.shape()));
+  SLUICE_RETURN_IF_ERROR(CheckBatch(x.dtype(), x.shape(), y.dtype(), y.shape()));
   Backend& b = model_->backend();
   SLUICE_RETURN_IF_ERROR(b.CopyFromHost(x, &x_));
   SLUICE_RETURN_IF_ERROR(b.CopyFromHost(y, &y_));
@@ -61,8 +66,7 @@ Result<double> CapturedTrainStep::Run(const Tensor& x, const Tensor& y) {
 }
 
 Result<double> CapturedTrainStep::Run(const DeviceTensor& x, const DeviceTensor& y) {
-  SLUICE_RETURN_IF_ERROR(SameLayout("x", x_, x.dtype(), x.shape()));
-  SLUICE_RETURN_IF_ERROR(SameLayout("y", y_, y.dtype(), y.shape()));
+  SLUICE_RETURN_IF_ERROR(CheckBatch(x.dtype(), x.shape(), y.dtype(), y.shape()));
   Backend& b = model_->backend();
   SLUICE_RETURN_IF_ERROR(b.Copy(x, &x_));
   SLUICE_RETURN_IF_ERROR(b.Copy(y, &y_));

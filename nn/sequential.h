@@ -70,6 +70,9 @@ class CapturedTrainStep {
  private:
   friend class Sequential;
   CapturedTrainStep() = default;
+  // InvalidArgument naming x or y if a batch's dtypes or shapes differ
+  // from the captured batch's.
+  Status CheckBatch(DType x_dtype, const Shape& x_shape, DType y_dtype, const Shape& y_shape) const;
   Result<double> Replay();
 
   Sequential* model_ = nullptr;
@@ -194,9 +197,10 @@ class Sequential : public Layer {
   // builds the layers and the optimizer's slots), then records the step.
   // The recording follows the optimizer's step count (Adam's bias
   // correction), but not a learning rate changed after it. InvalidArgument
-  // for a backend that cannot record (the CPU's) or a loss without
-  // ComputePerExample. Dropout draws a new mask at each replay: its call
-  // count, the mask's stream, lives on the device.
+  // for a backend that cannot record (the CPU's; before any training) or a
+  // loss without ComputePerExample (after the eager step). Dropout draws a
+  // new mask at each replay: its call count, the mask's stream, lives on
+  // the device.
   Result<std::unique_ptr<CapturedTrainStep>> CaptureTrainStep(const Tensor& x, const Tensor& y);
   std::vector<Variable*> trainable_variables() const;
 

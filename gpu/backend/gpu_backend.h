@@ -95,6 +95,7 @@ class GpuBackend final : public nn::Backend {
 
   Status AddToCounter(int64_t delta, DeviceTensor* counter) override;
   Result<std::unique_ptr<nn::CapturedWork>> Capture(const std::function<Status()>& fn) override;
+  bool can_capture() const override { return true; }
 
   Result<double> Sum(const DeviceTensor& x) override;
   Result<int64_t> CountArgMaxMatches(const DeviceTensor& scores,

@@ -301,6 +301,7 @@ TEST(NnModelOnGpuTest, CaptureTrainStepNeedsABackendThatRecords) {
   Result<nn::History> h =
       cpu->model.Fit(Dataset::from_tensor_slices({x, y}).batch(6), {.verbose = 0, .capture = true});
   EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument) << h.status();
+  EXPECT_EQ(cpu->optimizer->iterations(), 0);  // refused before any training
 }
 
 TEST(NnModelOnGpuTest, BridgeErrorsNameTheDevices) {
