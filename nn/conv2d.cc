@@ -29,15 +29,17 @@ Result<DeviceTensor> Conv2D::Call(const DeviceTensor& x, bool training) {
   if (!out.ok()) {
     return Status::InvalidArgument("layer " + name() + ": " + std::string(out.status().message()));
   }
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(DType::kFloat32, *out));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(compute_dtype(), *out));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor kernel, ComputeValue(kernel_));
   SLUICE_RETURN_IF_ERROR(backend().Conv2DForward(
-      x, kernel_->value(), bias_ != nullptr ? &bias_->value() : nullptr, window_, &y));
+      x, kernel, bias_ != nullptr ? &bias_->value() : nullptr, window_, &y));
   if (options_.activation != Activation::kLinear) {
     SLUICE_RETURN_IF_ERROR(backend().ActivationForward(options_.activation, y, &y));
   }
   if (training) {
     x_ = x;
     y_ = y;
+    kernel_value_ = kernel;
   }
   return y;
 }
@@ -46,14 +48,14 @@ Result<DeviceTensor> Conv2D::Backward(const DeviceTensor& dy) {
   if (y_.empty()) return Status::FailedPrecondition("layer " + name() + ": Backward before Call");
   DeviceTensor dz = dy;
   if (options_.activation != Activation::kLinear) {
-    SLUICE_ASSIGN_OR_RETURN(dz, backend().Allocate(DType::kFloat32, y_.shape()));
+    SLUICE_ASSIGN_OR_RETURN(dz, backend().Allocate(compute_dtype(), y_.shape()));
     SLUICE_RETURN_IF_ERROR(backend().ActivationBackward(options_.activation, y_, dy, &dz));
   }
   SLUICE_RETURN_IF_ERROR(backend().Conv2DBackwardFilter(
       x_, dz, window_, &gradient(kernel_), bias_ != nullptr ? &gradient(bias_) : nullptr));
   if (!input_gradient_needed()) return DeviceTensor();
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(DType::kFloat32, x_.shape()));
-  SLUICE_RETURN_IF_ERROR(backend().Conv2DBackwardData(dz, kernel_->value(), window_, &dx));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(compute_dtype(), x_.shape()));
+  SLUICE_RETURN_IF_ERROR(backend().Conv2DBackwardData(dz, kernel_value_, window_, &dx));
   return dx;
 }
 

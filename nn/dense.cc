@@ -31,8 +31,9 @@ Result<DeviceTensor> Dense::Call(const DeviceTensor& x, bool training) {
   }
   int64_t rows = x.num_elements() / in;
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor x2, x.Reshape(Shape{rows, in}));
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(DType::kFloat32, Shape{rows, units_}));
-  SLUICE_RETURN_IF_ERROR(backend().MatMul(x2, false, kernel_->value(), false, 0.0f, &y));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(compute_dtype(), Shape{rows, units_}));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor kernel, ComputeValue(kernel_));
+  SLUICE_RETURN_IF_ERROR(backend().MatMul(x2, false, kernel, false, 0.0f, &y));
   if (bias_ != nullptr) SLUICE_RETURN_IF_ERROR(backend().BiasAdd(bias_->value(), &y));
   if (options_.activation != Activation::kLinear) {
     SLUICE_RETURN_IF_ERROR(backend().ActivationForward(options_.activation, y, &y));
@@ -40,6 +41,7 @@ Result<DeviceTensor> Dense::Call(const DeviceTensor& x, bool training) {
   if (training) {
     x_ = x2;
     y_ = y;
+    kernel_value_ = kernel;
     x_shape_ = x.shape();
   }
   std::vector<int64_t> out(x.shape().dims().begin(), x.shape().dims().end());
@@ -51,15 +53,15 @@ Result<DeviceTensor> Dense::Backward(const DeviceTensor& dy) {
   if (y_.empty()) return Status::FailedPrecondition("layer " + name() + ": Backward before Call");
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor dz, dy.Reshape(y_.shape()));
   if (options_.activation != Activation::kLinear) {
-    SLUICE_ASSIGN_OR_RETURN(DeviceTensor t, backend().Allocate(DType::kFloat32, y_.shape()));
+    SLUICE_ASSIGN_OR_RETURN(DeviceTensor t, backend().Allocate(compute_dtype(), y_.shape()));
     SLUICE_RETURN_IF_ERROR(backend().ActivationBackward(options_.activation, y_, dz, &t));
     dz = t;
   }
   SLUICE_RETURN_IF_ERROR(backend().MatMul(x_, true, dz, false, 0.0f, &gradient(kernel_)));
   if (bias_ != nullptr) SLUICE_RETURN_IF_ERROR(backend().BiasGrad(dz, 0.0f, &gradient(bias_)));
   if (!input_gradient_needed()) return DeviceTensor();
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(DType::kFloat32, x_.shape()));
-  SLUICE_RETURN_IF_ERROR(backend().MatMul(dz, false, kernel_->value(), true, 0.0f, &dx));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(compute_dtype(), x_.shape()));
+  SLUICE_RETURN_IF_ERROR(backend().MatMul(dz, false, kernel_value_, true, 0.0f, &dx));
   return dx.Reshape(x_shape_);
 }
 

@@ -14,6 +14,16 @@ Status Layer::SetDevice(Device device) {
   return Status::OK();
 }
 
+Status Layer::SetDTypePolicy(const DTypePolicy& policy) {
+  if (built_ && !(policy == policy_)) {
+    return Status::FailedPrecondition("layer " + name_ + " is built with dtype policy " +
+                                      std::string(policy_.name()) +
+                                      "; set the policy before the first call");
+  }
+  policy_ = policy;
+  return Status::OK();
+}
+
 Status Layer::Build(const Shape&) { return Status::OK(); }
 
 Status Layer::EnsureBuilt(const Shape& input_shape) {
@@ -42,7 +52,45 @@ Result<DeviceTensor> Layer::Forward(const DeviceTensor& x, bool training) {
     return Status::InvalidArgument("layer " + name_ + " is on " + device_.ToString() +
                                    " but its input is on " + x.device().ToString());
   }
-  return Call(x, training);
+  DeviceTensor in = x;
+  if (autocast_) {
+    SLUICE_ASSIGN_OR_RETURN(in, CastFloat(x, compute_dtype()));
+  }
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, Call(in, training));
+  if (training) {
+    forward_in_ = x.dtype();
+    forward_out_ = y.dtype();
+  }
+  return y;
+}
+
+Result<DeviceTensor> Layer::Backprop(const DeviceTensor& dy) {
+  if (!autocast_) return Backward(dy);
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor d, CastFloat(dy, forward_out_));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, Backward(d));
+  if (dx.empty()) return dx;
+  return CastFloat(dx, forward_in_);
+}
+
+Result<DeviceTensor> Layer::CastFloat(const DeviceTensor& x, DType dtype) {
+  const bool is_float = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16 ||
+                        x.dtype() == DType::kFloat32 || x.dtype() == DType::kFloat64;
+  if (!is_float || x.dtype() == dtype || x.empty() ||
+      (dtype != DType::kFloat32 && dtype != DType::kBFloat16)) {
+    return x;
+  }
+  if (backend_ == nullptr) return Status::FailedPrecondition("layer " + name_ + " is not built");
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend_->Allocate(dtype, x.shape()));
+  SLUICE_RETURN_IF_ERROR(backend_->Cast(x, 1.0f, &y));
+  return y;
+}
+
+Result<DeviceTensor> Layer::ComputeValue(const Variable* w) {
+  const DeviceTensor& v = w->value();
+  if (compute_dtype() == v.dtype()) return v;
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor c, backend().Allocate(compute_dtype(), v.shape()));
+  SLUICE_RETURN_IF_ERROR(backend().Cast(v, 1.0f, &c));
+  return c;
 }
 
 Result<Variable*> Layer::AddWeight(const std::string& name, const Shape& shape,

@@ -28,6 +28,13 @@
 // dependencies under their names ("kernel", "bias"); they live on the
 // layer's device, computed on by backend().
 //
+// Mixed precision: a layer computes in its DTypePolicy's compute dtype
+// (nn/policy.h; the global policy when it was constructed). Forward() casts
+// a float input of another dtype to it and Backprop() casts the gradients
+// back, so Call() and Backward() see one dtype; Call() reads its weights
+// through ComputeValue() and allocates its outputs in compute_dtype().
+// Gradients of the weights are float32 whatever the policy.
+//
 // Ownership: a layer owns its weights and gradient buffers; models own
 // their layers. Thread-safety: none; one training loop drives a layer.
 #ifndef SLUICE_NN_LAYER_H_
@@ -42,6 +49,7 @@
 #include "sluice/nn/backend.h"
 #include "sluice/nn/device_tensor.h"
 #include "sluice/nn/initializers.h"
+#include "sluice/nn/policy.h"
 #include "sluice/nn/trackable.h"
 #include "sluice/nn/variable.h"
 
@@ -62,10 +70,20 @@ class Layer : public Trackable {
   Device device() const { return device_; }
   virtual Status SetDevice(Device device);
 
-  // Builds the layer from x's shape on the first call, then runs Call().
-  // `training` selects training behaviour (dropout) and keeps what
-  // Backward() needs.
+  // The dtype policy; the global one (GlobalPolicy()) when the layer was
+  // constructed. SetDTypePolicy is FailedPrecondition once the layer is built.
+  const DTypePolicy& dtype_policy() const { return policy_; }
+  Status SetDTypePolicy(const DTypePolicy& policy);
+  // dtype_policy().compute_dtype(): the dtype of Call()'s input and output.
+  DType compute_dtype() const { return policy_.compute_dtype(); }
+
+  // Builds the layer from x's shape on the first call, casts a float x to
+  // compute_dtype(), then runs Call(). `training` selects training
+  // behaviour (dropout) and keeps what Backward() needs.
   Result<DeviceTensor> Forward(const DeviceTensor& x, bool training = false);
+  // Backward() for the last training-mode Forward(): dy is cast to the
+  // dtype of that call's output, and dx to the dtype of its input.
+  Result<DeviceTensor> Backprop(const DeviceTensor& dy);
   // Builds without data (as keras's layer.build(input_shape)); the batch
   // dimension of `input_shape` is ignored. FailedPrecondition if built.
   Status BuildFor(const Shape& input_shape);
@@ -102,6 +120,13 @@ class Layer : public Trackable {
   // which layers build, with a zeroed gradient buffer if trainable.
   Result<Variable*> AddWeight(const std::string& name, const Shape& shape, const Initializer& init,
                               bool trainable = true);
+  // The value of weight `w` in compute_dtype(): the variable's own float32
+  // tensor, or a bfloat16 copy of it made now (as Keras's autocast
+  // variables: read once per Call, kept by the layer for Backward).
+  Result<DeviceTensor> ComputeValue(const Variable* w);
+  // Models set false: they pass inputs and gradients on to their layers,
+  // which cast for themselves.
+  void set_autocast(bool autocast) { autocast_ = autocast; }
   // The gradient buffer of trainable weight `w` (same shape).
   DeviceTensor& gradient(const Variable* w);
   // The layer's backend; valid from Build() on.
@@ -111,12 +136,21 @@ class Layer : public Trackable {
 
  private:
   Status EnsureBuilt(const Shape& input_shape);
+  // x itself when it is not a float tensor or already `dtype`, else x cast
+  // to `dtype` (float32 or bfloat16; others leave x as it is).
+  Result<DeviceTensor> CastFloat(const DeviceTensor& x, DType dtype);
 
   std::string name_;
   Device device_;
   Backend* backend_ = nullptr;
   bool built_ = false;
   bool input_gradient_needed_ = true;
+  DTypePolicy policy_ = GlobalPolicy();
+  bool autocast_ = true;
+  // Dtypes of the last training-mode Forward's input (before the cast) and
+  // output, for Backprop.
+  DType forward_in_ = DType::kFloat32;
+  DType forward_out_ = DType::kFloat32;
   Rng rng_{0};
   struct Weight {
     std::unique_ptr<Variable> variable;

@@ -37,7 +37,8 @@ class Dense : public Layer {
   DenseOptions options_;
   Variable* kernel_ = nullptr;
   Variable* bias_ = nullptr;
-  DeviceTensor x_, y_;  // from the last training call (x_ flattened to 2-D)
+  // From the last training call: x_ flattened to 2-D, the kernel as read.
+  DeviceTensor x_, y_, kernel_value_;
   Shape x_shape_;
 };
 
@@ -67,7 +68,7 @@ class Conv2D : public Layer {
   Conv2DOptions options_;
   Variable* kernel_ = nullptr;
   Variable* bias_ = nullptr;
-  DeviceTensor x_, y_;
+  DeviceTensor x_, y_, kernel_value_;  // from the last training call
 };
 
 struct Pool2DOptions {

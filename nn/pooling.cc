@@ -15,7 +15,7 @@ Result<DeviceTensor> Pooling2D::Call(const DeviceTensor& x, bool training) {
   if (!out.ok()) {
     return Status::InvalidArgument("layer " + name() + ": " + std::string(out.status().message()));
   }
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(DType::kFloat32, *out));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(compute_dtype(), *out));
   DeviceTensor workspace;
   SLUICE_RETURN_IF_ERROR(
       backend().Pool2DForward(mode_, x, window_, &y, training ? &workspace : nullptr));
@@ -30,7 +30,7 @@ Result<DeviceTensor> Pooling2D::Call(const DeviceTensor& x, bool training) {
 Result<DeviceTensor> Pooling2D::Backward(const DeviceTensor& dy) {
   if (y_.empty()) return Status::FailedPrecondition("layer " + name() + ": Backward before Call");
   if (!input_gradient_needed()) return DeviceTensor();
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(DType::kFloat32, x_.shape()));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(compute_dtype(), x_.shape()));
   SLUICE_RETURN_IF_ERROR(backend().Pool2DBackward(mode_, x_, y_, dy, workspace_, window_, &dx));
   return dx;
 }

@@ -17,7 +17,9 @@ Sequential::Sequential(std::string name)
     : Layer(std::move(name)),
       functional_(std::make_unique<Node>()),
       operations_(std::make_unique<Node>()),
-      input_layer_(std::make_unique<Node>()) {}
+      input_layer_(std::make_unique<Node>()) {
+  set_autocast(false);  // each layer casts for itself
+}
 
 Sequential::~Sequential() = default;
 
@@ -61,8 +63,11 @@ Result<DeviceTensor> Sequential::Call(const DeviceTensor& input, bool training) 
   if (layers_.empty()) return Status::FailedPrecondition("model " + name() + " has no layers");
   SLUICE_RETURN_IF_ERROR(add_error_);
   DeviceTensor x = input;
-  // Keras casts inputs to the layers' float32; Rescaling does it itself.
-  if (x.dtype() != DType::kFloat32 && dynamic_cast<Rescaling*>(layers_[0].get()) == nullptr) {
+  // Keras casts integer inputs to float (Rescaling does it itself); each
+  // layer then casts float inputs to its compute dtype.
+  const bool is_float = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16 ||
+                        x.dtype() == DType::kFloat32 || x.dtype() == DType::kFloat64;
+  if (!is_float && dynamic_cast<Rescaling*>(layers_[0].get()) == nullptr) {
     SLUICE_ASSIGN_OR_RETURN(DeviceTensor f, backend().Allocate(DType::kFloat32, x.shape()));
     SLUICE_RETURN_IF_ERROR(backend().Cast(x, 1.0f, &f));
     x = f;
@@ -79,7 +84,7 @@ Result<DeviceTensor> Sequential::Call(const DeviceTensor& input, bool training) 
 Result<DeviceTensor> Sequential::Backward(const DeviceTensor& dy) {
   DeviceTensor d = dy;
   for (size_t i = layers_.size(); i-- > 0;) {
-    SLUICE_ASSIGN_OR_RETURN(d, layers_[i]->Backward(d));
+    SLUICE_ASSIGN_OR_RETURN(d, layers_[i]->Backprop(d));
     if (i > 0 && d.empty()) {
       return Status::Internal("layer " + layers_[i]->name() + " returned no input gradient");
     }

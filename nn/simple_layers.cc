@@ -22,7 +22,7 @@ Result<DeviceTensor> Flatten::Backward(const DeviceTensor& dy) {
 }
 
 Result<DeviceTensor> ActivationLayer::Call(const DeviceTensor& x, bool training) {
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(DType::kFloat32, x.shape()));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(compute_dtype(), x.shape()));
   SLUICE_RETURN_IF_ERROR(backend().ActivationForward(f_, x, &y));
   if (training) y_ = y;
   return y;
@@ -30,7 +30,7 @@ Result<DeviceTensor> ActivationLayer::Call(const DeviceTensor& x, bool training)
 
 Result<DeviceTensor> ActivationLayer::Backward(const DeviceTensor& dy) {
   if (y_.empty()) return Status::FailedPrecondition("layer " + name() + ": Backward before Call");
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(DType::kFloat32, y_.shape()));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(compute_dtype(), y_.shape()));
   SLUICE_RETURN_IF_ERROR(backend().ActivationBackward(f_, y_, dy, &dx));
   return dx;
 }
@@ -44,20 +44,20 @@ Result<DeviceTensor> Dropout::Call(const DeviceTensor& x, bool training) {
   if (seed_ == 0) seed_ = rng().NextU64() | 1;
   identity_ = !training || rate_ == 0.0f;
   if (identity_) return x;
-  SLUICE_ASSIGN_OR_RETURN(mask_, backend().Allocate(DType::kFloat32, x.shape()));
+  SLUICE_ASSIGN_OR_RETURN(mask_, backend().Allocate(compute_dtype(), x.shape()));
   if (calls_.empty()) {
     SLUICE_ASSIGN_OR_RETURN(calls_, backend().Zeros(DType::kInt64, Shape{}));
   }
   SLUICE_RETURN_IF_ERROR(backend().DropoutMaskFromCounter(rate_, seed_, calls_, &mask_));
   SLUICE_RETURN_IF_ERROR(backend().AddToCounter(1, &calls_));
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(DType::kFloat32, x.shape()));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(compute_dtype(), x.shape()));
   SLUICE_RETURN_IF_ERROR(backend().Multiply(x, mask_, &y));
   return y;
 }
 
 Result<DeviceTensor> Dropout::Backward(const DeviceTensor& dy) {
   if (identity_) return dy;
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(DType::kFloat32, dy.shape()));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(compute_dtype(), dy.shape()));
   SLUICE_RETURN_IF_ERROR(backend().Multiply(dy, mask_, &dx));
   return dx;
 }
@@ -72,11 +72,11 @@ Rescaling::Rescaling(float scale, float offset)
     : Layer("rescaling"), scale_(scale), offset_(offset) {}
 
 Result<DeviceTensor> Rescaling::Call(const DeviceTensor& x, bool) {
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(DType::kFloat32, x.shape()));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, backend().Allocate(compute_dtype(), x.shape()));
   SLUICE_RETURN_IF_ERROR(backend().Cast(x, scale_, &y));
   if (offset_ != 0.0f && x.rank() > 0) {
     SLUICE_ASSIGN_OR_RETURN(DeviceTensor bias,
-                            backend().Allocate(DType::kFloat32, Shape{x.dim(x.rank() - 1)}));
+                            backend().Allocate(compute_dtype(), Shape{x.dim(x.rank() - 1)}));
     SLUICE_RETURN_IF_ERROR(backend().Fill(offset_, &bias));
     SLUICE_RETURN_IF_ERROR(backend().BiasAdd(bias, &y));
   }
@@ -85,7 +85,7 @@ Result<DeviceTensor> Rescaling::Call(const DeviceTensor& x, bool) {
 
 Result<DeviceTensor> Rescaling::Backward(const DeviceTensor& dy) {
   if (!input_gradient_needed()) return DeviceTensor();
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(DType::kFloat32, dy.shape()));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor dx, backend().Allocate(compute_dtype(), dy.shape()));
   SLUICE_RETURN_IF_ERROR(backend().Axpby(scale_, dy, 0.0f, &dx));
   return dx;
 }

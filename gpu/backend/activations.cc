@@ -3,6 +3,7 @@
 // softmax) of internal/train_kernels.h.
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/train_kernels.h"
+#include "sluice/nn/internal/float32_staging.h"
 #include "sluice/nn/internal/train_checks.h"
 
 namespace sluice::gpu::backend {
@@ -28,6 +29,8 @@ int64_t RowLength(nn::Activation f, const DeviceTensor& t) {
 }  // namespace
 
 Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, DeviceTensor* y) {
+  if (nn::internal::AnyBFloat16({&x, y}))
+    return nn::internal::in_float32::ActivationForward(*this, f, x, y);
   SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationForward(device(), f, x, y));
   internal::ActivationForwardArgs a;
   a.f = static_cast<ActivationKind>(f);
@@ -42,6 +45,9 @@ Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, De
 
 Status GpuBackend::ActivationBackward(nn::Activation f, const DeviceTensor& y,
                                       const DeviceTensor& dy, DeviceTensor* dx) {
+  if (nn::internal::AnyBFloat16({&y, &dy, dx})) {
+    return nn::internal::in_float32::ActivationBackward(*this, f, y, dy, dx);
+  }
   SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationBackward(device(), f, y, dy, dx));
   internal::ActivationBackwardArgs a;
   a.f = static_cast<ActivationKind>(f);

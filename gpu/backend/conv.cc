@@ -10,6 +10,7 @@
 #include "sluice/gpu/backend/internal/conv_kernels.h"
 #include "sluice/gpu/backend/internal/cudnn_lib.h"
 #include "sluice/nn/internal/conv_checks.h"
+#include "sluice/nn/internal/float32_staging.h"
 
 namespace sluice::gpu::backend {
 
@@ -24,6 +25,9 @@ float* Out(DeviceTensor* t) { return t != nullptr ? static_cast<float*>(t->raw_d
 Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filter,
                                  const DeviceTensor* bias, const nn::Window2D& window,
                                  DeviceTensor* y) {
+  if (nn::internal::AnyBFloat16({&x, &filter, bias, y})) {
+    return nn::internal::in_float32::Conv2DForward(*this, x, filter, bias, window, y);
+  }
   constexpr std::string_view kMethod = "Conv2DForward";
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
                           nn::internal::CheckConv2DForward(nn_device_, x, filter, bias, window, y));
@@ -37,6 +41,9 @@ Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
 
 Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor& filter,
                                       const nn::Window2D& window, DeviceTensor* dx) {
+  if (nn::internal::AnyBFloat16({&dy, &filter, dx})) {
+    return nn::internal::in_float32::Conv2DBackwardData(*this, dy, filter, window, dx);
+  }
   constexpr std::string_view kMethod = "Conv2DBackwardData";
   SLUICE_ASSIGN_OR_RETURN(
       ConvGeometry g, nn::internal::CheckConv2DBackwardData(nn_device_, dy, filter, window, dx));
@@ -51,6 +58,9 @@ Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor
 Status GpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTensor& dy,
                                         const nn::Window2D& window, DeviceTensor* dfilter,
                                         DeviceTensor* dbias) {
+  if (nn::internal::AnyBFloat16({&x, &dy, dfilter, dbias})) {
+    return nn::internal::in_float32::Conv2DBackwardFilter(*this, x, dy, window, dfilter, dbias);
+  }
   constexpr std::string_view kMethod = "Conv2DBackwardFilter";
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g, nn::internal::CheckConv2DBackwardFilter(
                                               nn_device_, x, dy, window, dfilter, dbias));

@@ -5,11 +5,19 @@
 #include "sluice/gpu/backend/internal/cublas_lib.h"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
 #include "sluice/nn/internal/dense_checks.h"
+#include "sluice/nn/internal/float32_staging.h"
 
 namespace sluice::gpu::backend {
 
 Status GpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
                           bool transpose_b, float beta, DeviceTensor* c) {
+  if (nn::internal::AnyBFloat16({&a, &b, c})) {
+    if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16 && c != nullptr &&
+        on_gpu()) {
+      return MatMulBf16(a, transpose_a, b, transpose_b, beta, c);
+    }
+    return nn::internal::in_float32::MatMul(*this, a, transpose_a, b, transpose_b, beta, c);
+  }
   SLUICE_ASSIGN_OR_RETURN(const nn::internal::MatMulDims d,
                           nn::internal::CheckMatMul(device(), a, transpose_a, b, transpose_b, c));
   if (d.m == 0 || d.n == 0) return Status::OK();
@@ -37,7 +45,39 @@ Status GpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceT
   });
 }
 
+Status GpuBackend::MatMulBf16(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
+                              bool transpose_b, float beta, DeviceTensor* c) {
+  const DType out = c->dtype() == DType::kBFloat16 ? DType::kBFloat16 : DType::kFloat32;
+  SLUICE_ASSIGN_OR_RETURN(const nn::internal::MatMulDims d,
+                          nn::internal::CheckMatMul(device(), a, transpose_a, b, transpose_b, c,
+                                                    DType::kBFloat16, out));
+  if (d.m == 0 || d.n == 0) return Status::OK();
+  Result<internal::BlasHandle*> blas = State<internal::BlasHandle>(Slot::kBlas, [this] {
+    return internal::BlasHandle::Create(gpu_device(), stream().native_handle());
+  });
+  constexpr int64_t kIntMax = 2147483647;
+  const bool fits = d.m <= kIntMax && d.n <= kIntMax && d.k <= kIntMax && a.dim(1) <= kIntMax &&
+                    b.dim(1) <= kIntMax;
+  // Without cuBLAS, for the empty sum, or beyond int sizes: in float32.
+  if (!blas.ok() || d.k == 0 || !fits) {
+    return nn::internal::in_float32::MatMul(*this, a, transpose_a, b, transpose_b, beta, c);
+  }
+  const internal::MatMulArgs dims{nullptr, nullptr,     nullptr,     d.m, d.k,
+                                  d.n,     transpose_a, transpose_b, beta};
+  const void* pa = a.raw_data();
+  const void* pb = b.raw_data();
+  void* pc = c->raw_data();
+  const bool c_bf16 = out == DType::kBFloat16;
+  internal::BlasHandle* h = *blas;
+  return Launch("MatMul", [=](KernelTarget) {
+    // cudaErrorNotSupported (801) when cuBLAS refuses: reported by Launch.
+    return h->GemmBf16(dims, pa, pb, pc, c_bf16) ? 0 : 801;
+  });
+}
+
 Status GpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
+  if (nn::internal::AnyBFloat16({&bias, y}))
+    return nn::internal::in_float32::BiasAdd(*this, bias, y);
   SLUICE_RETURN_IF_ERROR(nn::internal::CheckBiasAdd(device(), bias, y));
   const int64_t c = bias.dim(0);
   if (c == 0 || y->num_elements() == 0) return Status::OK();
@@ -46,6 +86,8 @@ Status GpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
 }
 
 Status GpuBackend::BiasGrad(const DeviceTensor& dy, float beta, DeviceTensor* db) {
+  if (nn::internal::AnyBFloat16({&dy, db}))
+    return nn::internal::in_float32::BiasGrad(*this, dy, beta, db);
   SLUICE_RETURN_IF_ERROR(nn::internal::CheckBiasGrad(device(), dy, db));
   const int64_t c = db->dim(0);
   if (c == 0) return Status::OK();

@@ -146,6 +146,10 @@ class GpuBackend final : public nn::Backend {
 
  private:
   GpuBackend(const Device& device, nn::Device nn_device);
+  // MatMul of bfloat16 a and b into float32 or bfloat16 c with cuBLAS
+  // (GemmEx, float32 accumulation); in float32 staging where cuBLAS cannot.
+  Status MatMulBf16(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
+                    bool transpose_b, float beta, DeviceTensor* c);
   // DropoutMask with a fixed stream, or (stream_counter set) the counter's.
   Status Dropout(float rate, uint64_t seed, uint64_t stream, const int64_t* stream_counter,
                  DeviceTensor* mask);

@@ -5,6 +5,7 @@
 // that row's loss is NaN and its dpred row zero.
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/train_kernels.h"
+#include "sluice/nn/internal/float32_staging.h"
 #include "sluice/nn/internal/train_checks.h"
 
 namespace sluice::gpu::backend {
@@ -14,6 +15,10 @@ using internal::LabelKind;
 Status GpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& labels,
                                 bool from_logits, float grad_scale, DeviceTensor* loss,
                                 DeviceTensor* dpred) {
+  if (nn::internal::AnyBFloat16({&pred, &labels, loss, dpred})) {
+    return nn::internal::in_float32::CrossEntropy(*this, pred, labels, from_logits, grad_scale,
+                                                  loss, dpred);
+  }
   SLUICE_RETURN_IF_ERROR(nn::internal::CheckCrossEntropy(device(), pred, labels, loss, dpred));
   internal::CrossEntropyArgs a;
   a.pred = pred.data<float>();
@@ -39,6 +44,9 @@ Status GpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& la
 
 Status GpuBackend::MeanSquaredError(const DeviceTensor& pred, const DeviceTensor& target,
                                     float grad_scale, DeviceTensor* loss, DeviceTensor* dpred) {
+  if (nn::internal::AnyBFloat16({&pred, &target, loss, dpred})) {
+    return nn::internal::in_float32::MeanSquaredError(*this, pred, target, grad_scale, loss, dpred);
+  }
   SLUICE_RETURN_IF_ERROR(nn::internal::CheckMeanSquaredError(device(), pred, target, loss, dpred));
   internal::MeanSquaredErrorArgs a;
   a.pred = pred.data<float>();

@@ -10,6 +10,7 @@
 #include "sluice/gpu/backend/internal/conv_kernels.h"
 #include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/internal/conv_checks.h"
+#include "sluice/nn/internal/float32_staging.h"
 
 namespace sluice::gpu::backend {
 
@@ -24,6 +25,9 @@ internal::PoolKind Kind(nn::PoolMode mode) {
 Status GpuBackend::Pool2DForward(nn::PoolMode mode, const DeviceTensor& x,
                                  const nn::Window2D& window, DeviceTensor* y,
                                  DeviceTensor* workspace) {
+  if (nn::internal::AnyBFloat16({&x, y})) {
+    return nn::internal::in_float32::Pool2DForward(*this, mode, x, window, y, workspace);
+  }
   constexpr std::string_view kMethod = "Pool2DForward";
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
                           nn::internal::CheckPool2DForward(nn_device_, x, window, y));
@@ -48,6 +52,9 @@ Status GpuBackend::Pool2DForward(nn::PoolMode mode, const DeviceTensor& x,
 Status GpuBackend::Pool2DBackward(nn::PoolMode mode, const DeviceTensor& x, const DeviceTensor& y,
                                   const DeviceTensor& dy, const DeviceTensor& workspace,
                                   const nn::Window2D& window, DeviceTensor* dx) {
+  if (nn::internal::AnyBFloat16({&x, &y, &dy, dx})) {
+    return nn::internal::in_float32::Pool2DBackward(*this, mode, x, y, dy, workspace, window, dx);
+  }
   constexpr std::string_view kMethod = "Pool2DBackward";
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
                           nn::internal::CheckPool2DBackward(nn_device_, x, y, dy, window, dx));

@@ -6,6 +6,7 @@
 
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
+#include "sluice/nn/internal/float32_staging.h"
 #include "sluice/nn/internal/train_checks.h"
 
 namespace sluice::nn::cpu {
@@ -35,6 +36,8 @@ void SoftmaxRow(const float* x, int64_t c, float* y) {
 }  // namespace
 
 Status CpuBackend::ActivationForward(Activation f, const DeviceTensor& x, DeviceTensor* y) {
+  if (internal::AnyBFloat16({&x, y}))
+    return internal::in_float32::ActivationForward(*this, f, x, y);
   SLUICE_RETURN_IF_ERROR(internal::CheckActivationForward(device_, f, x, y));
   const float* in = x.data<float>();
   float* out = y->data<float>();
@@ -71,6 +74,9 @@ Status CpuBackend::ActivationForward(Activation f, const DeviceTensor& x, Device
 
 Status CpuBackend::ActivationBackward(Activation f, const DeviceTensor& y, const DeviceTensor& dy,
                                       DeviceTensor* dx) {
+  if (internal::AnyBFloat16({&y, &dy, dx})) {
+    return internal::in_float32::ActivationBackward(*this, f, y, dy, dx);
+  }
   SLUICE_RETURN_IF_ERROR(internal::CheckActivationBackward(device_, f, y, dy, dx));
   const float* py = y.data<float>();
   const float* pdy = dy.data<float>();

@@ -16,6 +16,7 @@
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/cpu/scratch.h"
 #include "sluice/nn/internal/conv_checks.h"
+#include "sluice/nn/internal/float32_staging.h"
 
 namespace sluice::nn::cpu {
 
@@ -108,6 +109,9 @@ Result<memory> WeightsMemory(std::string_view method, const memory::desc& md,
 Status CpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filter,
                                  const DeviceTensor* bias, const Window2D& window,
                                  DeviceTensor* y) {
+  if (internal::AnyBFloat16({&x, &filter, bias, y})) {
+    return internal::in_float32::Conv2DForward(*this, x, filter, bias, window, y);
+  }
   constexpr std::string_view kMethod = "Conv2DForward";
   SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
                           internal::CheckConv2DForward(device_, x, filter, bias, window, y));
@@ -142,6 +146,9 @@ Status CpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
 
 Status CpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor& filter,
                                       const Window2D& window, DeviceTensor* dx) {
+  if (internal::AnyBFloat16({&dy, &filter, dx})) {
+    return internal::in_float32::Conv2DBackwardData(*this, dy, filter, window, dx);
+  }
   constexpr std::string_view kMethod = "Conv2DBackwardData";
   SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
                           internal::CheckConv2DBackwardData(device_, dy, filter, window, dx));
@@ -180,6 +187,9 @@ Status CpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor
 Status CpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTensor& dy,
                                         const Window2D& window, DeviceTensor* dfilter,
                                         DeviceTensor* dbias) {
+  if (internal::AnyBFloat16({&x, &dy, dfilter, dbias})) {
+    return internal::in_float32::Conv2DBackwardFilter(*this, x, dy, window, dfilter, dbias);
+  }
   constexpr std::string_view kMethod = "Conv2DBackwardFilter";
   SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g, internal::CheckConv2DBackwardFilter(
                                                         device_, x, dy, window, dfilter, dbias));

@@ -11,6 +11,7 @@
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/cpu/parallel.h"
 #include "sluice/nn/internal/dense_checks.h"
+#include "sluice/nn/internal/float32_staging.h"
 
 namespace sluice::nn::cpu {
 namespace {
@@ -43,6 +44,9 @@ MatMulPrimitive MakeMatMul(int64_t m, int64_t k, int64_t n, bool ta, bool tb, fl
 
 Status CpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
                           bool transpose_b, float beta, DeviceTensor* c) {
+  if (internal::AnyBFloat16({&a, &b, c})) {
+    return internal::in_float32::MatMul(*this, a, transpose_a, b, transpose_b, beta, c);
+  }
   constexpr std::string_view kMethod = "MatMul";
   SLUICE_ASSIGN_OR_RETURN(const internal::MatMulDims dims,
                           internal::CheckMatMul(device_, a, transpose_a, b, transpose_b, c));
@@ -71,6 +75,7 @@ Status CpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceT
 }
 
 Status CpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
+  if (internal::AnyBFloat16({&bias, y})) return internal::in_float32::BiasAdd(*this, bias, y);
   SLUICE_RETURN_IF_ERROR(internal::CheckBiasAdd(device_, bias, y));
   const int64_t c = bias.dim(0);
   if (c == 0) return Status::OK();
@@ -87,6 +92,7 @@ Status CpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
 }
 
 Status CpuBackend::BiasGrad(const DeviceTensor& dy, float beta, DeviceTensor* db) {
+  if (internal::AnyBFloat16({&dy, db})) return internal::in_float32::BiasGrad(*this, dy, beta, db);
   SLUICE_RETURN_IF_ERROR(internal::CheckBiasGrad(device_, dy, db));
   const int64_t c = db->dim(0);
   if (c == 0) return Status::OK();

@@ -1,16 +1,19 @@
 // Fill, Cast, Axpby, Multiply and DropoutMask: single passes over memory,
 // written so g++ vectorizes the inner loops.
 #include <algorithm>
+#include <type_traits>
 
 #include "sluice/core/rng.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
 #include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/internal/dense_checks.h"
+#include "sluice/nn/internal/float32_staging.h"
 
 namespace sluice::nn::cpu {
 
 Status CpuBackend::Fill(float value, DeviceTensor* x) {
+  if (internal::AnyBFloat16({x})) return internal::in_float32::Fill(*this, value, x);
   SLUICE_RETURN_IF_ERROR(internal::CheckFill(device_, x));
   float* p = x->data<float>();
   ParallelFor(x->num_elements(), UseThreads(), 1,
@@ -20,22 +23,31 @@ Status CpuBackend::Fill(float value, DeviceTensor* x) {
 
 Status CpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
   SLUICE_RETURN_IF_ERROR(internal::CheckCast(device_, x, y));
-  float* out = y->data<float>();
   const int threads = UseThreads();
-  VisitDType(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, std::string_view>) {
-      const T* in = x.data<T>();
-      ParallelFor(x.num_elements(), threads, 1, [&](int, int64_t begin, int64_t end) {
+  // y = float(x) * scale, then rounded to y's dtype (float32 or bfloat16).
+  auto cast = [&](auto* out) {
+    using Out = std::remove_pointer_t<decltype(out)>;
+    VisitDType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, std::string_view>) {
+        const T* in = x.data<T>();
+        ParallelFor(x.num_elements(), threads, 1, [&](int, int64_t begin, int64_t end) {
 #pragma omp simd
-        for (int64_t i = begin; i < end; ++i) out[i] = static_cast<float>(in[i]) * scale;
-      });
-    }
-  });
+          for (int64_t i = begin; i < end; ++i) out[i] = Out(static_cast<float>(in[i]) * scale);
+        });
+      }
+    });
+  };
+  if (y->dtype() == DType::kBFloat16) {
+    cast(y->data<bfloat16>());
+  } else {
+    cast(y->data<float>());
+  }
   return Status::OK();
 }
 
 Status CpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceTensor* y) {
+  if (internal::AnyBFloat16({&x, y})) return internal::in_float32::Axpby(*this, alpha, x, beta, y);
   SLUICE_RETURN_IF_ERROR(internal::CheckAxpby(device_, x, y));
   const float* in = x.data<float>();
   float* out = y->data<float>();
@@ -53,6 +65,7 @@ Status CpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceT
 }
 
 Status CpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, DeviceTensor* y) {
+  if (internal::AnyBFloat16({&a, &b, y})) return internal::in_float32::Multiply(*this, a, b, y);
   SLUICE_RETURN_IF_ERROR(internal::CheckMultiply(device_, a, b, y));
   const float* pa = a.data<float>();
   const float* pb = b.data<float>();
@@ -66,11 +79,17 @@ Status CpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, Device
 
 Status CpuBackend::DropoutMaskFromCounter(float rate, uint64_t seed,
                                           const DeviceTensor& stream_counter, DeviceTensor* mask) {
+  if (internal::AnyBFloat16({mask})) {
+    return internal::in_float32::DropoutMask(*this, rate, seed, 0, &stream_counter, mask);
+  }
   SLUICE_RETURN_IF_ERROR(internal::CheckCounter("DropoutMask", device_, &stream_counter));
   return DropoutMask(rate, seed, static_cast<uint64_t>(stream_counter.data<int64_t>()[0]), mask);
 }
 
 Status CpuBackend::DropoutMask(float rate, uint64_t seed, uint64_t stream, DeviceTensor* mask) {
+  if (internal::AnyBFloat16({mask})) {
+    return internal::in_float32::DropoutMask(*this, rate, seed, stream, nullptr, mask);
+  }
   SLUICE_RETURN_IF_ERROR(internal::CheckDropoutMask(device_, rate, mask));
   // Element i keeps its value iff the i-th UniformFloat() of
   // Rng(seed, stream) is >= rate. Drawn sequentially: the mask is then the

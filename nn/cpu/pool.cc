@@ -10,6 +10,7 @@
 #include "sluice/nn/cpu/scratch.h"
 #include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/internal/conv_checks.h"
+#include "sluice/nn/internal/float32_staging.h"
 
 namespace sluice::nn::cpu {
 
@@ -70,6 +71,9 @@ dnnl::pooling_forward::primitive_desc ForwardPd(const PoolShape& s, bool trainin
 
 Status CpuBackend::Pool2DForward(PoolMode mode, const DeviceTensor& x, const Window2D& window,
                                  DeviceTensor* y, DeviceTensor* workspace) {
+  if (internal::AnyBFloat16({&x, y})) {
+    return internal::in_float32::Pool2DForward(*this, mode, x, window, y, workspace);
+  }
   constexpr std::string_view kMethod = "Pool2DForward";
   SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
                           internal::CheckPool2DForward(device_, x, window, y));
@@ -108,6 +112,9 @@ Status CpuBackend::Pool2DForward(PoolMode mode, const DeviceTensor& x, const Win
 Status CpuBackend::Pool2DBackward(PoolMode mode, const DeviceTensor& x, const DeviceTensor& y,
                                   const DeviceTensor& dy, const DeviceTensor& workspace,
                                   const Window2D& window, DeviceTensor* dx) {
+  if (internal::AnyBFloat16({&x, &y, &dy, dx})) {
+    return internal::in_float32::Pool2DBackward(*this, mode, x, y, dy, workspace, window, dx);
+  }
   constexpr std::string_view kMethod = "Pool2DBackward";
   SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
                           internal::CheckPool2DBackward(device_, x, y, dy, window, dx));

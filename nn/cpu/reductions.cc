@@ -4,6 +4,7 @@
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
 #include "sluice/nn/internal/dense_checks.h"
+#include "sluice/nn/internal/float32_staging.h"
 
 namespace sluice::nn::cpu {
 namespace {
@@ -20,6 +21,7 @@ inline int64_t ArgMax(const float* x, int64_t c) {
 }  // namespace
 
 Result<double> CpuBackend::Sum(const DeviceTensor& x) {
+  if (internal::AnyBFloat16({&x})) return internal::in_float32::Sum(*this, x);
   SLUICE_RETURN_IF_ERROR(internal::CheckSum(device_, x));
   const float* p = x.data<float>();
   const int chunks = NumChunks(x.num_elements(), UseThreads());
@@ -38,6 +40,9 @@ Result<double> CpuBackend::Sum(const DeviceTensor& x) {
 
 Result<int64_t> CpuBackend::CountArgMaxMatches(const DeviceTensor& scores,
                                                const DeviceTensor& labels) {
+  if (internal::AnyBFloat16({&scores, &labels})) {
+    return internal::in_float32::CountArgMaxMatches(*this, scores, labels);
+  }
   SLUICE_RETURN_IF_ERROR(internal::CheckCountArgMaxMatches(device_, scores, labels));
   const int64_t n = scores.dim(0), c = scores.dim(1);
   const DType dt = labels.dtype();

@@ -16,7 +16,11 @@ Status CheckFill(Device device, const DeviceTensor* x) {
 Status CheckCast(Device device, const DeviceTensor& x, const DeviceTensor* y) {
   if (x.dtype() == DType::kString) return Invalid("Cast", "x must be numeric", {{"x", &x}});
   SLUICE_RETURN_IF_ERROR(CheckTensors("Cast", device, x.dtype(), {{"x", &x}}));
-  SLUICE_RETURN_IF_ERROR(CheckTensors("Cast", device, DType::kFloat32, {{"y", y}}));
+  if (y != nullptr && y->dtype() == DType::kBFloat16) {
+    SLUICE_RETURN_IF_ERROR(CheckTensors("Cast", device, DType::kBFloat16, {{"y", y}}));
+  } else {
+    SLUICE_RETURN_IF_ERROR(CheckTensors("Cast", device, DType::kFloat32, {{"y", y}}));
+  }
   return CheckSameShape("Cast", {"x", &x}, {"y", y});
 }
 
@@ -43,10 +47,11 @@ Status CheckDropoutMask(Device device, float rate, const DeviceTensor* mask) {
 }
 
 Result<MatMulDims> CheckMatMul(Device device, const DeviceTensor& a, bool transpose_a,
-                               const DeviceTensor& b, bool transpose_b, const DeviceTensor* c) {
+                               const DeviceTensor& b, bool transpose_b, const DeviceTensor* c,
+                               DType operands, DType out) {
   constexpr std::string_view kMethod = "MatMul";
-  SLUICE_RETURN_IF_ERROR(
-      CheckTensors(kMethod, device, DType::kFloat32, {{"a", &a}, {"b", &b}, {"c", c}}));
+  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device, operands, {{"a", &a}, {"b", &b}}));
+  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device, out, {{"c", c}}));
   if (a.rank() != 2 || b.rank() != 2 || c->rank() != 2) {
     return Invalid(kMethod, "a, b and c must be 2-D", {{"a", &a}, {"b", &b}, {"c", c}});
   }

@@ -17,7 +17,7 @@ namespace sluice::nn::internal {
 
 // x float32.
 Status CheckFill(Device device, const DeviceTensor* x);
-// x numeric (any dtype), y float32 of x's shape.
+// x numeric (any dtype), y float32 or bfloat16 of x's shape.
 Status CheckCast(Device device, const DeviceTensor& x, const DeviceTensor* y);
 // x and y float32 of one shape.
 Status CheckAxpby(Device device, const DeviceTensor& x, const DeviceTensor* y);
@@ -31,9 +31,11 @@ Status CheckDropoutMask(Device device, float rate, const DeviceTensor* mask);
 struct MatMulDims {
   int64_t m = 0, k = 0, n = 0;
 };
-// a, b, c float32 and 2-D, with matching inner dimensions and c [m, n].
+// a and b of dtype `operands`, c of dtype `out`, all 2-D, with matching
+// inner dimensions and c [m, n].
 Result<MatMulDims> CheckMatMul(Device device, const DeviceTensor& a, bool transpose_a,
-                               const DeviceTensor& b, bool transpose_b, const DeviceTensor* c);
+                               const DeviceTensor& b, bool transpose_b, const DeviceTensor* c,
+                               DType operands = DType::kFloat32, DType out = DType::kFloat32);
 // bias float32 1-D with y's last dimension (y float32, rank >= 1).
 Status CheckBiasAdd(Device device, const DeviceTensor& bias, const DeviceTensor* y);
 // db float32 1-D with dy's last dimension (dy float32, rank >= 1).

@@ -10,6 +10,7 @@
 //   last bit differs between libm and CUDA's).
 // - kSum: products, convolutions, bias gradients and reductions, which sum
 //   up to thousands of float products in different orders.
+// - kBf16: below.
 #ifndef SLUICE_TESTS_GPU_NN_BACKEND_TEST_UTIL_H_
 #define SLUICE_TESTS_GPU_NN_BACKEND_TEST_UTIL_H_
 
@@ -36,6 +37,10 @@ struct Tolerance {
 };
 inline constexpr Tolerance kElem{1e-6, 1e-5};
 inline constexpr Tolerance kSum{1e-4, 1e-4};
+// - kBf16: a bfloat16 output of a computation the two backends order
+//   differently: its float32 values may round to neighbouring bfloat16
+//   values (one step is 2^-8 relative; 2^-7 covers a step either way).
+inline constexpr Tolerance kBf16{1e-5, 0x1p-7};
 
 // The backend of each device, made once per process.
 inline nn::Backend* GpuNnBackend(const Device& device) {
@@ -112,6 +117,11 @@ class NnBackendTest : public OnEachDevice {
   }
   static std::vector<float> Values(nn::Backend* b, const nn::DeviceTensor& t) {
     Tensor h = b->ToHost(t).value();
+    if (h.dtype() == DType::kBFloat16) {
+      std::vector<float> out;
+      for (bfloat16 v : h.flat<bfloat16>()) out.push_back(static_cast<float>(v));
+      return out;
+    }
     auto f = h.flat<float>();
     return std::vector<float>(f.begin(), f.end());
   }

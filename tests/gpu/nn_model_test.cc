@@ -267,6 +267,45 @@ TEST(NnModelOnGpuTest, CapturedTrainStepsEqualEagerSteps) {
   EXPECT_NE(bad.status().message().find("captured for"), std::string::npos) << bad.status();
 }
 
+// mixed_bfloat16 (nn/policy.h): the same CNN with bfloat16 activations and
+// float32 master weights trains on gpu:0 as on the CPU (bfloat16 outputs
+// that the backends sum in different orders may round one step apart, so
+// the tolerance is bfloat16's), and a captured mixed step replays exactly.
+TEST(NnModelOnGpuTest, MixedPrecisionAgreesWithTheCpuAndCaptures) {
+  nn::SetGlobalPolicy(nn::DTypePolicy::MixedBFloat16());
+  std::unique_ptr<Model> g = MakeCnn(nn::Device::Gpu(0), 9);
+  std::unique_ptr<Model> c = MakeCnn(nn::Device::Cpu(), 9);
+  std::unique_ptr<Model> captured = MakeCnn(nn::Device::Gpu(0), 9);
+  nn::SetGlobalPolicy(nn::DTypePolicy::Float32());
+  Tensor x, y;
+  MakeData(24, 2, &x, &y);
+  std::vector<double> lg;
+  for (int step = 0; step < 5; ++step) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(double l, g->model.TrainStep(x, y));
+    SLUICE_ASSERT_OK_AND_ASSIGN(double lc, c->model.TrainStep(x, y));
+    EXPECT_NEAR(l, lc, 2e-2 * std::abs(lc)) << "step " << step;
+    lg.push_back(l);
+  }
+  EXPECT_LT(lg.back(), lg.front());
+  ExpectClose(Weights(g->model), Weights(c->model), 1e-3, 2e-2, "mixed weights after 5 steps");
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor pred, g->model.Predict(x));
+  EXPECT_EQ(pred.dtype(), DType::kBFloat16);
+
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<nn::CapturedTrainStep> step,
+                              captured->model.CaptureTrainStep(x, y));
+  for (int i = 1; i < 5; ++i) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(double l, step->Run(x, y));
+    if (!GpuAvailability().ok()) {
+      EXPECT_EQ(l, lg[i]) << "replay " << i;
+    } else {
+      EXPECT_NEAR(l, lg[i], 1e-3 * std::abs(lg[i])) << "replay " << i;
+    }
+  }
+  if (!GpuAvailability().ok()) {
+    EXPECT_EQ(Weights(captured->model), Weights(g->model));
+  }
+}
+
 // Fit(..., {.capture = true}) trains as Fit does: the recorded step for the
 // full batches, an eager one for the last partial batch (40 = 3 x 12 + 4).
 TEST(NnModelOnGpuTest, FitWithCapturedStepsEqualsFit) {

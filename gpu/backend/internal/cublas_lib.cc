@@ -20,6 +20,12 @@ struct CublasFunctions {
   decltype(&cublasSetStream_v2) set_stream = nullptr;
   decltype(&cublasSetMathMode) set_math_mode = nullptr;
   decltype(&cublasSgemm_v2) sgemm = nullptr;
+  // cublasGemmEx is overloaded in C++ (a legacy cudaDataType compute type):
+  // the C function's type, spelled out.
+  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                            const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+                            int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+                            cublasGemmAlgo_t) = nullptr;
 };
 
 struct Loaded {
@@ -44,6 +50,7 @@ Loaded LoadOnce() {
   resolve("cublasSetStream_v2", &l.fn.set_stream);
   resolve("cublasSetMathMode", &l.fn.set_math_mode);
   resolve("cublasSgemm_v2", &l.fn.sgemm);
+  resolve("cublasGemmEx", &l.fn.gemm_ex);
   if (!missing.empty()) l.status = Status::Unavailable("cuBLAS has no symbol " + missing);
   return l;
 }
@@ -94,6 +101,16 @@ BlasHandle::~BlasHandle() {
 }
 
 bool BlasHandle::Sgemm(const MatMulArgs& a) {
+  return Gemm(a, a.a, a.b, a.c, CUDA_R_32F, CUDA_R_32F);
+}
+
+bool BlasHandle::GemmBf16(const MatMulArgs& dims, const void* a, const void* b, void* c,
+                          bool c_bfloat16) {
+  return Gemm(dims, a, b, c, CUDA_R_16BF, c_bfloat16 ? CUDA_R_16BF : CUDA_R_32F);
+}
+
+bool BlasHandle::Gemm(const MatMulArgs& a, const void* pa, const void* pb, void* pc,
+                      int operand_type, int out_type) {
   // Row-major c[m, n] = op(a) op(b) is column-major c^T [n, m] =
   // op(b)^T op(a)^T: a row-major matrix read column-major is its
   // transpose, so b comes first with its own transpose flag, and the
@@ -105,12 +122,23 @@ bool BlasHandle::Sgemm(const MatMulArgs& a) {
   }
   const float alpha = 1.0f;
   const float beta = a.beta;  // cuBLAS does not read c when beta == 0
+  const cublasOperation_t op_b = a.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = a.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const auto m = static_cast<int>(a.m), n = static_cast<int>(a.n), k = static_cast<int>(a.k);
+  auto* h = static_cast<cublasHandle_t>(handle_);
   std::lock_guard lock(mu_);
-  const cublasStatus_t s = Cublas().fn.sgemm(
-      static_cast<cublasHandle_t>(handle_), a.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-      a.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(a.n), static_cast<int>(a.m),
-      static_cast<int>(a.k), &alpha, a.b, static_cast<int>(ldb), a.a, static_cast<int>(lda), &beta,
-      a.c, static_cast<int>(a.n));
+  cublasStatus_t s;
+  if (operand_type == CUDA_R_32F) {
+    s = Cublas().fn.sgemm(h, op_b, op_a, n, m, k, &alpha, static_cast<const float*>(pb),
+                          static_cast<int>(ldb), static_cast<const float*>(pa),
+                          static_cast<int>(lda), &beta, static_cast<float*>(pc), n);
+  } else {
+    // Float32 accumulation and scalars whatever the storage types.
+    s = Cublas().fn.gemm_ex(
+        h, op_b, op_a, n, m, k, &alpha, pb, static_cast<cudaDataType>(operand_type),
+        static_cast<int>(ldb), pa, static_cast<cudaDataType>(operand_type), static_cast<int>(lda),
+        &beta, pc, static_cast<cudaDataType>(out_type), n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  }
   return s == CUBLAS_STATUS_SUCCESS;
 }
 

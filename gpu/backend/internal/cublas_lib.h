@@ -39,8 +39,18 @@ class BlasHandle {
   // an error status): the caller then runs RunMatMul. REQUIRES: the
   // handle's GPU is current; m, n, k > 0.
   bool Sgemm(const MatMulArgs& args);
+  // The same product with bfloat16 a and b (args' float pointers unused)
+  // and c float32 or bfloat16, by cublasGemmEx with float32 accumulation
+  // (tensor cores where the GPU has them). True when queued; false when
+  // cuBLAS refused (nothing queued). REQUIRES as Sgemm; sizes fit int.
+  bool GemmBf16(const MatMulArgs& dims, const void* a, const void* b, void* c, bool c_bfloat16);
 
  private:
+  // Sgemm for float32 operands, else cublasGemmEx; the types are
+  // cudaDataType values.
+  bool Gemm(const MatMulArgs& dims, const void* a, const void* b, void* c, int operand_type,
+            int out_type);
+
   BlasHandle(void* handle, int cuda_ordinal) : handle_(handle), cuda_ordinal_(cuda_ordinal) {}
 
   void* const handle_;  // cublasHandle_t

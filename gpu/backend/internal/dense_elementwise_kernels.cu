@@ -6,14 +6,22 @@
 namespace sluice::gpu::backend::internal {
 namespace {
 
+using ::sluice::gpu::internal::BFloat;
+using ::sluice::gpu::internal::FloatToBFloat;
 using ::sluice::gpu::internal::ToFloat;
 using ::sluice::gpu::internal::VisitElemType;
 
 template <typename T>
 int ScaledCast(const ScaledCastArgs& a, KernelTarget target) {
   const auto* x = static_cast<const T*>(a.x);
-  float* y = a.y;
   const float scale = a.scale;
+  if (a.y_bfloat16) {
+    auto* y = static_cast<BFloat*>(a.y);
+    return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+      y[i] = FloatToBFloat(Mul(ToFloat(x[i]), scale));
+    });
+  }
+  auto* y = static_cast<float*>(a.y);
   return ForEach(a.count, target,
                  [=] __host__ __device__(int64_t i) { y[i] = Mul(ToFloat(x[i]), scale); });
 }

@@ -34,11 +34,13 @@ int RunFill(const FillArgs& args, KernelTarget target);
 
 // y[i] = float(x[i]) * scale, x of `type` converted as static_cast<float>
 // (16-bit floats exactly, wider types rounded to nearest); one rounding for
-// the product.
+// the product, then one to bfloat16 (nearest even) when y_bfloat16 (y is
+// then bfloat16 bits, else float).
 struct ScaledCastArgs {
   const void* x = nullptr;
   ElemType type = ElemType::kFloat32;
-  float* y = nullptr;
+  void* y = nullptr;
+  bool y_bfloat16 = false;
   int64_t count = 0;
   float scale = 1.0f;
 };
