@@ -22,6 +22,7 @@
 #include "sample_data.h"
 #include "sluice/nn/checkpoint.h"
 #include "sluice/nn/layers.h"
+#include "sluice/nn/policy.h"
 #include "sluice/nn/sequential.h"
 #include "sluice/records/summary_writer.h"
 
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
       "Train the tutorials' cats_vs_dogs CNN on a folder of images (one subfolder per "
       "class)."};
   std::string dir, test_dir, work = "image-classifier", device = "cpu", arch = "cats_vs_dogs";
+  std::string policy = "float32";
   int size = 256, channels = 3, epochs = 10, batch = 32, threads = 0;
   uint64_t seed = 1;
   app.add_option("DIR", dir, "Folder with one subfolder of images per class")
@@ -93,6 +95,11 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "Batch size")->capture_default_str();
   app.add_option("--threads", threads, "Training threads [default: all cores]");
   app.add_option("--device", device, "cpu, or gpu[:N] when sluice is built with CUDA")
+      ->capture_default_str();
+  app.add_option("--dtype-policy", policy,
+                 "float32, or mixed_bfloat16: bfloat16 activations with float32 weights "
+                 "(Keras's mixed precision; fast on GPUs with bfloat16 tensor cores)")
+      ->check(CLI::IsMember({"float32", "mixed_bfloat16"}))
       ->capture_default_str();
   app.add_option("--seed", seed, "Seed of the weights and the shuffles")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -148,7 +155,8 @@ int main(int argc, char** argv) {
     std::printf("Input pipeline alone: %.0f images/s over %.1f s\n", images / seconds, seconds);
   }
 
-  // 3. The model.
+  // 3. The model, its layers in the dtype policy asked for.
+  nn::SetGlobalPolicy(Check(nn::DTypePolicy::FromName(policy), "--dtype-policy"));
   nn::SetRandomSeed(seed);
   nn::Sequential model("image_classifier");
   Check(model.SetDevice(dev), "--device");

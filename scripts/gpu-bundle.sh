@@ -61,6 +61,7 @@ grep -E "PASSED|FAILED|SKIPPED \]" "$OUT/tests.log" | sort | uniq -c >> "$OUT/su
 timeout 200 bin/gpu_bench --benchmark_min_time=1 --benchmark_format=json > "$OUT/gpu_bench.json" 2>> "$OUT/summary.txt"
 timeout 300 bin/gpu_train_bench --benchmark_min_time=2 --benchmark_format=json > "$OUT/gpu_train_bench.json" 2>> "$OUT/summary.txt"
 timeout 120 python3 "$HERE/torch_train_step.py" --graph > "$OUT/torch.json" 2>> "$OUT/summary.txt"
+timeout 120 python3 "$HERE/torch_train_step.py" --graph --bf16 >> "$OUT/torch.json" 2>> "$OUT/summary.txt"
 cat "$OUT/summary.txt" "$OUT/torch.json"
 python3 - "$OUT" <<'PY'
 import json, sys

@@ -8,9 +8,11 @@ Keras's defaults (lr 1e-3, epsilon 1e-7), cross-entropy, on uint8
 (channels_last). Each step reads the loss back (loss.item()), as
 Sequential::TrainStep returns it. --graph also times the step captured once
 as a CUDA graph and replayed (torch.cuda.graphs), the analogue of
-tf.function.
+tf.function. --bf16 runs the forward pass and the loss under
+torch.autocast(bfloat16) (fp32 master weights), the reference for
+BM_TrainStep/gpu_bf16; its modes are "eager_bf16" and "graph_bf16".
 
-    python3 bench/gpu/torch_train_step.py [--steps 50] [--batch 32] [--side 256]
+    python3 bench/gpu/torch_train_step.py [--steps 50] [--batch 32] [--side 256] [--graph] [--bf16]
 
 Prints one JSON line per mode: {"system": "torch", "mode": "eager"|"graph",
 "images_per_s": ..., "step_ms": ..., "device": ..., "torch": ...}.
@@ -37,6 +39,8 @@ def main():
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--side", type=int, default=256)
     p.add_argument("--graph", action="store_true", help="also time CUDA-graph replay")
+    p.add_argument("--bf16", action="store_true",
+                   help="autocast the forward pass and loss to bfloat16 (mixed precision)")
     p.add_argument("--device", default="cuda", help="cuda, or cpu to check the script anywhere")
     a = p.parse_args()
     if a.device == "cuda" and not torch.cuda.is_available():
@@ -58,7 +62,8 @@ def main():
     def step():
         x = x_dev.permute(0, 3, 1, 2).float().mul_(1.0 / 255)  # NHWC bytes, channels_last view
         opt.zero_grad(set_to_none=False)
-        loss = loss_fn(model(x), y)
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=a.bf16):
+            loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
         return loss
@@ -89,8 +94,9 @@ def main():
             return static_loss
 
         results["graph"] = timed(replay)
+    suffix = "_bf16" if a.bf16 else ""
     for mode, seconds in results.items():
-        print(json.dumps({"system": "torch", "mode": mode, "images_per_s": a.batch / seconds,
+        print(json.dumps({"system": "torch", "mode": mode + suffix, "images_per_s": a.batch / seconds,
                           "step_ms": seconds * 1e3, "device": torch.cuda.get_device_name() if a.device == "cuda" else "cpu",
                           "torch": torch.__version__}))
 

@@ -9,6 +9,9 @@
 //   * BM_TrainStep/gpu_graph: the same step recorded once with
 //     Sequential::CaptureTrainStep and replayed (a CUDA graph): the target
 //     says graph replay must beat eager launch;
+//   * BM_TrainStep/gpu_bf16 and /gpu_bf16_graph: the same two with the
+//     mixed_bfloat16 policy (nn/policy.h: bfloat16 activations, float32
+//     master weights); torch_train_step.py --bf16 is its reference;
 //   * BM_TrainStep/cpu: the same step on the CPU backend, in the same run;
 //   * BM_FitFromJpegs/gpu: Fit on gpu:0 fed by a decode-on-CPU pipeline
 //     (JPEG decode, random flip, batch, prefetch, AUTOTUNE on all cores):
@@ -47,6 +50,7 @@
 #include "sluice/gpu/nn_backend.h"
 #include "sluice/gpu/prefetch_to_device.h"
 #include "sluice/nn/layers.h"
+#include "sluice/nn/policy.h"
 #include "sluice/nn/sequential.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/jpeg.h"
@@ -116,13 +120,16 @@ Tensor Labels(int64_t n) {
   return t;
 }
 
-enum class StepMode { kCpu, kGpu, kGpuGraph };
+enum class StepMode { kCpu, kGpu, kGpuGraph, kGpuBf16, kGpuBf16Graph };
 
 void BM_TrainStep(benchmark::State& state, StepMode mode) {
   if (mode != StepMode::kCpu) {
     if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
   }
+  const bool bf16 = mode == StepMode::kGpuBf16 || mode == StepMode::kGpuBf16Graph;
+  nn::SetGlobalPolicy(bf16 ? nn::DTypePolicy::MixedBFloat16() : nn::DTypePolicy::Float32());
   auto model = TutorialCnn(mode == StepMode::kCpu ? nn::Device::Cpu() : nn::Device::Gpu(0));
+  nn::SetGlobalPolicy(nn::DTypePolicy::Float32());
   if (model == nullptr) return state.SkipWithError("the model could not be made");
   const Tensor x = Images(kBatch, Side()), y = Labels(kBatch);
   for (int warm = 0; warm < 2; ++warm) {  // builds the layers, cuDNN plans, caches
@@ -131,7 +138,7 @@ void BM_TrainStep(benchmark::State& state, StepMode mode) {
     }
   }
   std::unique_ptr<nn::CapturedTrainStep> captured;
-  if (mode == StepMode::kGpuGraph) {
+  if (mode == StepMode::kGpuGraph || mode == StepMode::kGpuBf16Graph) {
     Result<std::unique_ptr<nn::CapturedTrainStep>> c = model->CaptureTrainStep(x, y);
     if (!c.ok()) return state.SkipWithError(c.status().ToString().c_str());
     captured = std::move(*c);
@@ -148,6 +155,12 @@ void BM_TrainStep(benchmark::State& state, StepMode mode) {
 }
 BENCHMARK_CAPTURE(BM_TrainStep, gpu, StepMode::kGpu)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainStep, gpu_graph, StepMode::kGpuGraph)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, gpu_bf16, StepMode::kGpuBf16)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, gpu_bf16_graph, StepMode::kGpuBf16Graph)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainStep, cpu, StepMode::kCpu)->Unit(benchmark::kMillisecond)->UseRealTime();
