@@ -17,6 +17,14 @@ namespace sluice::gpu::backend {
 using nn::internal::ConvGeometry;
 
 namespace {
+// Whether cuDNN's bfloat16 path can take the call: on a GPU, every tensor
+// bfloat16 (else float32 staging).
+bool AllBf16(std::initializer_list<const DeviceTensor*> tensors) {
+  for (const DeviceTensor* t : tensors) {
+    if (t == nullptr || t->dtype() != DType::kBFloat16) return false;
+  }
+  return true;
+}
 const float* In(const DeviceTensor& t) { return static_cast<const float*>(t.raw_data()); }
 const float* In(const DeviceTensor* t) { return t != nullptr ? In(*t) : nullptr; }
 float* Out(DeviceTensor* t) { return t != nullptr ? static_cast<float*>(t->raw_data()) : nullptr; }
@@ -26,6 +34,16 @@ Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
                                  const DeviceTensor* bias, const nn::Window2D& window,
                                  DeviceTensor* y) {
   if (nn::internal::AnyBFloat16({&x, &filter, bias, y})) {
+    if (AllBf16({&x, &filter, y}) && (bias == nullptr || bias->dtype() == DType::kFloat32)) {
+      SLUICE_ASSIGN_OR_RETURN(
+          ConvGeometry g, nn::internal::CheckConv2DForward(nn_device_, x, filter, bias, window, y,
+                                                           DType::kBFloat16));
+      if (y->num_elements() == 0) return Status::OK();
+      SLUICE_ASSIGN_OR_RETURN(
+          bool done, internal::CudnnConv2DForward(*this, g, x.raw_data(), filter.raw_data(),
+                                                  y->raw_data(), true));
+      if (done) return bias != nullptr ? BiasAdd(*bias, y) : Status::OK();
+    }
     return nn::internal::in_float32::Conv2DForward(*this, x, filter, bias, window, y);
   }
   constexpr std::string_view kMethod = "Conv2DForward";
@@ -42,6 +60,16 @@ Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
 Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor& filter,
                                       const nn::Window2D& window, DeviceTensor* dx) {
   if (nn::internal::AnyBFloat16({&dy, &filter, dx})) {
+    if (AllBf16({&dy, &filter, dx})) {
+      SLUICE_ASSIGN_OR_RETURN(
+          ConvGeometry g, nn::internal::CheckConv2DBackwardData(nn_device_, dy, filter, window, dx,
+                                                                DType::kBFloat16));
+      if (dx->num_elements() == 0) return Status::OK();
+      SLUICE_ASSIGN_OR_RETURN(
+          bool done, internal::CudnnConv2DBackwardData(*this, g, dy.raw_data(), filter.raw_data(),
+                                                       dx->raw_data(), true));
+      if (done) return Status::OK();
+    }
     return nn::internal::in_float32::Conv2DBackwardData(*this, dy, filter, window, dx);
   }
   constexpr std::string_view kMethod = "Conv2DBackwardData";
@@ -59,6 +87,20 @@ Status GpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTenso
                                         const nn::Window2D& window, DeviceTensor* dfilter,
                                         DeviceTensor* dbias) {
   if (nn::internal::AnyBFloat16({&x, &dy, dfilter, dbias})) {
+    if (AllBf16({&x, &dy}) && dfilter != nullptr &&
+        (dbias == nullptr || dbias->dtype() == DType::kFloat32)) {
+      const bool dfilter_bf16 = dfilter->dtype() == DType::kBFloat16;
+      SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
+                              nn::internal::CheckConv2DBackwardFilter(
+                                  nn_device_, x, dy, window, dfilter, dbias, DType::kBFloat16,
+                                  dfilter_bf16 ? DType::kBFloat16 : DType::kFloat32));
+      if (dfilter->num_elements() > 0) {
+        SLUICE_ASSIGN_OR_RETURN(bool done, internal::CudnnConv2DBackwardFilter(
+                                               *this, g, x.raw_data(), dy.raw_data(),
+                                               dfilter->raw_data(), true, dfilter_bf16));
+        if (done) return dbias != nullptr ? BiasGrad(dy, 0.0f, dbias) : Status::OK();
+      }
+    }
     return nn::internal::in_float32::Conv2DBackwardFilter(*this, x, dy, window, dfilter, dbias);
   }
   constexpr std::string_view kMethod = "Conv2DBackwardFilter";

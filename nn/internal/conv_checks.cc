@@ -77,9 +77,10 @@ Status CheckBias(std::string_view method, Device device, std::string_view name,
 
 Result<ConvGeometry> CheckConv2DForward(Device device, const DeviceTensor& x,
                                         const DeviceTensor& filter, const DeviceTensor* bias,
-                                        const Window2D& window, const DeviceTensor* y) {
+                                        const Window2D& window, const DeviceTensor* y,
+                                        DType dtype) {
   const auto args = {Arg{"x", &x}, Arg{"filter", &filter}, Arg{"y", y}};
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kConvForward, device, DType::kFloat32, args));
+  SLUICE_RETURN_IF_ERROR(CheckTensors(kConvForward, device, dtype, args));
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g, ConvGeometryOf(kConvForward, x.shape(), filter.shape(),
                                                          y->shape(), window, args));
   SLUICE_RETURN_IF_ERROR(CheckBias(kConvForward, device, "bias", bias, {"filter", &filter}));
@@ -88,18 +89,22 @@ Result<ConvGeometry> CheckConv2DForward(Device device, const DeviceTensor& x,
 
 Result<ConvGeometry> CheckConv2DBackwardData(Device device, const DeviceTensor& dy,
                                              const DeviceTensor& filter, const Window2D& window,
-                                             const DeviceTensor* dx) {
+                                             const DeviceTensor* dx, DType dtype) {
   const auto args = {Arg{"dy", &dy}, Arg{"filter", &filter}, Arg{"dx", dx}};
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kConvBackwardData, device, DType::kFloat32, args));
+  SLUICE_RETURN_IF_ERROR(CheckTensors(kConvBackwardData, device, dtype, args));
   return ConvGeometryOf(kConvBackwardData, dx->shape(), filter.shape(), dy.shape(), window, args);
 }
 
 Result<ConvGeometry> CheckConv2DBackwardFilter(Device device, const DeviceTensor& x,
                                                const DeviceTensor& dy, const Window2D& window,
                                                const DeviceTensor* dfilter,
-                                               const DeviceTensor* dbias) {
+                                               const DeviceTensor* dbias, DType dtype,
+                                               DType dfilter_dtype) {
   const auto args = {Arg{"x", &x}, Arg{"dy", &dy}, Arg{"dfilter", dfilter}};
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kConvBackwardFilter, device, DType::kFloat32, args));
+  SLUICE_RETURN_IF_ERROR(
+      CheckTensors(kConvBackwardFilter, device, dtype, {Arg{"x", &x}, Arg{"dy", &dy}}));
+  SLUICE_RETURN_IF_ERROR(
+      CheckTensors(kConvBackwardFilter, device, dfilter_dtype, {Arg{"dfilter", dfilter}}));
   SLUICE_ASSIGN_OR_RETURN(
       ConvGeometry g,
       ConvGeometryOf(kConvBackwardFilter, x.shape(), dfilter->shape(), dy.shape(), window, args));

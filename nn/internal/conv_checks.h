@@ -34,21 +34,26 @@ struct ConvGeometry {
   auto operator<=>(const ConvGeometry&) const = default;
 };
 
-// Conv2DForward: x, filter, y (and bias when non-null, which must be
-// [out]) float32 on `device`; y of Conv2DOutputShape.
+// Conv2DForward: x, filter, y of `dtype` (and bias when non-null, which
+// must be float32 [out]) on `device`; y of Conv2DOutputShape.
 Result<ConvGeometry> CheckConv2DForward(Device device, const DeviceTensor& x,
                                         const DeviceTensor& filter, const DeviceTensor* bias,
-                                        const Window2D& window, const DeviceTensor* y);
-// Conv2DBackwardData: dy of the output shape of dx (x's shape) and filter.
+                                        const Window2D& window, const DeviceTensor* y,
+                                        DType dtype = DType::kFloat32);
+// Conv2DBackwardData: dy of the output shape of dx (x's shape) and filter;
+// all three of `dtype`.
 Result<ConvGeometry> CheckConv2DBackwardData(Device device, const DeviceTensor& dy,
                                              const DeviceTensor& filter, const Window2D& window,
-                                             const DeviceTensor* dx);
+                                             const DeviceTensor* dx, DType dtype = DType::kFloat32);
 // Conv2DBackwardFilter: dy of the output shape of x and dfilter (the
-// filter's shape); dbias, when non-null, [out].
+// filter's shape); x and dy of `dtype`, dfilter of `dfilter_dtype`; dbias,
+// when non-null, float32 [out].
 Result<ConvGeometry> CheckConv2DBackwardFilter(Device device, const DeviceTensor& x,
                                                const DeviceTensor& dy, const Window2D& window,
                                                const DeviceTensor* dfilter,
-                                               const DeviceTensor* dbias);
+                                               const DeviceTensor* dbias,
+                                               DType dtype = DType::kFloat32,
+                                               DType dfilter_dtype = DType::kFloat32);
 
 // Pool2DForward: y of Pool2DOutputShape(x).
 Result<ConvGeometry> CheckPool2DForward(Device device, const DeviceTensor& x,

@@ -381,6 +381,29 @@ TEST(ConvKernelsTest, FilterTransposesBetweenHwioAndKrsc) {
   backend::internal::FilterTransposeArgs b{krsc.data(), back.data(), kh, kw, in, out, false};
   ASSERT_EQ(backend::internal::RunFilterTranspose(b, {}), 0);
   EXPECT_EQ(back, hwio);
+
+  // bfloat16 (cuDNN's mixed-precision path): HWIO bf16 -> KRSC bf16 ->
+  // HWIO float32, exact for values bfloat16 holds; float32 -> bfloat16
+  // rounds to nearest even.
+  std::vector<bfloat16> hwio16(hwio.size()), krsc16(hwio.size());
+  for (size_t i = 0; i < hwio.size(); ++i) hwio16[i] = bfloat16(hwio[i] + 0.5f);
+  backend::internal::FilterTransposeArgs c{hwio16.data(), krsc16.data(), kh,   kw,  in,
+                                           out,           true,          true, true};
+  ASSERT_EQ(backend::internal::RunFilterTranspose(c, {}), 0);
+  std::vector<float> wide(hwio.size());
+  backend::internal::FilterTransposeArgs d{krsc16.data(), wide.data(), kh,   kw,   in,
+                                           out,           false,       true, false};
+  ASSERT_EQ(backend::internal::RunFilterTranspose(d, {}), 0);
+  for (size_t i = 0; i < hwio.size(); ++i) {
+    ASSERT_EQ(wide[i], static_cast<float>(hwio16[i])) << i;
+  }
+  std::vector<bfloat16> narrow(hwio.size());
+  const float odd = std::bit_cast<float>(0x3f808000u);  // a tie: rounds to even 0x3f80
+  std::vector<float> ties(hwio.size(), odd);
+  backend::internal::FilterTransposeArgs e{ties.data(), narrow.data(), kh,    kw,  in,
+                                           out,         true,          false, true};
+  ASSERT_EQ(backend::internal::RunFilterTranspose(e, {}), 0);
+  for (bfloat16 v : narrow) ASSERT_EQ(v.bits, 0x3f80);
 }
 
 // cuDNN, opened at run time: every function the backend uses resolves,
@@ -425,10 +448,13 @@ TEST(CudnnLibTest, OutputDimsMatchTheGeometry) {
                                  .pad_bottom = h.pad_after,
                                  .pad_left = w.pad_before,
                                  .pad_right = w.pad_after};
-    SLUICE_ASSERT_OK_AND_ASSIGN(auto dims, backend::internal::CudnnForwardOutputDims(g));
-    if (g.symmetric_padding()) {  // the only geometries the backend gives cuDNN
-      EXPECT_EQ(dims, (std::array<int, 4>{static_cast<int>(k.n), static_cast<int>(k.out),
-                                          static_cast<int>(h.out), static_cast<int>(w.out)}));
+    for (bool bf16 : {false, true}) {  // float32 with FMA math; bfloat16 with tensor ops
+      SLUICE_ASSERT_OK_AND_ASSIGN(auto dims, backend::internal::CudnnForwardOutputDims(g, bf16));
+      if (g.symmetric_padding()) {  // the only geometries the backend gives cuDNN
+        EXPECT_EQ(dims, (std::array<int, 4>{static_cast<int>(k.n), static_cast<int>(k.out),
+                                            static_cast<int>(h.out), static_cast<int>(w.out)}))
+            << (bf16 ? "bfloat16" : "float32");
+      }
     }
   }
 }

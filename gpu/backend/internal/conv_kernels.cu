@@ -1,5 +1,7 @@
 // Convolution and pooling element loops (conv_kernels.h): one thread per
 // output element, run on a GPU or on the host.
+#include <type_traits>
+
 #include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/conv_kernels.h"
 
@@ -121,23 +123,50 @@ int RunConv2DBackwardFilter(const Conv2DBackwardFilterArgs& a, KernelTarget targ
                  });
 }
 
-int RunFilterTranspose(const FilterTransposeArgs& a, KernelTarget target) {
-  const float* in = a.in;
-  float* out = a.out;
+namespace {
+
+// v as Out (float, or bfloat16 rounded to nearest even).
+template <typename Out>
+SLUICE_HD Out StoreAs(float v) {
+  if constexpr (std::is_same_v<Out, ::sluice::gpu::internal::BFloat>) {
+    return ::sluice::gpu::internal::FloatToBFloat(v);
+  } else {
+    return v;
+  }
+}
+
+template <typename In, typename Out>
+int FilterTranspose(const FilterTransposeArgs& a, KernelTarget target) {
+  const auto* in = static_cast<const In*>(a.in);
+  auto* out = static_cast<Out*>(a.out);
   const int64_t taps = a.kernel_h * a.kernel_w;  // s = kh · kernel_w + kw
   const int64_t in_c = a.in_c, out_c = a.out_c;
   if (a.to_krsc) {  // out [o, s, c] from in [s, c, o]
     return ForEach(taps * in_c * out_c, target, [=] __host__ __device__(int64_t i) {
       const int64_t c = i % in_c;
       const int64_t r = i / in_c;
-      out[i] = in[((r % taps) * in_c + c) * out_c + r / taps];
+      out[i] = StoreAs<Out>(
+          ::sluice::gpu::internal::ToFloat(in[((r % taps) * in_c + c) * out_c + r / taps]));
     });
   }
   return ForEach(taps * in_c * out_c, target, [=] __host__ __device__(int64_t i) {  // [s, c, o]
     const int64_t o = i % out_c;
     const int64_t r = i / out_c;  // s · in_c + c
-    out[i] = in[(o * taps + r / in_c) * in_c + r % in_c];
+    out[i] =
+        StoreAs<Out>(::sluice::gpu::internal::ToFloat(in[(o * taps + r / in_c) * in_c + r % in_c]));
   });
+}
+
+}  // namespace
+
+int RunFilterTranspose(const FilterTransposeArgs& a, KernelTarget target) {
+  using ::sluice::gpu::internal::BFloat;
+  if (a.in_bf16) {
+    return a.out_bf16 ? FilterTranspose<BFloat, BFloat>(a, target)
+                      : FilterTranspose<BFloat, float>(a, target);
+  }
+  return a.out_bf16 ? FilterTranspose<float, BFloat>(a, target)
+                    : FilterTranspose<float, float>(a, target);
 }
 
 int RunPool2DForward(const Pool2DForwardArgs& a, KernelTarget target) {

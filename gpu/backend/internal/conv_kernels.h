@@ -75,12 +75,16 @@ struct Conv2DBackwardFilterArgs {
 int RunConv2DBackwardFilter(const Conv2DBackwardFilterArgs& args, KernelTarget target);
 
 // A filter between HWIO [kh, kw, in, out] and KRSC [out, kh, kw, in]
-// (to_krsc picks the direction); a pure permutation.
+// (to_krsc picks the direction); a pure permutation. in and out are float
+// or, when in_bf16 / out_bf16, bfloat16 bits (bfloat16 to float is exact;
+// float to bfloat16 rounds to nearest even).
 struct FilterTransposeArgs {
-  const float* in = nullptr;
-  float* out = nullptr;
+  const void* in = nullptr;
+  void* out = nullptr;
   int64_t kernel_h = 1, kernel_w = 1, in_c = 0, out_c = 0;
   bool to_krsc = true;
+  bool in_bf16 = false;
+  bool out_bf16 = false;
 };
 int RunFilterTranspose(const FilterTransposeArgs& args, KernelTarget target);
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "sluice/gpu/backend/internal/conv_kernels.h"
@@ -115,8 +116,10 @@ Status CudnnError(const Api& api, std::string_view call, cudnnStatus_t s) {
 
 // The descriptors of one convolution: x [n, in_c, in_h, in_w] and y (the
 // output) in NHWC, the filter in KRSC, cross-correlation with g's top/left
-// padding on both sides and FMA math (CUDNN_DEFAULT_MATH would let cuDNN
-// use TF32 tensor cores for float32 on Ampere and later).
+// padding on both sides. float32 data gets FMA math (CUDNN_DEFAULT_MATH
+// would let cuDNN use TF32 tensor cores on Ampere and later); bfloat16 data
+// gets tensor-op math with float32 accumulation (cuDNN's bfloat16 config:
+// x, w, y bfloat16, the convolution's compute type float).
 class Descriptors {
  public:
   explicit Descriptors(const Api& api) : api_(api) {}
@@ -130,22 +133,24 @@ class Descriptors {
   Descriptors& operator=(const Descriptors&) = delete;
 
   // REQUIRES: g's sizes fit int (FitsCudnn).
-  Status Set(const ConvGeometry& g) {
+  Status Set(const ConvGeometry& g, bool bf16) {
     auto i = [](int64_t v) { return static_cast<int>(v); };
+    const cudnnDataType_t data = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
     SLUICE_CUDNN_CALL(api_, cudnnCreateTensorDescriptor, &x);
     SLUICE_CUDNN_CALL(api_, cudnnCreateTensorDescriptor, &y);
     SLUICE_CUDNN_CALL(api_, cudnnCreateFilterDescriptor, &w);
     SLUICE_CUDNN_CALL(api_, cudnnCreateConvolutionDescriptor, &conv);
-    SLUICE_CUDNN_CALL(api_, cudnnSetTensor4dDescriptor, x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT,
-                      i(g.batch), i(g.in_c), i(g.in_h), i(g.in_w));
-    SLUICE_CUDNN_CALL(api_, cudnnSetTensor4dDescriptor, y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT,
-                      i(g.batch), i(g.out_c), i(g.out_h), i(g.out_w));
-    SLUICE_CUDNN_CALL(api_, cudnnSetFilter4dDescriptor, w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC,
-                      i(g.out_c), i(g.in_c), i(g.kernel_h), i(g.kernel_w));
+    SLUICE_CUDNN_CALL(api_, cudnnSetTensor4dDescriptor, x, CUDNN_TENSOR_NHWC, data, i(g.batch),
+                      i(g.in_c), i(g.in_h), i(g.in_w));
+    SLUICE_CUDNN_CALL(api_, cudnnSetTensor4dDescriptor, y, CUDNN_TENSOR_NHWC, data, i(g.batch),
+                      i(g.out_c), i(g.out_h), i(g.out_w));
+    SLUICE_CUDNN_CALL(api_, cudnnSetFilter4dDescriptor, w, data, CUDNN_TENSOR_NHWC, i(g.out_c),
+                      i(g.in_c), i(g.kernel_h), i(g.kernel_w));
     SLUICE_CUDNN_CALL(api_, cudnnSetConvolution2dDescriptor, conv, i(g.pad_top), i(g.pad_left),
                       i(g.stride_h), i(g.stride_w), 1, 1, CUDNN_CROSS_CORRELATION,
                       CUDNN_DATA_FLOAT);
-    SLUICE_CUDNN_CALL(api_, cudnnSetConvolutionMathType, conv, CUDNN_FMA_MATH);
+    SLUICE_CUDNN_CALL(api_, cudnnSetConvolutionMathType, conv,
+                      bf16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH);
     return Status::OK();
   }
 
@@ -198,15 +203,16 @@ struct Algo {
   size_t workspace = 0;
 };
 
-// The first algorithm of cuDNN's ranking that works without tensor-op
-// math, deterministic ones first.
+// The first algorithm of cuDNN's ranking that works (for float32, without
+// tensor-op math), deterministic ones first.
 template <typename Perf>
-int PickAlgo(const Perf* perf, int count) {
+int PickAlgo(const Perf* perf, int count, bool tensor_ops) {
   for (const bool deterministic_only : {true, false}) {
     for (int i = 0; i < count; ++i) {
       const Perf& p = perf[i];
-      if (p.status != CUDNN_STATUS_SUCCESS || p.mathType == CUDNN_TENSOR_OP_MATH ||
-          p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
+      if (p.status != CUDNN_STATUS_SUCCESS) continue;
+      if (!tensor_ops && (p.mathType == CUDNN_TENSOR_OP_MATH ||
+                          p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) {
         continue;
       }
       if (deterministic_only && p.determinism != CUDNN_DETERMINISTIC) continue;
@@ -222,9 +228,9 @@ struct DnnState {
   const Api* api = nullptr;
   cudnnHandle_t handle = nullptr;
   int ordinal = -1;
-  std::mutex mu;  // one call sequence at a time on the handle
-  using Key = std::pair<Op, ConvGeometry>;
-  std::map<Key, Algo> algos;  // guarded by mu
+  std::mutex mu;                                   // one call sequence at a time on the handle
+  using Key = std::tuple<Op, bool, ConvGeometry>;  // bool: bfloat16
+  std::map<Key, Algo> algos;                       // guarded by mu
 
   DnnState() = default;
   DnnState(const DnnState&) = delete;
@@ -259,8 +265,9 @@ Result<std::shared_ptr<DnnState>> MakeState(GpuBackend& backend) {
 
 // op's algorithm for g, from the cache or cuDNN's heuristics.
 // REQUIRES: s.mu held.
-Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, const Descriptors& d) {
-  const DnnState::Key key{op, g};
+Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, bool bf16,
+                        const Descriptors& d) {
+  const DnnState::Key key{op, bf16, g};
   if (auto it = s.algos.find(key); it != s.algos.end()) return it->second;
   const Api& api = *s.api;
   Algo a;
@@ -270,7 +277,7 @@ Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, const Descrip
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       SLUICE_CUDNN_CALL(api, cudnnGetConvolutionForwardAlgorithm_v7, s.handle, d.x, d.w, d.conv,
                         d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf);
-      a.algo = PickAlgo(perf, count);
+      a.algo = PickAlgo(perf, count, bf16);
       if (a.algo < 0) break;
       SLUICE_CUDNN_CALL(api, cudnnGetConvolutionForwardWorkspaceSize, s.handle, d.x, d.w, d.conv,
                         d.y, static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), &a.workspace);
@@ -280,7 +287,7 @@ Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, const Descrip
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
       SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardDataAlgorithm_v7, s.handle, d.w, d.y,
                         d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf);
-      a.algo = PickAlgo(perf, count);
+      a.algo = PickAlgo(perf, count, bf16);
       if (a.algo < 0) break;
       SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardDataWorkspaceSize, s.handle, d.w, d.y,
                         d.conv, d.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo),
@@ -291,7 +298,7 @@ Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, const Descrip
       cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
       SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardFilterAlgorithm_v7, s.handle, d.x, d.y,
                         d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf);
-      a.algo = PickAlgo(perf, count);
+      a.algo = PickAlgo(perf, count, bf16);
       if (a.algo < 0) break;
       SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardFilterWorkspaceSize, s.handle, d.x, d.y,
                         d.conv, d.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(a.algo),
@@ -307,29 +314,32 @@ Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, const Descrip
 }
 
 // The tensors of one call: x and dy as inputs where op reads them, the
-// HWIO filter (input, or the output of kBackwardFilter), and out (y or dx).
+// HWIO filter (input, or the output of kBackwardFilter), and out (y or dx);
+// float32, or bfloat16 when bf16 (dfilter: when dfilter_bf16).
 struct Operands {
-  const float* x = nullptr;
-  const float* dy = nullptr;
-  const float* filter = nullptr;
-  float* dfilter = nullptr;
-  float* out = nullptr;
+  const void* x = nullptr;
+  const void* dy = nullptr;
+  const void* filter = nullptr;
+  void* dfilter = nullptr;
+  void* out = nullptr;
+  bool bf16 = false;
+  bool dfilter_bf16 = false;
 };
 
 // Sets `d` for g and chooses op's algorithm; an error when cuDNN cannot
 // serve the call. REQUIRES: s.mu held, s's device current.
-Result<Algo> Prepare(DnnState& s, Op op, const ConvGeometry& g, Descriptors& d) {
-  SLUICE_RETURN_IF_ERROR(d.Set(g));
+Result<Algo> Prepare(DnnState& s, Op op, const ConvGeometry& g, bool bf16, Descriptors& d) {
+  SLUICE_RETURN_IF_ERROR(d.Set(g, bf16));
   SLUICE_ASSIGN_OR_RETURN(const auto dims, d.OutputDims());
   const std::array<int, 4> want = {static_cast<int>(g.batch), static_cast<int>(g.out_c),
                                    static_cast<int>(g.out_h), static_cast<int>(g.out_w)};
   if (dims != want) return Status::FailedPrecondition("cuDNN's output shape differs");
-  return ChooseAlgo(s, op, g, d);
+  return ChooseAlgo(s, op, g, bf16, d);
 }
 
 // Queues op's convolution: x or dy and the KRSC filter `w` in, v.out or
 // (kBackwardFilter) `w` out, with `ws` (algo.workspace bytes).
-Status Execute(const DnnState& s, Op op, const Descriptors& d, const Algo& algo, void* ws, float* w,
+Status Execute(const DnnState& s, Op op, const Descriptors& d, const Algo& algo, void* ws, void* w,
                const Operands& v) {
   const Api& api = *s.api;
   const float one = 1.0f, zero = 0.0f;
@@ -366,26 +376,27 @@ Result<bool> Run(GpuBackend& backend, Op op, const ConvGeometry& g, const Operan
   gpu::internal::ScopedDevice scope(s.ordinal);
   if (!scope.status().ok()) return false;
   Descriptors d(*s.api);
-  Result<Algo> algo = Prepare(s, op, g, d);
+  Result<Algo> algo = Prepare(s, op, g, v.bf16, d);
   if (!algo.ok()) return false;
-  Result<DeviceTensor> krsc =
-      backend.Scratch(DType::kFloat32, Shape{g.kernel_h * g.kernel_w * g.in_c * g.out_c});
+  Result<DeviceTensor> krsc = backend.Scratch(v.bf16 ? DType::kBFloat16 : DType::kFloat32,
+                                              Shape{g.kernel_h * g.kernel_w * g.in_c * g.out_c});
   Result<DeviceTensor> workspace =
       backend.Scratch(DType::kUInt8, Shape{static_cast<int64_t>(algo->workspace)});
   if (!krsc.ok() || !workspace.ok()) return false;
-  float* w = static_cast<float*>(krsc->raw_data());
+  void* w = krsc->raw_data();
   void* ws = algo->workspace > 0 ? workspace->raw_data() : nullptr;
 
   // Nothing is queued before this point: a false above leaves no trace.
   const std::string_view method = OpName(op);
-  FilterTransposeArgs t{v.filter, w, g.kernel_h, g.kernel_w, g.in_c, g.out_c, /*to_krsc=*/true};
+  FilterTransposeArgs t{v.filter, w, g.kernel_h, g.kernel_w, g.in_c, g.out_c, true, v.bf16, v.bf16};
   if (op != Op::kBackwardFilter) {
     SLUICE_RETURN_IF_ERROR(
         backend.Launch(method, [t](KernelTarget k) { return RunFilterTranspose(t, k); }));
   }
   SLUICE_RETURN_IF_ERROR(Execute(s, op, d, *algo, ws, w, v).WithContext(method));
   if (op == Op::kBackwardFilter) {
-    t = FilterTransposeArgs{w, v.dfilter, g.kernel_h, g.kernel_w, g.in_c, g.out_c, false};
+    t = FilterTransposeArgs{w,       v.dfilter, g.kernel_h, g.kernel_w,    g.in_c,
+                            g.out_c, false,     v.bf16,     v.dfilter_bf16};
     SLUICE_RETURN_IF_ERROR(
         backend.Launch(method, [t](KernelTarget k) { return RunFilterTranspose(t, k); }));
   }
@@ -396,28 +407,32 @@ Result<bool> Run(GpuBackend& backend, Op op, const ConvGeometry& g, const Operan
 
 const CudnnLoad& LoadCudnn() { return GetLibrary().load; }
 
-Result<std::array<int, 4>> CudnnForwardOutputDims(const ConvGeometry& g) {
+Result<std::array<int, 4>> CudnnForwardOutputDims(const ConvGeometry& g, bool bf16) {
   const Library& lib = GetLibrary();
   if (!lib.load.loaded) return Status::Unavailable(lib.load.error);
   if (!FitsCudnn(g)) return Status::InvalidArgument("the geometry does not fit cuDNN's dims");
   Descriptors d(lib.api);
-  SLUICE_RETURN_IF_ERROR(d.Set(g));
+  SLUICE_RETURN_IF_ERROR(d.Set(g, bf16));
   return d.OutputDims();
 }
 
-Result<bool> CudnnConv2DForward(GpuBackend& backend, const ConvGeometry& g, const float* x,
-                                const float* filter, float* y) {
-  return Run(backend, Op::kForward, g, Operands{.x = x, .filter = filter, .out = y});
+Result<bool> CudnnConv2DForward(GpuBackend& backend, const ConvGeometry& g, const void* x,
+                                const void* filter, void* y, bool bf16) {
+  return Run(backend, Op::kForward, g, Operands{.x = x, .filter = filter, .out = y, .bf16 = bf16});
 }
 
-Result<bool> CudnnConv2DBackwardData(GpuBackend& backend, const ConvGeometry& g, const float* dy,
-                                     const float* filter, float* dx) {
-  return Run(backend, Op::kBackwardData, g, Operands{.dy = dy, .filter = filter, .out = dx});
+Result<bool> CudnnConv2DBackwardData(GpuBackend& backend, const ConvGeometry& g, const void* dy,
+                                     const void* filter, void* dx, bool bf16) {
+  return Run(backend, Op::kBackwardData, g,
+             Operands{.dy = dy, .filter = filter, .out = dx, .bf16 = bf16});
 }
 
-Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const ConvGeometry& g, const float* x,
-                                       const float* dy, float* dfilter) {
-  return Run(backend, Op::kBackwardFilter, g, Operands{.x = x, .dy = dy, .dfilter = dfilter});
+Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const ConvGeometry& g, const void* x,
+                                       const void* dy, void* dfilter, bool bf16,
+                                       bool dfilter_bf16) {
+  return Run(
+      backend, Op::kBackwardFilter, g,
+      Operands{.x = x, .dy = dy, .dfilter = dfilter, .bf16 = bf16, .dfilter_bf16 = dfilter_bf16});
 }
 
 }  // namespace sluice::gpu::backend::internal

@@ -34,22 +34,30 @@ const CudnnLoad& LoadCudnn();
 // the convolutions set them). Runs on the host, no GPU needed: it checks
 // that the descriptor calls reach the sub-libraries. Unavailable when
 // cuDNN did not load; Internal naming the failing call.
-Result<std::array<int, 4>> CudnnForwardOutputDims(const nn::internal::ConvGeometry& g);
+// With bf16, the descriptors are the bfloat16 path's (bfloat16 data,
+// tensor-op math).
+Result<std::array<int, 4>> CudnnForwardOutputDims(const nn::internal::ConvGeometry& g,
+                                                  bool bf16 = false);
 
-// The convolutions with cuDNN on `backend`'s stream (float32, FMA math: no
-// TF32; deterministic algorithms where cuDNN has one). Filters are HWIO as
-// the callers store them (transposed to and from cuDNN's KRSC in scratch);
+// The convolutions with cuDNN on `backend`'s stream. float32 data (bf16
+// false) runs with FMA math (no TF32); bfloat16 data (x, dy, the filter and
+// y or dx bfloat16) with tensor-op math and float32 accumulation; the
+// filter gradient is written as float32 or, when dfilter_bf16, bfloat16.
+// Deterministic algorithms where cuDNN has one. Filters are HWIO as the
+// callers store them (transposed to and from cuDNN's KRSC in scratch);
 // outputs are overwritten, bias is the caller's. true when queued; false
 // when cuDNN does not serve the call (not on a GPU, cuDNN missing,
 // asymmetric padding, sizes beyond its int dims, or a setup step failed),
 // and nothing was written: the caller runs its own kernels. An error when
 // a cuDNN call failed after work was queued.
 Result<bool> CudnnConv2DForward(GpuBackend& backend, const nn::internal::ConvGeometry& g,
-                                const float* x, const float* filter, float* y);
+                                const void* x, const void* filter, void* y, bool bf16 = false);
 Result<bool> CudnnConv2DBackwardData(GpuBackend& backend, const nn::internal::ConvGeometry& g,
-                                     const float* dy, const float* filter, float* dx);
+                                     const void* dy, const void* filter, void* dx,
+                                     bool bf16 = false);
 Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const nn::internal::ConvGeometry& g,
-                                       const float* x, const float* dy, float* dfilter);
+                                       const void* x, const void* dy, void* dfilter,
+                                       bool bf16 = false, bool dfilter_bf16 = false);
 
 }  // namespace sluice::gpu::backend::internal
 
