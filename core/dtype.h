@@ -29,6 +29,12 @@ enum class DType : uint8_t {
 
 inline constexpr int kNumDTypes = 9;
 
+// float16, bfloat16, float32 or float64 (tf.DType.is_floating).
+constexpr bool IsFloatDType(DType dtype) {
+  return dtype == DType::kFloat16 || dtype == DType::kBFloat16 || dtype == DType::kFloat32 ||
+         dtype == DType::kFloat64;
+}
+
 // Bytes per element; sizeof(std::string_view) for kString.
 size_t DTypeSize(DType dtype);
 // tf.dtypes name: "bool", "uint8", "int32", "int64", "float16", "bfloat16",

@@ -73,9 +73,7 @@ Result<DeviceTensor> Layer::Backprop(const DeviceTensor& dy) {
 }
 
 Result<DeviceTensor> Layer::CastFloat(const DeviceTensor& x, DType dtype) {
-  const bool is_float = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16 ||
-                        x.dtype() == DType::kFloat32 || x.dtype() == DType::kFloat64;
-  if (!is_float || x.dtype() == dtype || x.empty() ||
+  if (!IsFloatDType(x.dtype()) || x.dtype() == dtype || x.empty() ||
       (dtype != DType::kFloat32 && dtype != DType::kBFloat16)) {
     return x;
   }

@@ -65,9 +65,7 @@ Result<DeviceTensor> Sequential::Call(const DeviceTensor& input, bool training) 
   DeviceTensor x = input;
   // Keras casts integer inputs to float (Rescaling does it itself); each
   // layer then casts float inputs to its compute dtype.
-  const bool is_float = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16 ||
-                        x.dtype() == DType::kFloat32 || x.dtype() == DType::kFloat64;
-  if (!is_float && dynamic_cast<Rescaling*>(layers_[0].get()) == nullptr) {
+  if (!IsFloatDType(x.dtype()) && dynamic_cast<Rescaling*>(layers_[0].get()) == nullptr) {
     SLUICE_ASSIGN_OR_RETURN(DeviceTensor f, backend().Allocate(DType::kFloat32, x.shape()));
     SLUICE_RETURN_IF_ERROR(backend().Cast(x, 1.0f, &f));
     x = f;

@@ -22,6 +22,8 @@ TEST(DTypeTest, SizesAndNames) {
   EXPECT_EQ(DTypeSize(DType::kString), sizeof(std::string_view));
   for (int i = 0; i < kNumDTypes; ++i) {
     const auto d = static_cast<DType>(i);
+    EXPECT_EQ(IsFloatDType(d), DTypeName(d).starts_with("float") || d == DType::kBFloat16)
+        << DTypeName(d);
     Result<DType> back = DTypeFromName(DTypeName(d));
     ASSERT_TRUE(back.ok()) << DTypeName(d);
     EXPECT_EQ(*back, d);
