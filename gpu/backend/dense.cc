@@ -1,6 +1,8 @@
 // GpuBackend's dense algebra: MatMul (cuBLAS on a GPU when it loads, else
 // the one-thread-per-element kernel), BiasAdd and BiasGrad (kernels in
 // internal/dense_kernels.cu).
+#include <limits>
+
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/cublas_lib.h"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
@@ -55,9 +57,11 @@ Status GpuBackend::MatMulBf16(const DeviceTensor& a, bool transpose_a, const Dev
   Result<internal::BlasHandle*> blas = State<internal::BlasHandle>(Slot::kBlas, [this] {
     return internal::BlasHandle::Create(gpu_device(), stream().native_handle());
   });
-  constexpr int64_t kIntMax = 2147483647;
-  const bool fits = d.m <= kIntMax && d.n <= kIntMax && d.k <= kIntMax && a.dim(1) <= kIntMax &&
-                    b.dim(1) <= kIntMax;
+  // cuBLAS takes int sizes: every dimension of a and b (m, n, k and the
+  // leading dimensions) must fit.
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  const bool fits =
+      a.dim(0) <= kIntMax && a.dim(1) <= kIntMax && b.dim(0) <= kIntMax && b.dim(1) <= kIntMax;
   // Without cuBLAS, for the empty sum, or beyond int sizes: in float32.
   if (!blas.ok() || d.k == 0 || !fits) {
     return nn::internal::in_float32::MatMul(*this, a, transpose_a, b, transpose_b, beta, c);
@@ -69,9 +73,11 @@ Status GpuBackend::MatMulBf16(const DeviceTensor& a, bool transpose_a, const Dev
   void* pc = c->raw_data();
   const bool c_bf16 = out == DType::kBFloat16;
   internal::BlasHandle* h = *blas;
+  // A refusal now is cuBLAS's error status, reported by Launch as
+  // cudaErrorNotSupported.
+  constexpr int kCudaErrorNotSupported = 801;
   return Launch("MatMul", [=](KernelTarget) {
-    // cudaErrorNotSupported (801) when cuBLAS refuses: reported by Launch.
-    return h->GemmBf16(dims, pa, pb, pc, c_bf16) ? 0 : 801;
+    return h->GemmBf16(dims, pa, pb, pc, c_bf16) ? 0 : kCudaErrorNotSupported;
   });
 }
 
