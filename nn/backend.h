@@ -10,6 +10,12 @@
 // - Tensors are dense row-major DeviceTensors on this backend's device;
 //   float32 unless a method says otherwise. Images are NHWC; convolution
 //   filters are HWIO [kh, kw, in, out] (Keras's layout, also in checkpoints).
+// - Mixed precision (nn/policy.h): wherever a method takes float32 data
+//   other than optimizer state (the Sgd/Adam tensors stay float32), any of
+//   its float tensors may be bfloat16 instead, mixed freely. Values are
+//   read as float, computed with float32 accumulation and rounded to each
+//   output's dtype once (nearest even). A backend without a bfloat16 kernel
+//   for a case runs it through nn/internal/float32_staging.h.
 // - Outputs are caller-allocated (Allocate) with the exact shape the method
 //   documents. A shape, dtype or device mismatch is InvalidArgument naming
 //   the method and the shapes; nothing is written then.
