@@ -61,8 +61,10 @@ std::string PrefetchToDeviceStats::ToString() const {
 class DeviceIterator::Impl {
  public:
   Impl(Iterator input, Device device, std::unique_ptr<Stream> own_stream, Stream& stream,
-       CachingAllocator& allocator, PinnedHostPool staging, int64_t depth)
+       CachingAllocator& allocator, PinnedHostPool staging, int64_t depth,
+       std::function<Result<Element>(Element)> transform)
       : input_(std::move(input)),
+        transform_(std::move(transform)),
         device_(device),
         own_stream_(std::move(own_stream)),
         depth_(depth),
@@ -110,6 +112,7 @@ class DeviceIterator::Impl {
     return s;
   }
 
+  IteratorStats input_stats() const { return input_.stats(); }
   const Device& device() const { return device_; }
 
  private:
@@ -128,6 +131,14 @@ class DeviceIterator::Impl {
         if (cancelled_) return;
       }
       Result<std::optional<Element>> next = input_.next();
+      if (transform_ && next.ok() && next->has_value()) {
+        Result<Element> changed = transform_(std::move(**next));
+        if (changed.ok()) {
+          next = std::optional<Element>(std::move(changed).value());
+        } else {
+          next = changed.status();
+        }
+      }
       Result<std::optional<DeviceElement>> item = std::optional<DeviceElement>();
       if (!next.ok()) {
         item = next.status();
@@ -151,7 +162,8 @@ class DeviceIterator::Impl {
     }
   }
 
-  Iterator input_;  // used by the worker only
+  Iterator input_;  // used by the worker only (and stats(), thread-safe)
+  const std::function<Result<Element>(Element)> transform_;
   const Device device_;
   const std::unique_ptr<Stream> own_stream_;  // null when the stream is borrowed
   const int64_t depth_;
@@ -178,6 +190,7 @@ DeviceIterator::~DeviceIterator() = default;
 
 Result<std::optional<DeviceElement>> DeviceIterator::Next() { return impl_->Next(); }
 PrefetchToDeviceStats DeviceIterator::stats() const { return impl_->stats(); }
+IteratorStats DeviceIterator::input_stats() const { return impl_->input_stats(); }
 const Device& DeviceIterator::device() const { return impl_->device(); }
 
 Result<DeviceIterator> PrefetchToDevice(Iterator input, const Device& device,
@@ -203,7 +216,7 @@ Result<DeviceIterator> PrefetchToDevice(Iterator input, const Device& device,
   PinnedHostPool staging = options.staging_pool ? *options.staging_pool : runtime->staging;
   return DeviceIterator(std::make_unique<DeviceIterator::Impl>(
       std::move(input), device, std::move(own_stream), *stream, *allocator, std::move(staging),
-      options.depth));
+      options.depth, std::move(options.transform)));
 }
 
 Result<DeviceIterator> PrefetchToDevice(const Dataset& dataset, const Device& device,

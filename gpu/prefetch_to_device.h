@@ -36,6 +36,7 @@
 #define SLUICE_GPU_PREFETCH_TO_DEVICE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +64,10 @@ struct PrefetchToDeviceOptions {
   CachingAllocator* device_allocator = nullptr;
   // Staging memory. Unset: the device's pinned pool, shared process-wide.
   std::optional<PinnedHostPool> staging_pool;
+  // Applied to each element on the worker before it is staged: to pick
+  // the components to copy (string components cannot be), say. An error
+  // it returns takes the element's place. Unset: elements as they are.
+  std::function<Result<Element>(Element)> transform;
 };
 
 struct PrefetchToDeviceStats {
@@ -126,6 +131,8 @@ class DeviceIterator {
   // REQUIRES (every method): the iterator was not moved from.
   Result<std::optional<DeviceElement>> Next();
   PrefetchToDeviceStats stats() const;
+  // The input pipeline's counters (Iterator::stats(), any thread).
+  IteratorStats input_stats() const;
   const Device& device() const;
 
  private:

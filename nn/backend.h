@@ -41,6 +41,7 @@
 #include "sluice/core/result.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
+#include "sluice/nn/batch_feed.h"
 #include "sluice/nn/device.h"
 #include "sluice/nn/device_tensor.h"
 #include "sluice/nn/window.h"
@@ -104,6 +105,12 @@ class Backend {
   virtual Status Copy(const DeviceTensor& src, DeviceTensor* dst) = 0;
   // Waits until every call issued so far has finished.
   virtual Status Synchronize() = 0;
+  // `input`'s batches on this device, `select`ed (nn/batch_feed.h). The
+  // default reads and copies (ToDevice) inside BatchFeed::Next(); a backend
+  // with its own memory may read up to `depth` batches ahead and copy them
+  // on a stream of their own (the GPU's, for depth >= 1). depth 0 asks for
+  // the default feed. InvalidArgument for a negative depth.
+  virtual Result<std::unique_ptr<BatchFeed>> Feed(Iterator input, FeedSelect select, int64_t depth);
 
   // Allocate() then Fill(0) (any numeric dtype is zeroed).
   Result<DeviceTensor> Zeros(DType dtype, const Shape& shape);

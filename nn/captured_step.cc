@@ -2,12 +2,13 @@
 // recorded with Backend::Capture and replayed (sequential.h).
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "sluice/nn/sequential.h"
 
 namespace sluice::nn {
-Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const Tensor& x,
-                                                                        const Tensor& y) {
+Status Sequential::CheckCanCapture() {
   if (!compiled_.optimizer || !compiled_.loss) {
     return Status::FailedPrecondition("CaptureTrainStep: compile the model first");
   }
@@ -17,10 +18,41 @@ Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const Te
     return Status::InvalidArgument("CaptureTrainStep: " + b->name() +
                                    " cannot capture work (capture needs the GPU backend)");
   }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const Tensor& x,
+                                                                        const Tensor& y) {
+  SLUICE_RETURN_IF_ERROR(CheckCanCapture());
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor xd, ToDeviceTensor(x));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor yd, ToDeviceTensor(y));
+  return CaptureInto(std::move(xd), std::move(yd));
+}
+
+Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const DeviceTensor& x,
+                                                                        const DeviceTensor& y) {
+  SLUICE_RETURN_IF_ERROR(CheckCanCapture());
+  SLUICE_ASSIGN_OR_RETURN(Backend * b, GetBackend(device()));
+  std::vector<DeviceTensor> owned;
+  for (const auto& [what, t] : {std::pair{"x", &x}, std::pair{"y", &y}}) {
+    if (t->device() != device()) {
+      return Status::InvalidArgument(std::string("CaptureTrainStep: ") + what + " is on " +
+                                     t->device().ToString() + ", the model on " +
+                                     device().ToString());
+    }
+    SLUICE_ASSIGN_OR_RETURN(DeviceTensor copy, b->Allocate(t->dtype(), t->shape()));
+    SLUICE_RETURN_IF_ERROR(b->Copy(*t, &copy));
+    owned.push_back(std::move(copy));
+  }
+  return CaptureInto(std::move(owned[0]), std::move(owned[1]));
+}
+
+Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureInto(DeviceTensor x, DeviceTensor y) {
+  SLUICE_ASSIGN_OR_RETURN(Backend * b, GetBackend(device()));
   std::unique_ptr<CapturedTrainStep> step(new CapturedTrainStep);
   step->model_ = this;
-  SLUICE_ASSIGN_OR_RETURN(step->x_, ToDeviceTensor(x));
-  SLUICE_ASSIGN_OR_RETURN(step->y_, ToDeviceTensor(y));
+  step->x_ = std::move(x);
+  step->y_ = std::move(y);
   // Eagerly once: builds the layers and the optimizer's slots, which a
   // recording must find made.
   SLUICE_ASSIGN_OR_RETURN(step->first_loss_, TrainStep(step->x_, step->y_));
@@ -54,6 +86,10 @@ Status CapturedTrainStep::CheckBatch(DType x_dtype, const Shape& x_shape, DType 
 }
 
 bool CapturedTrainStep::Accepts(const Tensor& x, const Tensor& y) const {
+  return CheckBatch(x.dtype(), x.shape(), y.dtype(), y.shape()).ok();
+}
+
+bool CapturedTrainStep::Accepts(const DeviceTensor& x, const DeviceTensor& y) const {
   return CheckBatch(x.dtype(), x.shape(), y.dtype(), y.shape()).ok();
 }
 

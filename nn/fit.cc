@@ -50,7 +50,24 @@ Result<std::pair<Tensor, Tensor>> Sequential::SplitBatch(const Element& e,
   return std::make_pair(e[0], e[1]);
 }
 
-Result<double> Sequential::Step(const Tensor& x, const Tensor& y, bool capture,
+Result<std::unique_ptr<BatchFeed>> Sequential::FeedXY(Iterator data, const FitOptions& o) {
+  if (o.prefetch_to_device < 0) {
+    return Status::InvalidArgument("FitOptions::prefetch_to_device must be >= 0, got " +
+                                   std::to_string(o.prefetch_to_device));
+  }
+  SLUICE_ASSIGN_OR_RETURN(Backend * b, GetBackend(device()));
+  FitOptions names;
+  names.x_name = o.x_name;
+  names.y_name = o.y_name;
+  // Runs on the feed's thread when it reads ahead: SplitBatch only reads.
+  FeedSelect select = [this, names](const Element& e) -> Result<std::vector<Tensor>> {
+    SLUICE_ASSIGN_OR_RETURN(auto xy, SplitBatch(e, names));
+    return std::vector<Tensor>{std::move(xy.first), std::move(xy.second)};
+  };
+  return b->Feed(std::move(data), std::move(select), o.prefetch_to_device);
+}
+
+Result<double> Sequential::Step(const DeviceTensor& x, const DeviceTensor& y, bool capture,
                                 std::unique_ptr<CapturedTrainStep>* captured) {
   if (!capture) return TrainStep(x, y);
   if (*captured == nullptr) {
@@ -67,7 +84,7 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
   History h;
   internal::FitProgress progress(o.out, o.verbose);
   Mean loss_mean("loss");
-  std::optional<Iterator> persistent;
+  std::unique_ptr<BatchFeed> persistent;
   int64_t known_steps = o.steps_per_epoch > 0 ? o.steps_per_epoch : train.cardinality();
   if (known_steps < 0) known_steps = 0;
   double fit_wait = 0, fit_time = 0;
@@ -81,18 +98,18 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
   for (int epoch = 0; epoch < o.epochs && !out_of_data; ++epoch) {
     loss_mean.Reset();
     for (const auto& m : compiled_.metrics) m->Reset();
-    std::optional<Iterator> epoch_it;
-    Iterator* it;
+    std::unique_ptr<BatchFeed> epoch_feed;
+    BatchFeed* feed;
     if (o.steps_per_epoch > 0) {
       if (!persistent) {
         SLUICE_ASSIGN_OR_RETURN(Iterator made, train.iterator());
-        persistent.emplace(std::move(made));
+        SLUICE_ASSIGN_OR_RETURN(persistent, FeedXY(std::move(made), o));
       }
-      it = &*persistent;
+      feed = persistent.get();
     } else {
       SLUICE_ASSIGN_OR_RETURN(Iterator made, train.iterator());
-      epoch_it.emplace(std::move(made));
-      it = &*epoch_it;
+      SLUICE_ASSIGN_OR_RETURN(epoch_feed, FeedXY(std::move(made), o));
+      feed = epoch_feed.get();
     }
     progress.StartEpoch(epoch, o.epochs, known_steps);
     Clock::time_point epoch_start = Clock::now();
@@ -101,7 +118,7 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
     std::vector<std::pair<std::string, double>> values;
     while (o.steps_per_epoch == 0 || step < o.steps_per_epoch) {
       Clock::time_point t0 = Clock::now();
-      Result<std::optional<Element>> next = it->next();
+      Result<std::optional<std::vector<DeviceTensor>>> next = feed->Next();
       double waited = Since(t0);
       wait += waited;
       log_wait += waited;
@@ -112,11 +129,10 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
         if (o.steps_per_epoch > 0) out_of_data = true;  // Keras stops training too
         break;
       }
-      Result<std::pair<Tensor, Tensor>> xy = SplitBatch(**next, o);
-      if (!xy.ok()) return Prefixed(xy.status(), where);
-      Result<double> loss = Step(xy->first, xy->second, o.capture, &captured);
+      const DeviceTensor& x = (**next)[0];
+      Result<double> loss = Step(x, (**next)[1], o.capture, &captured);
       if (!loss.ok()) return Prefixed(loss.status(), where);
-      int64_t batch = xy->first.shape().rank() > 0 ? xy->first.shape().dim(0) : 1;
+      int64_t batch = x.rank() > 0 ? x.dim(0) : 1;
       loss_mean.Update(*loss, static_cast<double>(batch));
       examples += batch;
       log_examples += batch;
@@ -125,7 +141,8 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
       for (const auto& m : compiled_.metrics) values.push_back({m->name(), m->result()});
       progress.Step(step, values, examples);
       if (o.on_batch_end) {
-        StepInfo info{epoch, step - 1, compiled_.optimizer->iterations(), *loss, batch, it};
+        StepInfo info{epoch, step - 1, compiled_.optimizer->iterations(),
+                      *loss, batch,    feed->iterator()};
         Status s = o.on_batch_end(info);
         if (!s.ok()) return Prefixed(s, where);
       }
@@ -144,7 +161,7 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
           SLUICE_RETURN_IF_ERROR(
               w->Scalar("input_wait_fraction", static_cast<float>(log_wait / elapsed), global));
         }
-        SLUICE_RETURN_IF_ERROR(LogPipelineStats(w, it->stats(), global));
+        SLUICE_RETURN_IF_ERROR(LogPipelineStats(w, feed->input_stats(), global));
         log_examples = 0;
         log_wait = 0;
         log_start = Clock::now();
@@ -197,15 +214,16 @@ Result<std::map<std::string, double>> Sequential::Evaluate(const Dataset& data,
   Mean loss_mean("loss");
   for (const auto& m : compiled_.metrics) m->Reset();
   SLUICE_ASSIGN_OR_RETURN(Iterator it, data.iterator());
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchFeed> feed, FeedXY(std::move(it), o));
   int64_t step = 0;
   for (;;) {
-    SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, it.next());
-    if (!e) break;
-    std::string where = "evaluate: step " + std::to_string(++step);
-    Result<std::pair<Tensor, Tensor>> xy = SplitBatch(*e, o);
-    if (!xy.ok()) return Prefixed(xy.status(), where);
-    SLUICE_ASSIGN_OR_RETURN(DeviceTensor x, ToDeviceTensor(xy->first));
-    SLUICE_ASSIGN_OR_RETURN(DeviceTensor y, ToDeviceTensor(xy->second));
+    std::string where = "evaluate: step " + std::to_string(step + 1);
+    Result<std::optional<std::vector<DeviceTensor>>> next = feed->Next();
+    if (!next.ok()) return Prefixed(next.status(), where);
+    if (!next->has_value()) break;
+    ++step;
+    const DeviceTensor& x = (**next)[0];
+    const DeviceTensor& y = (**next)[1];
     Result<DeviceTensor> pred = Forward(x, false);
     if (!pred.ok()) return Prefixed(pred.status(), where);
     Result<double> loss = compiled_.loss->Compute(backend(), *pred, y, nullptr);

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "sluice/core/element.h"
+#include "sluice/nn/batch_feed.h"
 #include "sluice/nn/layer.h"
 #include "sluice/nn/losses.h"
 #include "sluice/nn/metrics.h"
@@ -64,6 +65,7 @@ class CapturedTrainStep {
   int64_t num_nodes() const { return work_->num_nodes(); }
   // Whether Run takes (x, y): the dtypes and shapes of the capture's batch.
   bool Accepts(const Tensor& x, const Tensor& y) const;
+  bool Accepts(const DeviceTensor& x, const DeviceTensor& y) const;
   // The loss of the eager step CaptureTrainStep took on its batch.
   double first_loss() const { return first_loss_; }
 
@@ -95,7 +97,11 @@ struct StepInfo {
   int64_t global_step = 0;  // optimizer iterations after the step
   double loss = 0;          // this batch's
   int64_t batch_size = 0;
-  Iterator* iterator = nullptr;  // the iterator fit() reads (to checkpoint its state)
+  // The iterator fit() reads (to checkpoint its state), or null while fit()
+  // reads ahead onto a device (FitOptions::prefetch_to_device on a GPU):
+  // then its position is past this step's batch, and a worker thread is
+  // reading it.
+  Iterator* iterator = nullptr;
 };
 
 struct FitOptions {
@@ -117,6 +123,13 @@ struct FitOptions {
   bool capture = false;
   // Which components are x and y; "" takes components 0 and 1.
   std::string x_name, y_name;
+  // Batches fit() and evaluate() may have on the model's device ahead of
+  // the step (Backend::Feed). On a GPU, gpu::PrefetchToDevice copies x and
+  // y of batch N+1 on a stream of their own while step N runs. 0: each
+  // batch is copied when it is read, on the backend's stream (and
+  // StepInfo::iterator is set). The CPU backend reads batches in place
+  // either way.
+  int64_t prefetch_to_device = 2;
   // TensorBoard: every `log_every_steps` steps writes loss, metrics,
   // examples/s, the input-wait fraction and each pipeline stage's busy
   // time and parallelism; per epoch the epoch results. Not owned.
@@ -202,6 +215,10 @@ class Sequential : public Layer {
   // new mask at each replay: its call count, the mask's stream, lives on
   // the device.
   Result<std::unique_ptr<CapturedTrainStep>> CaptureTrainStep(const Tensor& x, const Tensor& y);
+  // The same for a batch on the model's device (copied into the recorded
+  // inputs). InvalidArgument if x or y is on another device.
+  Result<std::unique_ptr<CapturedTrainStep>> CaptureTrainStep(const DeviceTensor& x,
+                                                              const DeviceTensor& y);
   std::vector<Variable*> trainable_variables() const;
 
   // Layer interface: the stack as one layer.
@@ -222,9 +239,16 @@ class Sequential : public Layer {
   Status ForwardBackward(const DeviceTensor& x, const DeviceTensor& y, Gradients* g,
                          DeviceTensor* per_example);
   Result<std::pair<Tensor, Tensor>> SplitBatch(const Element& e, const FitOptions& o) const;
+  // `data`'s (x, y) batches on the model's device (Backend::Feed).
+  Result<std::unique_ptr<BatchFeed>> FeedXY(Iterator data, const FitOptions& o);
+  // InvalidArgument (or FailedPrecondition) unless this model can record
+  // a training step now.
+  Status CheckCanCapture();
+  // CaptureTrainStep on inputs the recording owns.
+  Result<std::unique_ptr<CapturedTrainStep>> CaptureInto(DeviceTensor x, DeviceTensor y);
   // One Fit step: TrainStep, or with `capture` the recorded step (made on
   // the first batch, replayed for batches it accepts).
-  Result<double> Step(const Tensor& x, const Tensor& y, bool capture,
+  Result<double> Step(const DeviceTensor& x, const DeviceTensor& y, bool capture,
                       std::unique_ptr<CapturedTrainStep>* captured);
 
   std::vector<std::unique_ptr<Layer>> layers_;

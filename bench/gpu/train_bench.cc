@@ -13,9 +13,12 @@
 //     mixed_bfloat16 policy (nn/policy.h: bfloat16 activations, float32
 //     master weights); torch_train_step.py --bf16 is its reference;
 //   * BM_TrainStep/cpu: the same step on the CPU backend, in the same run;
-//   * BM_FitFromJpegs/gpu: Fit on gpu:0 fed by a decode-on-CPU pipeline
-//     (JPEG decode, random flip, batch, prefetch, AUTOTUNE on all cores):
-//     images/s and the fraction of the time the step waited for input;
+//   * BM_FitFromJpegs/prefetch_to_device:2 and :0: Fit on gpu:0 fed by a
+//     decode-on-CPU pipeline (JPEG decode, random flip, batch, prefetch,
+//     AUTOTUNE on all cores): images/s and the fraction of the time the
+//     step waited for input; with 2 (Fit's default) the copy of batch N+1
+//     overlaps step N (gpu::PrefetchToDevice), with 0 each batch is copied
+//     on the backend's stream before its step;
 //   * BM_TrainFromJpegsOnDevice: the decode-on-CPU, augment-on-GPU loop:
 //     decode on the CPU, PrefetchToDevice, random flip on the backend's
 //     stream, TrainStep on the device tensors; input_wait_fraction is the
@@ -200,8 +203,10 @@ void BM_FitFromJpegs(benchmark::State& state) {
   double wait = 0;
   int64_t runs = 0;
   for (auto _ : state) {
-    Result<nn::History> h =
-        model->Fit(input, {.epochs = 1, .steps_per_epoch = kSteps, .verbose = 0});
+    Result<nn::History> h = model->Fit(input, {.epochs = 1,
+                                               .steps_per_epoch = kSteps,
+                                               .verbose = 0,
+                                               .prefetch_to_device = state.range(0)});
     if (!h.ok()) return state.SkipWithError(h.status().ToString().c_str());
     wait += h->input_wait_fraction;
     ++runs;
@@ -210,7 +215,12 @@ void BM_FitFromJpegs(benchmark::State& state) {
       static_cast<double>(state.iterations() * kSteps * kBatch), benchmark::Counter::kIsRate);
   state.counters["input_wait_fraction"] = runs > 0 ? wait / runs : 0;
 }
-BENCHMARK(BM_FitFromJpegs)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_FitFromJpegs)
+    ->ArgName("prefetch_to_device")
+    ->Arg(2)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_TrainFromJpegsOnDevice(benchmark::State& state) {
   if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());

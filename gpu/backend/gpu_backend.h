@@ -51,6 +51,10 @@ class GpuBackend final : public nn::Backend {
   Status CopyFromHost(const Tensor& host, DeviceTensor* dst) override;
   Status Copy(const DeviceTensor& src, DeviceTensor* dst) override;
   Status Synchronize() override;
+  // depth >= 1: gpu::PrefetchToDevice on a copy stream of its own
+  // (gpu/backend/batch_feed.cc); depth 0: nn::Backend's feed.
+  Result<std::unique_ptr<nn::BatchFeed>> Feed(Iterator input, nn::FeedSelect select,
+                                              int64_t depth) override;
 
   Status Fill(float value, DeviceTensor* x) override;
   Status Cast(const DeviceTensor& x, float scale, DeviceTensor* y) override;

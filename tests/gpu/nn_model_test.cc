@@ -8,9 +8,12 @@
 // 1e-4 absolute + 1e-3 relative (their sums run in different orders, and
 // Adam's m / sqrt(v) amplifies the last-bit differences of small gradients);
 // losses to 1e-4 relative.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -328,6 +331,93 @@ TEST(NnModelOnGpuTest, FitWithCapturedStepsEqualsFit) {
       EXPECT_NEAR(runs[1].history["loss"][e], runs[0].history["loss"][e], 1e-4) << e;
     }
   }
+}
+
+// Fit and Evaluate read through gpu::PrefetchToDevice by default (the copy
+// of batch N+1 on its own stream during step N) and train exactly as with
+// copies on the backend's stream (prefetch_to_device = 0): the same
+// batches in the same order. Only x and y are copied, so other components
+// (a string here) may ride along. StepInfo::iterator is null while a
+// worker reads ahead, and set without prefetching.
+TEST(NnModelOnGpuTest, FitPrefetchesToTheDeviceAndTrainsAsWithout) {
+  Tensor x, y;
+  MakeData(40, 70, &x, &y);
+  std::vector<std::string> ids(40);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = "image-" + std::to_string(i);
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor id, Tensor::FromStrings(ids));
+  const Dataset train = Dataset::from_tensor_slices({id, x, y}, {"id", "image", "label"})
+                            .shuffle(40, {.seed = 5, .reshuffle_each_iteration = false})
+                            .batch(12);
+  std::vector<nn::History> runs;
+  std::vector<std::map<std::string, double>> evals;
+  std::vector<std::vector<std::vector<float>>> weights;
+  for (const int64_t depth : {int64_t{0}, int64_t{2}, int64_t{5}}) {
+    SCOPED_TRACE("prefetch_to_device = " + std::to_string(depth));
+    std::unique_ptr<Model> m = MakeCnn(nn::Device::Gpu(0), 31);
+    int64_t callbacks = 0, with_iterator = 0;
+    nn::FitOptions o{.epochs = 2, .verbose = 0, .x_name = "image", .y_name = "label"};
+    o.prefetch_to_device = depth;
+    o.on_batch_end = [&](const nn::StepInfo& info) {
+      ++callbacks;
+      with_iterator += info.iterator != nullptr;
+      return Status::OK();
+    };
+    Result<nn::History> h = m->model.Fit(train, o);
+    ASSERT_TRUE(h.ok()) << h.status();
+    EXPECT_EQ(m->optimizer->iterations(), 8);
+    EXPECT_EQ(callbacks, 8);
+    EXPECT_EQ(with_iterator, depth == 0 ? 8 : 0);
+    Result<std::map<std::string, double>> e = m->model.Evaluate(train, o);
+    ASSERT_TRUE(e.ok()) << e.status();
+    runs.push_back(*h);
+    evals.push_back(*e);
+    weights.push_back(Weights(m->model));
+  }
+  for (size_t r = 1; r < runs.size(); ++r) {
+    // The same arithmetic on the same batches: bit for bit, on either device.
+    EXPECT_EQ(runs[r].history["loss"], runs[0].history["loss"]) << r;
+    EXPECT_EQ(runs[r].history["accuracy"], runs[0].history["accuracy"]) << r;
+    EXPECT_EQ(evals[r], evals[0]) << r;
+    EXPECT_EQ(weights[r], weights[0]) << r;
+  }
+}
+
+// With steps_per_epoch one prefetching feed runs across epochs; the
+// recorded step replays on prefetched batches; an input error, and a
+// batch without the named components, stop Fit at the step they belong
+// to, after the steps before them trained.
+TEST(NnModelOnGpuTest, FitFromPrefetchedBatchesAcrossEpochsCapturesAndStopsOnErrors) {
+  Tensor x, y;
+  MakeData(36, 71, &x, &y);
+  const Dataset data = Dataset::from_tensor_slices({x, y}).batch(6);
+  {
+    std::unique_ptr<Model> eager = MakeCnn(nn::Device::Gpu(0), 41);
+    std::unique_ptr<Model> captured = MakeCnn(nn::Device::Gpu(0), 41);
+    nn::FitOptions o{.epochs = 3, .steps_per_epoch = 4, .verbose = 0};
+    SLUICE_ASSERT_OK_AND_ASSIGN(nn::History he, eager->model.Fit(data.repeat(), o));
+    o.capture = true;
+    SLUICE_ASSERT_OK_AND_ASSIGN(nn::History hc, captured->model.Fit(data.repeat(), o));
+    EXPECT_EQ(eager->optimizer->iterations(), 12);
+    EXPECT_EQ(captured->optimizer->iterations(), 12);
+    if (!GpuAvailability().ok()) {
+      EXPECT_EQ(hc.history["loss"], he.history["loss"]);
+      EXPECT_EQ(Weights(captured->model), Weights(eager->model));
+    }
+  }
+  auto seen = std::make_shared<std::atomic<int>>(0);
+  const Dataset failing = data.map([seen](Element e) -> Result<Element> {
+    if (++*seen == 3) return Status::DataLoss("batch 3 is corrupt");
+    return e;
+  });
+  std::unique_ptr<Model> m = MakeCnn(nn::Device::Gpu(0), 42);
+  Result<nn::History> h = m->model.Fit(failing, {.verbose = 0});
+  EXPECT_EQ(h.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(h.status().message()), ::testing::HasSubstr("fit: epoch 1 step 3"));
+  EXPECT_THAT(std::string(h.status().message()), ::testing::HasSubstr("batch 3 is corrupt"));
+  EXPECT_EQ(m->optimizer->iterations(), 2);
+  Result<nn::History> unnamed = m->model.Fit(data, {.verbose = 0, .x_name = "pixels"});
+  EXPECT_EQ(unnamed.status().code(), StatusCode::kNotFound) << unnamed.status();
+  EXPECT_THAT(std::string(unnamed.status().message()), ::testing::HasSubstr("fit: epoch 1 step 1"));
 }
 
 TEST(NnModelOnGpuTest, CaptureTrainStepNeedsABackendThatRecords) {

@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -119,6 +120,37 @@ TEST_P(PrefetchToDeviceTest, InputErrorsArriveAfterTheElementsBeforeThem) {
     EXPECT_EQ(e.status().code(), StatusCode::kDataLoss);
     EXPECT_THAT(std::string(e.status().message()), HasSubstr("record 2 is corrupt"));
   }
+}
+
+// The transform runs on each element before staging: it can drop a string
+// component (which cannot be copied), and its error takes the element's
+// place, after the elements before it.
+TEST_P(PrefetchToDeviceTest, TransformPicksComponentsAndItsErrorsArriveInOrder) {
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor names, Tensor::FromStrings({"a", "b", "c"}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor values, Tensor::FromVector<int64_t>({10, 11, 12}));
+  Dataset ds = Dataset::from_tensor_slices({names, values}, {"name", "value"});
+  {
+    SLUICE_ASSERT_OK_AND_ASSIGN(DeviceIterator all, PrefetchToDevice(ds, device_));
+    EXPECT_FALSE(all.Next().ok()) << "a string component should not stage";
+  }
+  PrefetchToDeviceOptions options;
+  options.transform = [](Element e) -> Result<Element> {
+    SLUICE_ASSIGN_OR_RETURN(Tensor v, e.get("value"));
+    if (v.scalar<int64_t>() == 12) return Status::InvalidArgument("value 12 is not wanted");
+    return Element({v}, {"value"});
+  };
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> consumer, NewStream(device_));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceIterator it, PrefetchToDevice(ds, device_, options));
+  for (int64_t want : {10, 11}) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> e, it.Next());
+    ASSERT_TRUE(e.has_value());
+    EXPECT_THAT(e->names(), ElementsAre("value"));
+    EXPECT_THAT(Int64s(*e, 0, *consumer), ElementsAre(want));
+  }
+  Result<std::optional<DeviceElement>> bad = it.Next();
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("value 12 is not wanted"));
+  EXPECT_GE(it.input_stats().stages.size(), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, PrefetchToDeviceTest, ::testing::Values("/cpu:0", "/gpu:0"),

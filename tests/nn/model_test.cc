@@ -252,6 +252,22 @@ TEST(ModelTest, ErrorsAreClear) {
   ASSERT_FALSE(one.ok());
   EXPECT_NE(one.status().message().find("(x, y)"), std::string::npos) << one.status().ToString();
   EXPECT_NE(one.status().message().find("epoch 1 step 1"), std::string::npos);
+  FitOptions negative{.verbose = 0};
+  negative.prefetch_to_device = -1;
+  Result<History> neg = model->Fit(Blobs(8, 1).batch(4), negative);
+  EXPECT_EQ(neg.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(neg.status().message().find("prefetch_to_device must be >= 0, got -1"),
+            std::string::npos)
+      << neg.status();
+  // On the CPU batches are read in place: on_batch_end may save the iterator.
+  int64_t with_iterator = 0;
+  FitOptions watch{.verbose = 0};
+  watch.on_batch_end = [&](const StepInfo& info) {
+    with_iterator += info.iterator != nullptr;
+    return Status::OK();
+  };
+  ASSERT_TRUE(model->Fit(Blobs(8, 1).batch(4), watch).ok());
+  EXPECT_EQ(with_iterator, 2);
   // 8 features expected by the built model, 5 given.
   ASSERT_TRUE(model->Fit(Blobs(8, 1).batch(4), {.verbose = 0}).ok());
   Result<Tensor> bad = model->Predict(*Tensor::Zeros(DType::kFloat32, Shape{2, 5}));

@@ -1,0 +1,49 @@
+// Backend::Feed's default: a feed that reads and copies inside Next().
+#include "sluice/nn/batch_feed.h"
+
+#include <string>
+#include <utility>
+
+#include "sluice/nn/backend.h"
+
+namespace sluice::nn {
+namespace {
+
+class ReadingFeed final : public BatchFeed {
+ public:
+  ReadingFeed(Backend& backend, Iterator input, FeedSelect select)
+      : backend_(backend), input_(std::move(input)), select_(std::move(select)) {}
+
+  Result<std::optional<std::vector<DeviceTensor>>> Next() override {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, input_.next());
+    if (!e) return std::optional<std::vector<DeviceTensor>>();
+    SLUICE_ASSIGN_OR_RETURN(std::vector<Tensor> host, select_(*e));
+    std::vector<DeviceTensor> out;
+    out.reserve(host.size());
+    for (const Tensor& t : host) {
+      SLUICE_ASSIGN_OR_RETURN(DeviceTensor d, backend_.ToDevice(t));
+      out.push_back(std::move(d));
+    }
+    return std::optional<std::vector<DeviceTensor>>(std::move(out));
+  }
+
+  IteratorStats input_stats() const override { return input_.stats(); }
+  Iterator* iterator() override { return &input_; }
+
+ private:
+  Backend& backend_;
+  Iterator input_;
+  FeedSelect select_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<BatchFeed>> Backend::Feed(Iterator input, FeedSelect select, int64_t depth) {
+  if (depth < 0) {
+    return Status::InvalidArgument("Feed: depth must be >= 0, got " + std::to_string(depth));
+  }
+  return std::unique_ptr<BatchFeed>(
+      std::make_unique<ReadingFeed>(*this, std::move(input), std::move(select)));
+}
+
+}  // namespace sluice::nn

@@ -1,0 +1,56 @@
+// BatchFeed: an input pipeline's batches on a backend's device, the way
+// Sequential's dataset loops (Fit, Evaluate) read them.
+//
+// Backend::Feed(iterator, select, depth) makes one. `select` picks the host
+// tensors of each element that go to the device (Fit's x and y); Next()
+// returns them as DeviceTensors of the backend, in that order. The default
+// feed reads inside Next(): iterator.next(), select, Backend::ToDevice (no
+// copy on the CPU). A backend with its own memory may read ahead instead:
+// the GPU backend's feed (depth >= 1) is gpu::PrefetchToDevice on its own
+// copy stream, so the copy of batch N+1 overlaps the step on batch N, and
+// the backend's stream is made to wait for each batch's copies without
+// blocking the host.
+//
+// Ownership: the feed owns the iterator. Tensors from Next() stay valid
+// after the next call; work the caller queues on the backend that reads
+// them must be queued before the next Next() call or the feed's
+// destruction (a read-ahead feed releases the memory of batch N, once the
+// backend's stream has run its work, at the call that returns N+1).
+// Thread-safety: one consumer thread; input_stats() from any thread.
+#ifndef SLUICE_NN_BATCH_FEED_H_
+#define SLUICE_NN_BATCH_FEED_H_
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "sluice/core/element.h"
+#include "sluice/core/result.h"
+#include "sluice/nn/device_tensor.h"
+#include "sluice/pipeline/iterator.h"
+#include "sluice/pipeline/stats.h"
+
+namespace sluice::nn {
+
+// The host tensors of an element that a feed moves (an error is the
+// element's: Next() returns it).
+using FeedSelect = std::function<Result<std::vector<Tensor>>(const Element&)>;
+
+class BatchFeed {
+ public:
+  virtual ~BatchFeed() = default;
+  // The next element's selected tensors on the device; nullopt at the end
+  // of the input (and on every later call). An error of the input or of
+  // `select` is returned in order, after the batches before it.
+  virtual Result<std::optional<std::vector<DeviceTensor>>> Next() = 0;
+  // The input pipeline's counters (Iterator::stats()).
+  virtual IteratorStats input_stats() const = 0;
+  // The input iterator when the feed reads it only inside Next(), so that
+  // it may be saved between calls (at a batch boundary); null for a feed
+  // that reads ahead on its own thread.
+  virtual Iterator* iterator() = 0;
+};
+
+}  // namespace sluice::nn
+
+#endif  // SLUICE_NN_BATCH_FEED_H_
