@@ -32,14 +32,10 @@ Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const Te
 Result<std::unique_ptr<CapturedTrainStep>> Sequential::CaptureTrainStep(const DeviceTensor& x,
                                                                         const DeviceTensor& y) {
   SLUICE_RETURN_IF_ERROR(CheckCanCapture());
+  SLUICE_RETURN_IF_ERROR(CheckOnModelDevice("CaptureTrainStep", x, y));
   SLUICE_ASSIGN_OR_RETURN(Backend * b, GetBackend(device()));
   std::vector<DeviceTensor> owned;
-  for (const auto& [what, t] : {std::pair{"x", &x}, std::pair{"y", &y}}) {
-    if (t->device() != device()) {
-      return Status::InvalidArgument(std::string("CaptureTrainStep: ") + what + " is on " +
-                                     t->device().ToString() + ", the model on " +
-                                     device().ToString());
-    }
+  for (const DeviceTensor* t : {&x, &y}) {
     SLUICE_ASSIGN_OR_RETURN(DeviceTensor copy, b->Allocate(t->dtype(), t->shape()));
     SLUICE_RETURN_IF_ERROR(b->Copy(*t, &copy));
     owned.push_back(std::move(copy));

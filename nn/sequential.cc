@@ -118,17 +118,23 @@ Result<Sequential::Gradients> Sequential::ComputeGradients(const DeviceTensor& x
   return g;
 }
 
-Status Sequential::ForwardBackward(const DeviceTensor& x, const DeviceTensor& y, Gradients* g,
-                                   DeviceTensor* per_example) {
-  if (!compiled_.loss)
-    return Status::FailedPrecondition("ComputeGradients: compile the model first");
+Status Sequential::CheckOnModelDevice(std::string_view method, const DeviceTensor& x,
+                                      const DeviceTensor& y) const {
   for (const DeviceTensor* t : {&x, &y}) {
     if (t->device() != device()) {
-      return Status::InvalidArgument("ComputeGradients: " + std::string(t == &x ? "x" : "y") +
+      return Status::InvalidArgument(std::string(method) + ": " + (t == &x ? "x" : "y") +
                                      " is on " + t->device().ToString() + ", model " + name() +
                                      " on " + device().ToString());
     }
   }
+  return Status::OK();
+}
+
+Status Sequential::ForwardBackward(const DeviceTensor& x, const DeviceTensor& y, Gradients* g,
+                                   DeviceTensor* per_example) {
+  if (!compiled_.loss)
+    return Status::FailedPrecondition("ComputeGradients: compile the model first");
+  SLUICE_RETURN_IF_ERROR(CheckOnModelDevice("ComputeGradients", x, y));
   set_input_gradient_needed(false);  // x is data
   SLUICE_ASSIGN_OR_RETURN(g->predictions, Forward(x, /*training=*/true));
   if (y.rank() == 0 || (g->predictions.rank() > 0 && y.dim(0) != g->predictions.dim(0))) {

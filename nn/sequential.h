@@ -13,8 +13,9 @@
 //   auto history = model.Fit(train, {.epochs = 5, .validation_data = test});
 //
 // Batches are pipeline Elements: (x, y) as components 0 and 1, or the
-// components FitOptions names. They move to the model's device with
-// Backend::ToDevice (no copy on the CPU).
+// components FitOptions names. Fit and Evaluate move them to the model's
+// device through Backend::Feed (nn/batch_feed.h): in place on the CPU,
+// prefetched on a copy stream of their own on a GPU.
 //
 // A Sequential is a Layer (models nest) and a Trackable whose checkpoint
 // structure is a Keras 3 Sequential's (`_functional/_operations/<i>`, with
@@ -32,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sluice/core/element.h"
@@ -244,6 +246,9 @@ class Sequential : public Layer {
   // InvalidArgument (or FailedPrecondition) unless this model can record
   // a training step now.
   Status CheckCanCapture();
+  // InvalidArgument naming `method` if x or y is not on the model's device.
+  Status CheckOnModelDevice(std::string_view method, const DeviceTensor& x,
+                            const DeviceTensor& y) const;
   // CaptureTrainStep on inputs the recording owns.
   Result<std::unique_ptr<CapturedTrainStep>> CaptureInto(DeviceTensor x, DeviceTensor y);
   // One Fit step: TrainStep, or with `capture` the recorded step (made on

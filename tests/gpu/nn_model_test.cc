@@ -438,6 +438,19 @@ TEST(NnModelOnGpuTest, BridgeErrorsNameTheDevices) {
   EXPECT_EQ(NnBackendStream(*cpu).status().code(), StatusCode::kInvalidArgument);
   SLUICE_ASSERT_OK_AND_ASSIGN(nn::Backend * backend, nn::GetBackend(nn::Device::Gpu(0)));
   SLUICE_ASSERT_OK_AND_ASSIGN(Stream * stream, NnBackendStream(*backend));
+  {
+    // A batch of the CPU backend is not on gpu:0: the capture names it.
+    std::unique_ptr<Model> m = MakeCnn(nn::Device::Gpu(0), 5);
+    SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor x,
+                                cpu->ToDevice(*Tensor::Zeros(DType::kUInt8, Shape{2, 12, 12, 1})));
+    SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor y,
+                                backend->ToDevice(*Tensor::Zeros(DType::kInt64, Shape{2})));
+    Result<std::unique_ptr<nn::CapturedTrainStep>> c = m->model.CaptureTrainStep(x, y);
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(c.status().message()),
+                ::testing::HasSubstr("CaptureTrainStep: x is on cpu:0"));
+    EXPECT_EQ(m->optimizer->iterations(), 0);
+  }
   if (stream->device().is_host()) {
     GTEST_SKIP() << "gpu:0 runs on the host here: every host tensor is on its device";
   }
