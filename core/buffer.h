@@ -71,6 +71,9 @@ class Buffer {
   long use_count() const { return ctl_ ? ctl_->refs.load(std::memory_order_acquire) : 0; }
   // use_count() == 1: nobody else can observe a write to the bytes.
   bool unique() const { return use_count() == 1; }
+  // True if both hold the same allocation (the same reference count): a
+  // view of one keeps the other's bytes alive. False if either is null.
+  bool SameAllocation(const Buffer& other) const { return ctl_ != nullptr && ctl_ == other.ctl_; }
 
  private:
   struct Control;  // derives from internal::BufferControl

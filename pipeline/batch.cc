@@ -1,4 +1,5 @@
-// batch: stacks batch_size consecutive elements.
+// batch: stacks batch_size consecutive elements. A map input places its
+// rows into the batch's buffer (map-and-batch fusion, RowPlacer).
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/stack.h"
 #include "sluice/pipeline/internal/stages.h"
@@ -108,7 +109,14 @@ class BatchNode : public DatasetNode {
   std::string Describe() const override { return name() + "(" + std::to_string(bs_) + ")"; }
   Result<std::unique_ptr<IteratorNode>> MakeIterator(IteratorContext& ctx,
                                                      const IteratorParams& params) const override {
-    SLUICE_ASSIGN_OR_RETURN(auto input, MakeIteratorOf(*inputs()[0], ctx, params));
+    IteratorParams p = params;
+    // Not for batch(huge) over a few elements ("all in one batch"): the
+    // buffer would be sized for bs_ rows.
+    const int64_t n = inputs()[0]->cardinality();
+    if (inputs()[0]->places_rows() && ctx.map_and_batch_fusion() && (n < 0 || n >= bs_)) {
+      p.rows_per_batch = bs_;
+    }
+    SLUICE_ASSIGN_OR_RETURN(auto input, MakeIteratorOf(*inputs()[0], ctx, p));
     return std::unique_ptr<IteratorNode>(
         std::make_unique<BatchIterator>(ctx, *this, std::move(input), bs_, o_));
   }

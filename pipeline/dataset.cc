@@ -141,6 +141,7 @@ void MergeOptions(const pi::DatasetNode& n, Options& o) {
     if (!o.cpu_budget) o.cpu_budget = own->cpu_budget;
     if (!o.ram_budget) o.ram_budget = own->ram_budget;
     if (!o.autotune) o.autotune = own->autotune;
+    if (!o.map_and_batch_fusion) o.map_and_batch_fusion = own->map_and_batch_fusion;
   }
   for (const auto& in : n.inputs()) MergeOptions(*in, o);
 }

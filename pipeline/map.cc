@@ -1,6 +1,9 @@
 // map (sequential, or parallel through AsyncMapIterator) and prefetch.
+// Followed by batch, map places its outputs into the batch's buffers
+// (RowPlacer) when the results come in order.
 #include "sluice/pipeline/internal/async_map.h"
 #include "sluice/pipeline/internal/errors.h"
+#include "sluice/pipeline/internal/row_placer.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
 
@@ -26,17 +29,34 @@ Result<Element> ApplyMap(const MapFn& fn, const std::optional<ElementSpec>& spec
   return out;
 }
 
+// ApplyMap, then the output placed into its batch's buffer (if `placer`).
+Result<Element> ApplyAndPlace(const MapFn& fn, const std::optional<ElementSpec>& spec,
+                              const std::string& stage, RowPlacer* placer, Element in,
+                              const MapContext& mc) {
+  Result<Element> out = ApplyMap(fn, spec, stage, std::move(in), mc);
+  if (placer != nullptr) {
+    if (out.ok()) {
+      placer->Place(mc.index, *out);
+    } else {
+      placer->Skip(mc.index);
+    }
+  }
+  return out;
+}
+
 class SyncMapIterator : public IteratorNode {
  public:
   SyncMapIterator(IteratorContext& ctx, const DatasetNode& node,
                   std::unique_ptr<IteratorNode> input, const MapFn& fn,
-                  const std::optional<ElementSpec>& spec, uint64_t seed)
+                  const std::optional<ElementSpec>& spec, uint64_t seed,
+                  std::unique_ptr<RowPlacer> placer)
       : IteratorNode(&ctx, ctx.CountersFor(&node)),
         node_(node),
         input_(std::move(input)),
         fn_(fn),
         spec_(spec),
-        seed_(seed) {}
+        seed_(seed),
+        placer_(std::move(placer)) {}
 
   Status Save(StateWriter& w) override {
     w.Tag("map");
@@ -62,7 +82,7 @@ class SyncMapIterator : public IteratorNode {
     MapContext mc{index_++, seed_, &ctx()->cancel_flag()};
     Result<Element> out = [&] {
       WorkTimer timer(this);
-      return ApplyMap(fn_, spec_, node_.name(), std::move(*in), mc);
+      return ApplyAndPlace(fn_, spec_, node_.name(), placer_.get(), std::move(*in), mc);
     }();
     if (!out.ok()) return out.status();
     return std::optional<Element>(std::move(out).value());
@@ -74,6 +94,7 @@ class SyncMapIterator : public IteratorNode {
   const MapFn& fn_;
   const std::optional<ElementSpec>& spec_;
   const uint64_t seed_;
+  const std::unique_ptr<RowPlacer> placer_;  // null: not fused with a batch
   int64_t index_ = 0;
 };
 
@@ -93,6 +114,7 @@ class MapNode : public DatasetNode {
            ")";
   }
   bool random_access() const override { return inputs()[0]->random_access(); }
+  bool places_rows() const override { return true; }
   Result<Element> Get(IteratorContext& ctx, int64_t i) const override {
     SLUICE_ASSIGN_OR_RETURN(Element in, inputs()[0]->Get(ctx, i));
     MapContext mc{i, ctx.StageSeed(this, std::nullopt), &ctx.cancel_flag()};
@@ -101,22 +123,31 @@ class MapNode : public DatasetNode {
 
   Result<std::unique_ptr<IteratorNode>> MakeIterator(IteratorContext& ctx,
                                                      const IteratorParams& params) const override {
-    SLUICE_ASSIGN_OR_RETURN(auto input, MakeIteratorOf(*inputs()[0], ctx, params));
+    IteratorParams inner = params;
+    inner.rows_per_batch = 0;  // for this stage only
+    SLUICE_ASSIGN_OR_RETURN(auto input, MakeIteratorOf(*inputs()[0], ctx, inner));
     const uint64_t seed = ctx.StageSeed(this, std::nullopt);
+    const bool deterministic = options_.deterministic.value_or(ctx.deterministic());
+    // Rows land in their batch slots only if they come out in input order.
+    std::unique_ptr<RowPlacer> placer;
+    if (params.rows_per_batch > 0 && (options_.parallelism == 1 || deterministic)) {
+      placer = std::make_unique<RowPlacer>(params.rows_per_batch);
+    }
     if (options_.parallelism == 1) {
       return std::unique_ptr<IteratorNode>(std::make_unique<SyncMapIterator>(
-          ctx, *this, std::move(input), fn_, options_.output_spec, seed));
+          ctx, *this, std::move(input), fn_, options_.output_spec, seed, std::move(placer)));
     }
     AsyncMapConfig c;
     const std::string stage = name();
     const MapFn* fn = &fn_;
     const std::optional<ElementSpec>* spec = &options_.output_spec;
-    c.fn = [fn, spec, stage](Element e, const MapContext& mc) {
-      return ApplyMap(*fn, *spec, stage, std::move(e), mc);
+    std::shared_ptr<RowPlacer> shared_placer = std::move(placer);
+    c.fn = [fn, spec, stage, shared_placer](Element e, const MapContext& mc) {
+      return ApplyAndPlace(*fn, *spec, stage, shared_placer.get(), std::move(e), mc);
     };
     c.parallelism = options_.parallelism;
     c.buffer_size = 0;
-    c.deterministic = options_.deterministic.value_or(ctx.deterministic());
+    c.deterministic = deterministic;
     c.seed = seed;
     c.name = stage;
     c.tag = "parallel_map";

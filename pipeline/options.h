@@ -46,6 +46,12 @@ struct Options {
   // Run the autotuner (default true). Off: kAutotune parameters stay at
   // their starting values.
   std::optional<bool> autotune;
+  // Map-and-batch fusion (default true, as tf.data's
+  // experimental_optimization.map_and_batch_fusion): a map directly
+  // followed by batch copies its big outputs into the batch's buffer on its
+  // own workers, and the batch copies nothing. The results are the same
+  // either way; off, batch copies every row itself.
+  std::optional<bool> map_and_batch_fusion;
 };
 
 struct MapOptions {

@@ -6,6 +6,7 @@
 //
 //   sluice_cases --case decode|fused|read|parse --files GLOB [--cores N]
 //       [--seconds 10] [--warmup 3] [--batch B] [--parallel-reads N]
+//       [--fusion 0|1]
 //   sluice_cases --make-records PREFIX [--count 400000] [--shards 4]
 //
 // decode: TFRecords of `sluice convert images` -> map(parse, full decode,
@@ -23,6 +24,8 @@
 // Image shards are read in parallel (num_parallel_reads = kAutotune), small
 // records one file at a time (--parallel-reads N overrides); the dataset
 // repeats forever, and with_options caps the CPU budget at --cores.
+// --fusion 0 turns map-and-batch fusion off (Options::map_and_batch_fusion),
+// to measure what it brings.
 // --batch 1 in the read case iterates record by record (no batch).
 #include <chrono>
 #include <cstdio>
@@ -58,6 +61,7 @@ struct Args {
   int64_t count = 400000;
   int shards = 4;
   int64_t parallel_reads = 0;  // 0: the case's default
+  int fusion = 1;              // Options::map_and_batch_fusion
 };
 
 constexpr char kProgram[] = "sluice_cases";
@@ -77,6 +81,7 @@ Args ParseArgs(int argc, char** argv) {
       .Add("--count", &a.count)
       .Add("--shards", &a.shards)
       .Add("--parallel-reads", &a.parallel_reads)
+      .Add("--fusion", &a.fusion)
       .Parse(argc, argv);
   return a;
 }
@@ -221,6 +226,7 @@ int Run(const Args& a) {
   Dataset ds = CasePipeline(a, records, &batch);
   Options options;
   if (a.cores > 0) options.cpu_budget = a.cores;
+  options.map_and_batch_fusion = a.fusion != 0;
   ds = ds.with_options(options);
   if (!ds.status().ok()) Die(ds.status().ToString());
   Result<Iterator> it = ds.iterator();

@@ -134,6 +134,7 @@ IteratorContext::IteratorContext(const Options& o)
       seed_(o.seed ? *o.seed : RandomSeed()),
       deterministic_(o.deterministic.value_or(true)),
       autotune_(o.autotune.value_or(true)),
+      map_and_batch_fusion_(o.map_and_batch_fusion.value_or(true)),
       start_ns_(NowNs()),
       memory_(o.ram_budget.value_or(DefaultRamBudget())) {
   EnsureWorkers(max_threads_);

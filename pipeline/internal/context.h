@@ -119,6 +119,7 @@ class IteratorContext {
   uint64_t seed() const { return seed_; }
   bool deterministic() const { return deterministic_; }
   bool autotune() const { return autotune_; }
+  bool map_and_batch_fusion() const { return map_and_batch_fusion_; }
   MemoryBudget& memory() { return memory_; }
 
   tbb::task_arena& arena() { return *arena_; }
@@ -179,6 +180,7 @@ class IteratorContext {
   const uint64_t seed_;
   const bool deterministic_;
   const bool autotune_;
+  const bool map_and_batch_fusion_;
   const int64_t start_ns_;
   MemoryBudget memory_;
   std::atomic<bool> cancelled_{false};

@@ -49,6 +49,10 @@ struct IteratorParams {
   // Which iteration this is: counts iterator() calls on the root and repeat
   // epochs, mixed; shuffles with reshuffle_each_iteration seed from it.
   uint64_t iteration = 0;
+  // Set by batch(n) for its direct input when that input places_rows(),
+  // and by nothing else: n, so the map can write its outputs into batch
+  // buffers (RowPlacer). A node that gets it does not pass it on.
+  int64_t rows_per_batch = 0;
 };
 
 class IteratorNode {
@@ -150,6 +154,8 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
   // Random access, for global_shuffle and record-level shard: element i of
   // one pass, computed without reading the others. Default: unsupported.
   virtual bool random_access() const { return false; }
+  // True if the node's iterator honours IteratorParams::rows_per_batch.
+  virtual bool places_rows() const { return false; }
   // REQUIRES: random_access(), 0 <= i < cardinality(). `seed` is the
   // pipeline seed (for random maps).
   virtual Result<Element> Get(IteratorContext& /*ctx*/, int64_t /*i*/) const {

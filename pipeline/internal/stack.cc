@@ -3,10 +3,34 @@
 #include <oneapi/tbb/parallel_for.h>
 
 #include <cstring>
+#include <optional>
 
 #include "sluice/pipeline/element_spec.h"
 
 namespace sluice::pipeline_internal {
+namespace {
+
+// The batch as a view, if component `c` of the rows already lies back to
+// back in one allocation in order (rows a fused map placed into a batch
+// buffer, or slices of one batch); nullopt otherwise.
+std::optional<Tensor> JoinAdjacentRows(const std::vector<Element>& rows, size_t c,
+                                       const Shape& shape, size_t row_bytes) {
+  const Tensor& first = rows[0][c];
+  if (row_bytes == 0 || !first.buffer()) return std::nullopt;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const Tensor& t = rows[i][c];
+    if (!t.buffer().SameAllocation(first.buffer()) ||
+        t.buffer_offset() != first.buffer_offset() + i * row_bytes) {
+      return std::nullopt;
+    }
+  }
+  Result<Tensor> t =
+      Tensor::FromBuffer(first.dtype(), shape, first.buffer(), first.buffer_offset());
+  if (!t.ok()) return std::nullopt;
+  return std::move(t).value();
+}
+
+}  // namespace
 
 Result<Tensor> StackComponent(const std::vector<Element>& rows, size_t c, const std::string& stage,
                               bool parallel) {
@@ -40,8 +64,9 @@ Result<Tensor> StackComponent(const std::vector<Element>& rows, size_t c, const 
     }
     return out;
   }
-  SLUICE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(first.dtype(), shape));
   const size_t row_bytes = first.byte_size();
+  if (std::optional<Tensor> joined = JoinAdjacentRows(rows, c, shape, row_bytes)) return *joined;
+  SLUICE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(first.dtype(), shape));
   char* base = static_cast<char*>(out.raw_data());
   auto copy = [&](size_t i) {
     if (row_bytes) std::memcpy(base + i * row_bytes, rows[i][c].raw_data(), row_bytes);

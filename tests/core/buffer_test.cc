@@ -31,6 +31,9 @@ TEST(BufferTest, ZeroedAndShared) {
   Buffer b = a;
   EXPECT_EQ(a.use_count(), 2);
   EXPECT_EQ(b.data(), a.data());
+  EXPECT_TRUE(b.SameAllocation(a));
+  EXPECT_FALSE(b.SameAllocation(*Buffer::AllocateZeroed(100)));
+  EXPECT_FALSE(Buffer().SameAllocation(Buffer()));
   b.data()[3] = 7;
   EXPECT_EQ(a.data()[3], 7);
   Buffer c = std::move(b);

@@ -1,0 +1,99 @@
+#include "sluice/pipeline/internal/row_placer.h"
+
+#include <cstring>
+#include <utility>
+
+namespace sluice::pipeline_internal {
+
+RowPlacer::Open& RowPlacer::OpenLocked(int64_t b) {
+  auto it = open_.find(b);
+  if (it != open_.end()) return it->second;
+  // Batches left open by elements that never came (a restore, the end of
+  // the input): let the oldest go.
+  while (open_.size() >= kMaxOpen) open_.erase(open_.begin());
+  Open& o = open_[b];
+  open_count_.store(open_.size(), std::memory_order_relaxed);
+  return o;
+}
+
+void RowPlacer::SeenLocked(int64_t b) {
+  auto it = open_.find(b);
+  if (it != open_.end() && ++it->second.seen >= rows_) {
+    open_.erase(it);
+    open_count_.store(open_.size(), std::memory_order_relaxed);
+  }
+}
+
+void RowPlacer::Place(int64_t index, Element& e) {
+  if (index < 0) return;
+  bool any = false;
+  for (size_t c = 0; c < e.size(); ++c) {
+    any = any || (e[c].dtype() != DType::kString && e[c].byte_size() >= kMinBytes);
+  }
+  const int64_t b = index / rows_;
+  const auto row = static_cast<size_t>(index % rows_);
+  struct Target {
+    size_t component;
+    Buffer buffer;
+  };
+  if (!any) {
+    // Nothing to place: only an open batch needs the count (an element
+    // whose first rows were placed); the common case takes no lock.
+    if (open_count_.load(std::memory_order_relaxed) == 0) return;
+    std::lock_guard<std::mutex> l(mu_);
+    SeenLocked(b);
+    return;
+  }
+  std::vector<Target> targets;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    Open& o = OpenLocked(b);
+    if (o.columns.size() < e.size()) o.columns.resize(e.size());
+    for (size_t c = 0; c < e.size(); ++c) {
+      const Tensor& t = e[c];
+      if (t.dtype() == DType::kString || t.byte_size() < kMinBytes) continue;
+      Column& col = o.columns[c];
+      if (!col.tried) {  // the batch's first row of this component
+        col.tried = true;
+        col.dtype = t.dtype();
+        col.shape = t.shape();
+        size_t bytes = 0;
+        if (!__builtin_mul_overflow(t.byte_size(), static_cast<size_t>(rows_), &bytes) &&
+            bytes <= kMaxBatchBytes) {
+          Result<Buffer> buf = Buffer::Allocate(bytes);
+          if (buf.ok()) {
+            col.buffer = std::move(buf).value();
+            col.used.assign(static_cast<size_t>(rows_), false);
+          }
+        }
+      }
+      if (!col.buffer || col.used[row] || col.dtype != t.dtype() || !(col.shape == t.shape())) {
+        continue;
+      }
+      col.used[row] = true;
+      targets.push_back({c, col.buffer});
+    }
+    SeenLocked(b);
+  }
+  for (Target& t : targets) {
+    Tensor& src = e[t.component];
+    const size_t bytes = src.byte_size();
+    const size_t offset = row * bytes;
+    std::memcpy(t.buffer.data() + offset, src.raw_data(), bytes);
+    Result<Tensor> view = Tensor::FromBuffer(src.dtype(), src.shape(), std::move(t.buffer), offset);
+    if (view.ok()) src = std::move(view).value();
+  }
+}
+
+void RowPlacer::Skip(int64_t index) {
+  if (index < 0 || open_count_.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard<std::mutex> l(mu_);
+  SeenLocked(index / rows_);
+}
+
+size_t RowPlacer::open() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return open_.size();
+}
+
+}  // namespace sluice::pipeline_internal
