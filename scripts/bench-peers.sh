@@ -309,14 +309,21 @@ run_system() {
 # Other processes' CPU use during the runs: busy CPU time in /proc/stat
 # minus our children's CPU time.
 busy_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+# Time the hypervisor gave our vCPUs to other guests (a VM's neighbours).
+steal_jiffies() { awk '/^cpu / { print $9 }' /proc/stat; }
+# Sets the variable named $1 to our children's CPU seconds so far. Not called
+# as $(...): in that subshell `times` would report the subshell's children
+# (none), and every run of ours would count as another process's load.
 children_seconds() {
-  times | tail -1 | awk '{ s = 0; for (i = 1; i <= 2; ++i) { split($i, p, /[ms]/); s += p[1] * 60 + p[2] } print s }'
+  times > "$WORK/times.txt"
+  printf -v "$1" '%s' "$(tail -1 "$WORK/times.txt" |
+    awk '{ s = 0; for (i = 1; i <= 2; ++i) { split($i, p, /[ms]/); s += p[1] * 60 + p[2] } print s }')"
 }
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 ( while true; do cut -d' ' -f1 /proc/loadavg; sleep 2; done ) > "$WORK/load.txt" &
 sampler=$!
 trap 'kill "$sampler" 2>/dev/null || true' EXIT
-busy0=$(busy_jiffies); kids0=$(children_seconds); wall0=$(date +%s.%N)
+busy0=$(busy_jiffies); steal0=$(steal_jiffies); children_seconds kids0; wall0=$(date +%s.%N)
 
 for no in $CASES; do
   systems=()
@@ -335,10 +342,12 @@ for no in $CASES; do
   done
 done
 
-busy1=$(busy_jiffies); kids1=$(children_seconds); wall1=$(date +%s.%N)
+busy1=$(busy_jiffies); steal1=$(steal_jiffies); children_seconds kids1; wall1=$(date +%s.%N)
 kill "$sampler" 2>/dev/null || true
 other_cpu=$(awk -v b0="$busy0" -v b1="$busy1" -v k0="$kids0" -v k1="$kids1" -v w0="$wall0" -v w1="$wall1" \
   -v hz="$(getconf CLK_TCK)" 'BEGIN { o = ((b1 - b0) / hz - (k1 - k0)) / (w1 - w0); if (o < 0) o = 0; printf "%.2f", o }')
+steal_cpu=$(awk -v s0="$steal0" -v s1="$steal1" -v w0="$wall0" -v w1="$wall1" \
+  -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (s1 - s0) / hz / (w1 - w0) }')
 load_max=$(sort -g "$WORK/load.txt" | tail -1)
 
 # --- Table ----------------------------------------------------------------------
@@ -350,6 +359,6 @@ export RESULTS=$results ROUNDS DURATION WARMUP CORES PERF_MD n_images RECORDS
 export META_CPU="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs online, $CORES used (taskset -c $cpus)"
 export META_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 export META_VERSIONS="sluice $rev, g++ $(g++ -dumpfullversion), TensorFlow $tf_version, torch $torch_version, libjpeg-turbo $(dpkg-query -W -f '${Version}' libturbojpeg0 2>/dev/null || echo '?')"
-export META_COMMAND=$command_line META_LOAD_BEFORE=$load_before META_LOAD_MAX=$load_max META_OTHER_CPU=$other_cpu
+export META_COMMAND=$command_line META_LOAD_BEFORE=$load_before META_LOAD_MAX=$load_max META_OTHER_CPU=$other_cpu META_STEAL_CPU=$steal_cpu
 export META_TORCH_NOTE=$torch_note
 python3 "$root/bench/peers/peers_table.py"
