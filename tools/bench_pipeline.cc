@@ -235,6 +235,9 @@ Result<BenchPipelineSpec> ReadBenchSpec(const std::string& path) {
         return SpecError(path, "\"cores\" is a number >= 1");
       }
       spec.cores = v.get<int>();
+    } else if (key == "map_and_batch_fusion") {
+      if (!v.is_boolean()) return SpecError(path, "\"map_and_batch_fusion\" is true or false");
+      spec.map_and_batch_fusion = v.get<bool>();
     } else if (key == "seed") {
       if (!v.is_number_unsigned()) return SpecError(path, "\"seed\" is a number >= 0");
       spec.seed = v.get<uint64_t>();
@@ -279,8 +282,9 @@ Result<BenchPipelineSpec> ReadBenchSpec(const std::string& path) {
         spec.stages.push_back(std::move(stage));
       }
     } else {
-      return SpecError(
-          path, "unknown key \"" + key + "\" (expected source, stages, parallelism, cores, seed)");
+      return SpecError(path, "unknown key \"" + key +
+                                 "\" (expected source, stages, parallelism, cores, seed, "
+                                 "map_and_batch_fusion)");
     }
   }
   if (spec.path.empty()) return SpecError(path, "no \"source\"");
@@ -303,7 +307,13 @@ std::string DescribeBenchPipeline(const BenchPipelineSpec& spec) {
     switch (s.kind) {
       case BenchStage::kMap: d += " -> " + MapName(s); break;
       case BenchStage::kShuffle: d += fmt::format(" -> shuffle({})", s.n); break;
-      case BenchStage::kBatch: d += fmt::format(" -> batch({})", s.n); break;
+      case BenchStage::kBatch:
+        d += fmt::format(" -> batch({})", s.n);
+        // Fused when a map feeds it (docs/pipeline.md); say so when off.
+        if (!spec.map_and_batch_fusion && i > 0 && spec.stages[i - 1].kind == BenchStage::kMap) {
+          d += " [no map-and-batch fusion]";
+        }
+        break;
       case BenchStage::kPrefetch:
         d += s.n == kAutotune ? " -> prefetch(autotune)" : fmt::format(" -> prefetch({})", s.n);
         break;
@@ -392,6 +402,7 @@ Result<Dataset> BuildBenchPipeline(const BenchPipelineSpec& spec) {
   Options options;
   options.seed = spec.seed;
   if (spec.cores > 0) options.cpu_budget = spec.cores;
+  if (!spec.map_and_batch_fusion) options.map_and_batch_fusion = false;
   ds = ds.with_options(options);
   SLUICE_RETURN_IF_ERROR(ds.status());
   return ds;

@@ -2,7 +2,7 @@
 // by a small JSON spec file, and built into a Dataset.
 //
 //   {"source": {"tfrecord": "data/train-*.tfrecord"},
-//    "parallelism": "autotune", "cores": 4,
+//    "parallelism": "autotune", "cores": 4, "map_and_batch_fusion": true,
 //    "stages": [{"shuffle": 1000}, {"map": "decode"}, {"resize": [224, 224]},
 //               {"flip": true}, {"normalize": true}, {"batch": 128},
 //               {"prefetch": "autotune"}]}
@@ -50,6 +50,7 @@ struct BenchPipelineSpec {
   int64_t parallelism = kAutotune;  // of parse/read and map stages
   int cores = 0;                    // cpu_budget; 0: the default
   uint64_t seed = 1;
+  bool map_and_batch_fusion = true;  // Options::map_and_batch_fusion
 };
 
 // "WxH" -> width, height (each 1..65500); false if malformed.

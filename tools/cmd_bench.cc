@@ -31,6 +31,7 @@ struct BenchFlags {
   int64_t epochs = 0;
   std::string json, trace, sweep;
   uint64_t seed = 1;
+  bool no_fusion = false;
   // What the command line gave explicitly (CLI11 counts), for --spec.
   std::vector<std::string> shape_given;  // pipeline-shape flags, e.g. "--batch"
   bool parallelism_given = false, seed_given = false;
@@ -85,6 +86,7 @@ Result<BenchPipelineSpec> SpecFromFlags(const BenchFlags& f) {
   }
   if (f.spec.empty() || f.seed_given) spec.seed = f.seed;
   if (f.cores > 0) spec.cores = f.cores;
+  if (f.no_fusion) spec.map_and_batch_fusion = false;
   return spec;
 }
 
@@ -373,6 +375,10 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
                   "CPU budget of the pipeline (default: all the CPUs this process may use)")
       ->type_name("N")
       ->check(Range(1, 4096));
+  run->add_flag(
+      "--no-fusion", f->no_fusion,
+      "Turn map-and-batch fusion off: batch copies every row itself (on by default, a map "
+      "feeding batch writes its rows into the batch's buffer; docs/pipeline.md)");
   CLI::Option* seed_opt =
       run->add_option("--seed", f->seed, "Seed of the shuffle and the random crops and flips")
           ->type_name("N")

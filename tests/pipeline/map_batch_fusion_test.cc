@@ -187,6 +187,20 @@ TEST(MapBatchFusionTest, AnErrorShiftsTheRowsAndResultsStayTheSame) {
   EXPECT_EQ(sum, 40 * 39 / 2);
 }
 
+TEST(MapBatchFusionTest, OptionsBetweenMapAndBatchKeepItAndSayWhatIsSet) {
+  // with_options passes the fusion through (map -> with_options -> batch),
+  // and its description lists the fields it sets.
+  Dataset ds = Dataset::range(9)
+                   .map([](Element e) -> Result<Element> { return BigRow(e[0].scalar<int64_t>()); },
+                        {.parallelism = 2})
+                   .with_options({.seed = 5, .map_and_batch_fusion = true})
+                   .batch(3);
+  EXPECT_NE(ds.DebugString().find("options(seed=5, map_and_batch_fusion=true) -> batch(3)"),
+            std::string::npos)
+      << ds.DebugString();
+  EXPECT_EQ(ReadAll(ds), ReadAll(BigRows(9, 1, 3, false)));
+}
+
 TEST(MapBatchFusionTest, MismatchedShapesAreStillNamed) {
   Dataset ds = Dataset::range(4)
                    .map([](Element e) -> Result<Element> {

@@ -180,6 +180,29 @@ TEST_F(BenchCliTest, SpecAndFlags) {
     }
   }
 
+  // --no-fusion (or the spec's "map_and_batch_fusion": false) gives the
+  // same batches, with batch copying the rows itself.
+  r = Sluice(dir_,
+             "bench --spec spec.json --no-fusion --cores 1 --epochs 1 --warmup 0 --json o4.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("batch(3) [no map-and-batch fusion]"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("options(seed=3, cpu_budget=1, map_and_batch_fusion=false)"),
+            std::string::npos)
+      << r.out;
+  j = json::parse(ReadFileOrDie(dir_.file("o4.json")));
+  EXPECT_EQ(j["batches"], 4);
+  WriteFileOrDie(dir_.file("nofusion.json"), R"({
+    "source": {"tfrecord": "recs/*.tfrecord"}, "map_and_batch_fusion": false,
+    "stages": [{"map": "decode"}, {"resize": [8, 8]}, {"batch": 3}]})");
+  r = Sluice(dir_, "bench --spec nofusion.json --epochs 1 --warmup 0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("[no map-and-batch fusion]"), std::string::npos) << r.err;
+  WriteFileOrDie(dir_.file("badfusion.json"), R"({
+    "source": {"tfrecord": "recs/*.tfrecord"}, "map_and_batch_fusion": "no"})");
+  r = Sluice(dir_, "bench --spec badfusion.json --epochs 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("\"map_and_batch_fusion\" is true or false"), std::string::npos) << r.err;
+
   r = Sluice(dir_, "bench --spec spec.json --epochs 1 --duration 3");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--duration"), std::string::npos) << r.err;
