@@ -4,6 +4,13 @@
 #include <utility>
 
 namespace sluice::pipeline_internal {
+namespace {
+
+bool Placeable(const Tensor& t) {
+  return t.dtype() != DType::kString && t.byte_size() >= RowPlacer::kMinBytes;
+}
+
+}  // namespace
 
 RowPlacer::Open& RowPlacer::OpenLocked(int64_t b) {
   auto it = open_.find(b);
@@ -27,15 +34,9 @@ void RowPlacer::SeenLocked(int64_t b) {
 void RowPlacer::Place(int64_t index, Element& e) {
   if (index < 0) return;
   bool any = false;
-  for (size_t c = 0; c < e.size(); ++c) {
-    any = any || (e[c].dtype() != DType::kString && e[c].byte_size() >= kMinBytes);
-  }
+  for (size_t c = 0; c < e.size() && !any; ++c) any = Placeable(e[c]);
   const int64_t b = index / rows_;
   const auto row = static_cast<size_t>(index % rows_);
-  struct Target {
-    size_t component;
-    Buffer buffer;
-  };
   if (!any) {
     // Nothing to place: only an open batch needs the count (an element
     // whose first rows were placed); the common case takes no lock.
@@ -44,6 +45,10 @@ void RowPlacer::Place(int64_t index, Element& e) {
     SeenLocked(b);
     return;
   }
+  struct Target {
+    size_t component;
+    Buffer buffer;
+  };
   std::vector<Target> targets;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -51,7 +56,7 @@ void RowPlacer::Place(int64_t index, Element& e) {
     if (o.columns.size() < e.size()) o.columns.resize(e.size());
     for (size_t c = 0; c < e.size(); ++c) {
       const Tensor& t = e[c];
-      if (t.dtype() == DType::kString || t.byte_size() < kMinBytes) continue;
+      if (!Placeable(t)) continue;
       Column& col = o.columns[c];
       if (!col.tried) {  // the batch's first row of this component
         col.tried = true;

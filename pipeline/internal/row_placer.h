@@ -17,11 +17,13 @@
 // out is never overwritten.
 //
 // Only components of at least kMinBytes are placed (copying small ones is
-// cheap anywhere), numeric only, in batches of at most kMaxBatchBytes. The buffer of a batch is
-// allocated by its first element, with that element's dtype and shape per component; rows that
-// differ are left in their own buffers (batch then reports the mismatch as usual). Buffers are let
-// go when all n elements were seen, or when more than kMaxOpen batches are open (the oldest first):
-// memory stays within what the unfused stages would hold.
+// cheap anywhere), numeric only, in batches of at most kMaxBatchBytes. The
+// buffer of a batch is allocated by its first element, with that element's
+// dtype and shape per component; rows that differ are left in their own
+// buffers (batch then reports the mismatch as usual). Buffers are let go
+// when all n elements were seen, or when more than kMaxOpen batches are
+// open (the oldest first): memory stays within what the unfused stages
+// would hold.
 //
 // Thread-safe: workers call Place concurrently.
 #ifndef SLUICE_PIPELINE_INTERNAL_ROW_PLACER_H_
