@@ -6,6 +6,7 @@
 
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/internal/image_dims.h"
+#include "sluice/ops/internal/row_ops.h"
 
 namespace sluice::ops {
 namespace {
@@ -19,19 +20,21 @@ void ReversePixels(const uint8_t* src, int64_t n, int64_t pixel_bytes, uint8_t* 
   const int64_t P = kP > 0 ? kP : pixel_bytes;
   const uint8_t* s = src + (n - 1) * P;
   int64_t x = 0;
-  if constexpr (kP == 3) {
-    // 4-byte moves: each also writes the next pixel's first byte, which the
-    // next move rewrites. The first source pixel (the row's last) and the
-    // last destination pixel stay 3-byte moves, inside their rows.
+  if constexpr (kP == 3 || kP == 12) {
+    // Moves of one power of two wider (4 bytes for uint8 RGB, 16 for float
+    // RGB): each also writes the start of the next destination pixel, which
+    // the next move rewrites. The first source pixel (the row's last) and
+    // the last destination pixel keep exact moves, inside their rows.
+    constexpr int64_t kWide = kP == 3 ? 4 : 16;
     if (n > 1) {
-      std::memcpy(dst, s, 3);
-      for (x = 1, s -= 3, dst += 3; x + 1 < n; ++x, s -= 3, dst += 3) std::memcpy(dst, s, 4);
+      std::memcpy(dst, s, P);
+      for (x = 1, s -= P, dst += P; x + 1 < n; ++x, s -= P, dst += P) std::memcpy(dst, s, kWide);
     }
   }
   for (; x < n; ++x, s -= P, dst += P) std::memcpy(dst, s, P);
 }
 
-void ReverseRow(const uint8_t* src, int64_t n, int64_t pixel_bytes, uint8_t* dst) {
+void ReverseAnyRow(const uint8_t* src, int64_t n, int64_t pixel_bytes, uint8_t* dst) {
   switch (pixel_bytes) {
     case 1: return ReversePixels<1>(src, n, 1, dst);
     case 2: return ReversePixels<2>(src, n, 2, dst);
@@ -53,7 +56,7 @@ void FlipOne(const Tensor& image, const ImageDims& d, int64_t b, bool left_right
   uint8_t* dst = out + b * d.height * row;
   for (int64_t y = 0; y < d.height; ++y) {
     if (left_right) {
-      ReverseRow(src + y * row, d.width, pixel, dst + y * row);
+      ReverseAnyRow(src + y * row, d.width, pixel, dst + y * row);
     } else if (row > 0) {
       std::memcpy(dst + y * row, src + (d.height - 1 - y) * row, row);
     }
@@ -114,7 +117,7 @@ void FlipInPlace(Tensor& image, const ImageDims& d, bool left_right) {
   for (int64_t y = 0; y < (left_right ? d.height : d.height / 2); ++y) {
     uint8_t* a = base + y * row;
     if (left_right) {
-      ReverseRow(a, d.width, pixel, line.data());
+      ReverseAnyRow(a, d.width, pixel, line.data());
       std::memcpy(a, line.data(), line.size());
     } else {
       uint8_t* b = base + (d.height - 1 - y) * row;
@@ -187,3 +190,11 @@ Result<Tensor> Rot90(const Tensor& image, int64_t k) {
 }
 
 }  // namespace sluice::ops
+
+namespace sluice::ops_internal {
+
+void ReverseRow(const uint8_t* src, int64_t n, int64_t pixel_bytes, uint8_t* dst) {
+  ops::ReverseAnyRow(src, n, pixel_bytes, dst);
+}
+
+}  // namespace sluice::ops_internal

@@ -40,11 +40,12 @@ struct Session {
 
 // Where decoded rows go: into *tensor (allocated here if `allocate`, else
 // checked), or, with `region`, into a buffer of whole decoded rows that the
-// region views (jpeg_region.h).
+// region views (jpeg_region.h), or, with `rows`, band by band to a function.
 struct Sink {
   Tensor* tensor = nullptr;
   bool allocate = false;
   ops_internal::JpegRegion* region = nullptr;
+  const ops_internal::JpegRowsFn* rows = nullptr;  // whole images only
 };
 
 struct HeaderArgs {
@@ -188,6 +189,31 @@ bool IncompleteProgressive(j_decompress_ptr cinfo) {
   return false;
 }
 
+// The data ended (libjpeg suspended) after `done` of `rows` rows: TF's
+// acceptable_fraction rule. OK means: keep what was decoded, zeros below.
+Status CheckTruncated(const Session& s, const DecodeJpegOptions& o, uint32_t done, uint32_t rows) {
+  const double fraction = static_cast<double>(done) / rows;
+  if (o.strict || fraction < o.acceptable_fraction) {
+    return Status::InvalidArgument(s.where + ": premature end of JPEG data after row " +
+                                   std::to_string(done) + " of " + std::to_string(rows) +
+                                   " (truncated)");
+  }
+  return Status::OK();
+}
+
+// After a whole image's rows: reads up to EOI; in strict mode warnings there
+// are errors too. If the data ends right after the last scan (no EOI, yet
+// every row decoded), finishing suspends: accepted, as TF ignores it,
+// unless strict.
+Status FinishWhole(Session* s, const DecodeJpegOptions& o) {
+  FinishArgs finish{&s->d->cinfo, FALSE};
+  if (!JpegCall(&s->d->err, Finish, &finish)) return JpegError(s->d->err, s->where);
+  if (!finish.finished && o.strict) {
+    return Status::InvalidArgument(s->where + ": the data ends before the EOI marker");
+  }
+  return Status::OK();
+}
+
 // Decodes `window` (or the whole image) of the image opened in `s` into out.
 Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window, const Sink& sink) {
   JpegDecompressor* d = s->d;
@@ -269,27 +295,64 @@ Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window,
   ops_internal::ReadRowsArgs read{cinfo, &plan, out_rows, out_stride, scratch, discard, out_h, 0};
   if (!JpegCall(&d->err, ops_internal::ReadRows, &read)) return JpegError(d->err, s->where);
   if (read.done < out_h) {
-    // The data ended (libjpeg suspended): TF's acceptable_fraction rule.
-    const double fraction = static_cast<double>(read.done) / out_h;
-    if (o.strict || fraction < o.acceptable_fraction) {
-      return Status::InvalidArgument(s->where + ": premature end of JPEG data after row " +
-                                     std::to_string(read.done) + " of " + std::to_string(out_h) +
-                                     " (truncated)");
-    }
+    SLUICE_RETURN_IF_ERROR(CheckTruncated(*s, o, read.done, out_h));
     std::memset(read.out + read.done * read.stride, 0, (out_h - read.done) * read.stride);
     return Status::OK();
   }
-  if (window == nullptr) {
-    // Reads up to EOI; in strict mode warnings there are errors too. If the
-    // data ends right after the last scan (no EOI, yet every row decoded),
-    // finishing suspends: accepted, as TF ignores it, unless strict.
-    FinishArgs finish{cinfo, FALSE};
-    if (!JpegCall(&d->err, Finish, &finish)) return JpegError(d->err, s->where);
-    if (!finish.finished && o.strict) {
-      return Status::InvalidArgument(s->where + ": the data ends before the EOI marker");
-    }
+  return window == nullptr ? FinishWhole(s, o) : Status::OK();
+}
+
+// Run for a row sink: the whole image, band by band through a few rows.
+Status Stream(Session* s, const DecodeJpegOptions& o, const ops_internal::JpegRowsFn& fn) {
+  JpegDecompressor* d = s->d;
+  j_decompress_ptr cinfo = &d->cinfo;
+  StartArgs start{cinfo, FALSE};
+  if (!JpegCall(&d->err, Start, &start)) return JpegError(d->err, s->where);
+  if (!start.started) {
+    return Status::InvalidArgument(s->where +
+                                   ": the data ends inside a progressive scan (truncated)");
   }
-  return Status::OK();
+  RowPlan plan;
+  plan.cmyk = cinfo->out_color_space == JCS_CMYK;
+  plan.adobe_inverted = cinfo->saw_Adobe_marker != 0;
+  plan.in_channels = cinfo->output_components;
+  plan.out_channels = s->channels;
+  plan.width = cinfo->output_width;
+  plan.direct = !plan.cmyk;
+  const uint32_t height = cinfo->output_height;
+  // Rows 32-byte multiples from 8 bytes past a 32-byte boundary, so that
+  // libjpeg's SIMD color converters never use non-temporal stores (see the
+  // scratch row in Run): the band stays in L1 for the consumer.
+  const size_t stride = (static_cast<size_t>(plan.width) * s->channels + 31) / 32 * 32;
+  const size_t scratch_bytes = plan.direct ? 0 : (plan.width * plan.in_channels + 31) / 32 * 32;
+  std::vector<uint8_t> buffer(ops_internal::kJpegBandRows * stride + scratch_bytes + 40);
+  uint8_t* band = buffer.data() + (40 - reinterpret_cast<uintptr_t>(buffer.data()) % 32);
+  uint8_t* scratch = plan.direct ? nullptr : band + ops_internal::kJpegBandRows * stride;
+  uint32_t done = 0;
+  while (done < height) {
+    ops_internal::ReadRowsArgs read{cinfo,
+                                    &plan,
+                                    band,
+                                    stride,
+                                    scratch,
+                                    0,
+                                    std::min(ops_internal::kJpegBandRows, height - done),
+                                    0};
+    if (!JpegCall(&d->err, ops_internal::ReadRows, &read)) return JpegError(d->err, s->where);
+    if (read.done > 0) fn(done, read.done, band, static_cast<int64_t>(stride));
+    done += read.done;
+    if (read.done < read.rows) break;  // suspended: the data ended
+  }
+  if (done < height) {
+    SLUICE_RETURN_IF_ERROR(CheckTruncated(*s, o, done, height));
+    std::memset(band, 0, ops_internal::kJpegBandRows * stride);
+    for (; done < height; done += std::min(ops_internal::kJpegBandRows, height - done)) {
+      fn(done, std::min(ops_internal::kJpegBandRows, height - done), band,
+         static_cast<int64_t>(stride));
+    }
+    return Status::OK();
+  }
+  return FinishWhole(s, o);
 }
 
 Result<Shape> OutputShape(const Session& s) {
@@ -373,6 +436,7 @@ Status DecodeWhole(std::string_view bytes, const DecodeJpegOptions& o, const Jpe
   } else {
     SLUICE_ASSIGN_OR_RETURN(shape, OutputShape(s));
   }
+  if (sink.rows != nullptr) return Stream(&s, o, *sink.rows);
   if (sink.region != nullptr) {
     // Run allocates the region's rows.
   } else if (sink.allocate) {
@@ -420,6 +484,11 @@ namespace sluice::ops_internal {
 Status DecodeJpegRegion(std::string_view bytes, const ops::JpegCropWindow& window,
                         const ops::DecodeJpegOptions& options, JpegRegion* out) {
   return ops::DecodeWindow(bytes, options, &window, {.region = out});
+}
+
+Status DecodeJpegRows(std::string_view bytes, const ops::DecodeJpegOptions& options,
+                      const JpegRowsFn& fn) {
+  return ops::DecodeWhole(bytes, options, nullptr, {.rows = &fn});
 }
 
 }  // namespace sluice::ops_internal

@@ -11,6 +11,7 @@
 
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/internal/image_dims.h"
+#include "sluice/ops/internal/row_ops.h"
 #include "sluice/ops/internal/simd.h"
 
 namespace sluice::ops {
@@ -41,55 +42,73 @@ __attribute__((target("avx2"))) inline __m256 Load8AsF8(const T* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes)));
   }
 }
+#endif
 
-// The AVX2 variant of NormalizeLoop's main loop, for float and uint8 input
-// with at most 8 channels: the same subtraction and division per lane (no
-// FMA), so the same bits. Returns how many elements it did (whole blocks).
-template <typename T>
-__attribute__((target("avx2"))) int64_t NormalizeAvx2(const T* in, int64_t n, int64_t channels,
-                                                      const float* mean, const float* sd,
-                                                      float* out) {
-  // Whole pixels and whole vectors: 8 elements if C divides 8, else 8 pixels.
-  const int64_t block = 8 % channels == 0 ? 8 : 8 * channels;
-  alignas(32) float m[8 * 8], s[8 * 8];
-  for (int64_t j = 0; j < block; ++j) {
-    m[j] = mean[j % channels];
-    s[j] = sd[j % channels];
+}  // namespace
+}  // namespace sluice::ops
+
+namespace sluice::ops_internal {
+
+using ops::F;
+
+RowNormalizer::RowNormalizer(const float* mean, const float* stddev, int64_t channels)
+    : channels_(channels),
+      mean_(mean, mean + channels),
+      stddev_(stddev, stddev + channels),
+      use_avx2_(false) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  use_avx2_ = channels <= 8 && CpuHasAvx2();
+#endif
+  // AVX2: whole pixels and whole vectors, 8 elements if C divides 8, else
+  // 8 pixels. Four lanes: a block of whole pixels that is also a multiple of
+  // four elements, so the lanes line up with the channels.
+  block8_ = channels <= 8 ? (8 % channels == 0 ? 8 : 8 * channels) : 0;
+  block4_ = channels <= kMaxBlock / 4 ? 4 * channels * (kMaxBlock / (4 * channels)) : 0;
+  for (int64_t j = 0; j < block8_; ++j) {
+    m8_[j] = mean[j % channels];
+    s8_[j] = stddev[j % channels];
   }
+  for (int64_t j = 0; j < block4_; ++j) {
+    m4_[j] = mean[j % channels];
+    s4_[j] = stddev[j % channels];
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The AVX2 main loop: the same subtraction and division per lane as the
+// four-lane and scalar loops (no FMA), so the same bits. Returns how many
+// elements it did (whole blocks).
+template <typename T>
+__attribute__((target("avx2"))) int64_t RowNormalizer::Avx2(const T* in, int64_t n,
+                                                            float* out) const {
   int64_t i = 0;
-  for (; i + block <= n; i += block) {
-    for (int64_t j = 0; j < block; j += 8) {
-      const __m256 x = _mm256_sub_ps(Load8AsF8(in + i + j), _mm256_load_ps(m + j));
-      _mm256_storeu_ps(out + i + j, _mm256_div_ps(x, _mm256_load_ps(s + j)));
+  for (; i + block8_ <= n; i += block8_) {
+    for (int64_t j = 0; j < block8_; j += 8) {
+      const __m256 x = _mm256_sub_ps(ops::Load8AsF8(in + i + j), _mm256_load_ps(m8_ + j));
+      _mm256_storeu_ps(out + i + j, _mm256_div_ps(x, _mm256_load_ps(s8_ + j)));
     }
   }
   return i;
 }
 #endif
 
-// out[i] = (in[i] - mean[i % C]) / stddev[i % C], four lanes at a time. The
-// per-channel values are tiled over a block of whole pixels that is also a
-// multiple of four elements, so the lanes line up with the channels.
 template <typename T>
-void NormalizeLoop(const T* in, int64_t n, int64_t channels, const float* mean, const float* sd,
-                   float* out) {
+void RowNormalizer::Run(const T* in, int64_t n, float* out) const {
 #if defined(__x86_64__) && defined(__GNUC__)
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, uint8_t>) {
-    if (channels <= 8 && ops_internal::CpuHasAvx2()) {
+    if (use_avx2_) {
       // Whole pixels are done, so the rest starts on channel 0 again.
-      const int64_t done = NormalizeAvx2(in, n, channels, mean, sd, out);
+      const int64_t done = Avx2(in, n, out);
       in += done;
       out += done;
       n -= done;
     }
   }
 #endif
-  using ops_internal::F4;
-  using ops_internal::Load4AsF4;
-  using ops_internal::LoadF4;
-  using ops_internal::StoreF4;
-  constexpr int64_t kMaxBlock = 64;
-  if (channels > kMaxBlock / 4) {  // wide pixels: the lanes run over the channels
+  const float* mean = mean_.data();
+  const float* sd = stddev_.data();
+  const int64_t channels = channels_;
+  if (block4_ == 0) {  // wide pixels: the lanes run over the channels
     for (int64_t i = 0; i < n; i += channels) {
       int64_t c = 0;
       for (; c + 4 <= channels; c += 4) {
@@ -99,19 +118,27 @@ void NormalizeLoop(const T* in, int64_t n, int64_t channels, const float* mean, 
     }
     return;
   }
-  const int64_t block = 4 * channels * (kMaxBlock / (4 * channels));
-  float m[kMaxBlock], s[kMaxBlock];
-  for (int64_t j = 0; j < block; ++j) {
-    m[j] = mean[j % channels];
-    s[j] = sd[j % channels];
-  }
   int64_t i = 0;
-  for (; i + block <= n; i += block) {
-    for (int64_t j = 0; j < block; j += 4) {
-      StoreF4(out + i + j, (Load4AsF4(in + i + j) - LoadF4(m + j)) / LoadF4(s + j));
+  for (; i + block4_ <= n; i += block4_) {
+    for (int64_t j = 0; j < block4_; j += 4) {
+      StoreF4(out + i + j, (Load4AsF4(in + i + j) - LoadF4(m4_ + j)) / LoadF4(s4_ + j));
     }
   }
-  for (int64_t j = 0; i + j < n; ++j) out[i + j] = (F(in[i + j]) - m[j]) / s[j];
+  for (int64_t j = 0; i + j < n; ++j) out[i + j] = (F(in[i + j]) - m4_[j]) / s4_[j];
+}
+
+void RowNormalizer::Apply(const float* in, int64_t n, float* out) const { Run(in, n, out); }
+
+}  // namespace sluice::ops_internal
+
+namespace sluice::ops {
+namespace {
+
+// out[i] = (in[i] - mean[i % C]) / stddev[i % C].
+template <typename T>
+void NormalizeLoop(const T* in, int64_t n, int64_t channels, const float* mean, const float* sd,
+                   float* out) {
+  ops_internal::RowNormalizer(mean, sd, channels).Run(in, n, out);
 }
 
 Status CheckNormalize(const Tensor& image, std::span<const float> mean,

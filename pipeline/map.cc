@@ -33,7 +33,9 @@ Result<Element> ApplyMap(const MapFn& fn, const std::optional<ElementSpec>& spec
 Result<Element> ApplyAndPlace(const MapFn& fn, const std::optional<ElementSpec>& spec,
                               const std::string& stage, RowPlacer* placer, Element in,
                               const MapContext& mc) {
-  Result<Element> out = ApplyMap(fn, spec, stage, std::move(in), mc);
+  MapContext placed = mc;
+  placed.placer = placer;
+  Result<Element> out = ApplyMap(fn, spec, stage, std::move(in), placed);
   if (placer != nullptr) {
     if (out.ok()) {
       placer->Place(mc.index, *out);
@@ -210,3 +212,16 @@ Dataset MakePrefetch(const Dataset& input, int64_t buffer_size, PrefetchOptions 
 }
 
 }  // namespace sluice::pipeline_internal
+
+namespace sluice {
+
+Result<Tensor> MapContext::AllocateOutput(size_t component, DType dtype, const Shape& shape) const {
+  if (placer != nullptr) {
+    if (std::optional<Tensor> row = placer->Reserve(index, component, dtype, shape)) {
+      return std::move(*row);
+    }
+  }
+  return Tensor::Allocate(dtype, shape);
+}
+
+}  // namespace sluice

@@ -10,9 +10,14 @@
 #include <atomic>
 #include <cstdint>
 
+#include "sluice/core/result.h"
 #include "sluice/core/rng.h"
+#include "sluice/core/tensor.h"
 
 namespace sluice {
+namespace pipeline_internal {
+class RowPlacer;
+}  // namespace pipeline_internal
 
 struct MapContext {
   int64_t index = 0;  // position of the element in the stage's input
@@ -26,6 +31,19 @@ struct MapContext {
   bool cancelled() const {
     return cancel_flag != nullptr && cancel_flag->load(std::memory_order_relaxed);
   }
+
+  // A tensor to write output component `component` into (contents
+  // unspecified, as Tensor::Allocate). When the map feeds batch(n)
+  // (map-and-batch fusion) and the tensor is big enough to be placed, it is
+  // this element's row of its batch's buffer, so returning it as that
+  // component costs no copy at all; otherwise a new tensor. Either way the
+  // results are the same. Use with the ops' *Into forms:
+  //   SLUICE_ASSIGN_OR_RETURN(Tensor image, ctx.AllocateOutput(0, DType::kFloat32, shape));
+  //   SLUICE_RETURN_IF_ERROR(ops::DecodeRandomCropResizeInto(jpeg, rng, options, &image));
+  Result<Tensor> AllocateOutput(size_t component, DType dtype, const Shape& shape) const;
+
+  // Set by the pipeline under map-and-batch fusion (AllocateOutput's rows).
+  pipeline_internal::RowPlacer* placer = nullptr;
 };
 
 }  // namespace sluice

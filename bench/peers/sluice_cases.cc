@@ -6,13 +6,20 @@
 //
 //   sluice_cases --case decode|fused|read|parse --files GLOB [--cores N]
 //       [--seconds 10] [--warmup 3] [--batch B] [--parallel-reads N]
-//       [--fusion 0|1]
+//       [--fusion 0|1] [--ops fused|separate]
 //   sluice_cases --make-records PREFIX [--count 400000] [--shards 4]
 //
 // decode: TFRecords of `sluice convert images` -> map(parse, full decode,
 //   random resized crop to 224x224, random flip, normalize; kAutotune) ->
-//   batch(128) -> prefetch(kAutotune). Items: images.
-// fused: the same with ops::DecodeRandomCropResize (crop-window decode).
+//   batch(128) -> prefetch(kAutotune). Items: images. The map is written as
+//   docs/ops.md recommends: one ops::DecodeRandomCropResizeInto (fused =
+//   false: every row decoded at full resolution, resized, mirrored and
+//   normalized as the decoder produces it) into ctx.AllocateOutput (the
+//   image's row of its batch). --ops separate writes it as four ops instead
+//   (DecodeJpeg, RandomResizedCrop, RandomFlipLeftRight, Normalize): the
+//   same pixels, for comparison.
+// fused: the same with the crop-window decode (fused = true: only the
+//   window's iMCU rows and columns, DCT-scaled).
 // read: the records, CRCs checked, batched by B (4096) so the Python peer's
 //   per-batch cost does not count. Items: records.
 // parse: batch(B = 1024) -> map(ExampleParser::ParseBatch, kAutotune) of
@@ -62,6 +69,7 @@ struct Args {
   int shards = 4;
   int64_t parallel_reads = 0;  // 0: the case's default
   int fusion = 1;              // Options::map_and_batch_fusion
+  std::string ops = "fused";   // or "separate" (decode case)
 };
 
 constexpr char kProgram[] = "sluice_cases";
@@ -82,7 +90,9 @@ Args ParseArgs(int argc, char** argv) {
       .Add("--shards", &a.shards)
       .Add("--parallel-reads", &a.parallel_reads)
       .Add("--fusion", &a.fusion)
+      .Add("--ops", &a.ops)
       .Parse(argc, argv);
+  if (a.ops != "fused" && a.ops != "separate") Die("--ops is fused or separate, not " + a.ops);
   return a;
 }
 
@@ -150,28 +160,37 @@ int MakeRecords(const Args& a) {
 constexpr float kMean[3] = {123.675f, 116.28f, 103.53f};
 constexpr float kStd[3] = {58.395f, 57.12f, 57.375f};
 
-// Case 1 (fused = false) and case 2 (fused = true).
-Dataset ImagePipeline(Dataset records, bool fused, int64_t batch) {
+// Case 1 (fused = false) and case 2 (fused = true); `separate`: case 1 as
+// four ops.
+Dataset ImagePipeline(Dataset records, bool fused, bool separate, int64_t batch) {
   ParseSpec spec = {{"image/encoded", FixedLenFeature(DType::kString, {})},
                     {"image/class/label", FixedLenFeature(DType::kInt64, {})}};
   auto parser = std::make_shared<ExampleParser>(ExampleParser::Create(spec).value());
   auto names =
       std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"image", "label"});
-  auto augment = [parser, names, fused](Element e, const MapContext& ctx) -> Result<Element> {
+  auto options = std::make_shared<const ops::DecodeCropResizeOptions>(
+      ops::DecodeCropResizeOptions{.size = {224, 224},
+                                   .fused = fused,
+                                   .mirror = ops::Mirror::kRandom,
+                                   .mean = {kMean[0], kMean[1], kMean[2]},
+                                   .stddev = {kStd[0], kStd[1], kStd[2]}});
+  auto augment = [parser, names, options, separate](Element e,
+                                                    const MapContext& ctx) -> Result<Element> {
     const Tensor& record = e[0];
     const std::string_view bytes = record.scalar<std::string_view>();
     SLUICE_ASSIGN_OR_RETURN(Element ex, parser->ParseSingle(bytes, OwnerOf(record, bytes)));
     const std::string_view jpeg = ex[0].scalar<std::string_view>();
     Rng rng = ctx.rng();
     Tensor image;
-    if (fused) {
-      SLUICE_ASSIGN_OR_RETURN(image, ops::DecodeRandomCropResize(jpeg, rng, {.size = {224, 224}}));
-    } else {
+    if (separate) {
       SLUICE_ASSIGN_OR_RETURN(Tensor full, ops::DecodeJpeg(jpeg, {.channels = 3}));
       SLUICE_ASSIGN_OR_RETURN(image, ops::RandomResizedCrop(full, {224, 224}, rng));
+      SLUICE_ASSIGN_OR_RETURN(image, ops::RandomFlipLeftRight(std::move(image), rng));
+      SLUICE_ASSIGN_OR_RETURN(image, ops::Normalize(std::move(image), kMean, kStd));
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(image, ctx.AllocateOutput(0, DType::kFloat32, Shape{224, 224, 3}));
+      SLUICE_RETURN_IF_ERROR(ops::DecodeRandomCropResizeInto(jpeg, rng, *options, &image));
     }
-    SLUICE_ASSIGN_OR_RETURN(image, ops::RandomFlipLeftRight(std::move(image), rng));
-    SLUICE_ASSIGN_OR_RETURN(image, ops::Normalize(std::move(image), kMean, kStd));
     return Element({std::move(image), ex[1]}, names);
   };
   return records.map(augment, {.parallelism = kAutotune, .name = fused ? "fused" : "decode"})
@@ -197,9 +216,10 @@ Dataset ParsePipeline(Dataset records, int64_t batch) {
 // The case's pipeline over `records`; sets *batch to the batch size used.
 Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
   *batch = a.batch;
+  if (a.ops == "separate" && a.kase != "decode") Die("--ops separate is for --case decode");
   if (a.kase == "decode" || a.kase == "fused") {
     if (*batch == 0) *batch = 128;
-    return ImagePipeline(records, a.kase == "fused", *batch);
+    return ImagePipeline(records, a.kase == "fused", a.ops == "separate", *batch);
   }
   if (a.kase == "read") {
     if (*batch == 0) *batch = 4096;

@@ -1,4 +1,5 @@
-// Zero-copy crop decodes for the fused decode + crop + resize path.
+// Zero-copy crop decodes and streamed whole decodes for the fused decode +
+// crop + resize path.
 //
 // DecodeAndCropJpeg returns a tensor of exactly the window; to get there the
 // decoder reads each row of the columns libjpeg decodes (the window widened
@@ -13,6 +14,7 @@
 #define SLUICE_OPS_INTERNAL_JPEG_REGION_H_
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
 
 #include "sluice/core/status.h"
@@ -34,6 +36,20 @@ struct JpegRegion {
 // whole rows are decoded and dropped (incomplete progressive files).
 Status DecodeJpegRegion(std::string_view bytes, const ops::JpegCropWindow& window,
                         const ops::DecodeJpegOptions& options, JpegRegion* out);
+
+// Rows decoded per band by DecodeJpegRows.
+inline constexpr uint32_t kJpegBandRows = 8;
+// Receives rows [y, y + n) of the image, row i at rows + i * stride bytes
+// (width * channels of them used); valid only during the call.
+using JpegRowsFn = std::function<void(int64_t y, int64_t n, const uint8_t* rows, int64_t stride)>;
+// DecodeJpeg(bytes, options)'s pixels and errors, every row of the whole
+// image, handed to `fn` in order in bands of kJpegBandRows through a buffer
+// of that many rows: the decoded image is never held whole, so a consumer
+// that resizes as rows arrive works in L1. After an error `fn` may have seen
+// some of the rows. REQUIRES: options.ratio / min_width / min_height as
+// DecodeJpeg allows (any scale).
+Status DecodeJpegRows(std::string_view bytes, const ops::DecodeJpegOptions& options,
+                      const JpegRowsFn& fn);
 
 }  // namespace sluice::ops_internal
 

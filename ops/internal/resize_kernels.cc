@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "sluice/ops/internal/bilinear_rgb8.h"
 #include "sluice/ops/internal/simd.h"
@@ -327,6 +328,49 @@ void CastToFloat(const ImageView& in, float* out) {
       }
     }
   });
+}
+
+BilinearRowStream::BilinearRowStream(int64_t in_width, int64_t channels, LerpTaps ys, LerpTaps xs)
+    : in_width_(in_width),
+      channels_(channels),
+      out_height_(static_cast<int64_t>(ys.lerp.size())),
+      len_(static_cast<int64_t>(xs.lerp.size()) * channels),
+      stride_(len_ + 4),  // kernels may write one vector past the row
+      ys_(std::move(ys)),
+      xs_(std::move(xs)),
+      rows_(static_cast<size_t>(2 * stride_)) {
+  if (channels_ == 3) rgb_ = MakeRgbLerpPlan(xs_, in_width_);
+}
+
+void BilinearRowStream::Push(int64_t r, const uint8_t* src) {
+  last_ = r;
+  // Output rows not taken yet have upper >= r; r is needed if one of them
+  // (the first few: taps are non-decreasing) has it as lower or upper.
+  bool needed = false;
+  for (int64_t y = next_; y < out_height_ && ys_.lower[static_cast<size_t>(y)] <= r; ++y) {
+    const auto i = static_cast<size_t>(y);
+    if (ys_.lower[i] == r || ys_.upper[i] == r) {
+      needed = true;
+      break;
+    }
+  }
+  if (!needed) return;
+  float* dst = Slot(r);
+  if (channels_ == 3) {
+    LerpRgbRow(src, rgb_, dst);
+  } else {
+    HorizontalLerp<1>(src, in_width_, 1, xs_, dst);
+  }
+}
+
+int64_t BilinearRowStream::Take(float* dst) {
+  const auto i = static_cast<size_t>(next_);
+  // Both rows are the last two pushed (Ready: upper <= last; every output
+  // row with upper < last was taken before last arrived).
+  const float* top = Slot(ys_.lower[i]);
+  const float* bottom = Slot(ys_.upper[i]);
+  LerpRows(top, bottom, ys_.lerp[i], len_, dst);
+  return next_++;
 }
 
 }  // namespace sluice::ops_internal

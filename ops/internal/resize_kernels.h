@@ -6,10 +6,12 @@
 #define SLUICE_OPS_INTERNAL_RESIZE_KERNELS_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sluice/core/dtype.h"
 #include "sluice/core/status.h"
+#include "sluice/ops/internal/bilinear_rgb8.h"
 #include "sluice/ops/internal/resize_taps.h"
 #include "sluice/ops/resize.h"
 
@@ -50,6 +52,46 @@ void ResizeVerticalFirst(const ImageView& in, const AxisTaps& ys, const AxisTaps
 // AreaTaps' do); otherwise rows are recomputed, still correctly.
 void ResizeHorizontalFirst(const ImageView& in, const AxisTaps& ys, const AxisTaps& xs,
                            float post_scale, float* out);
+
+// ResizeBilinear of a uint8 image with 1 or 3 channels, fed one input row at
+// a time, in order, so that the input is never held whole (a decoder's rows,
+// band by band): each input row an output row needs is resampled
+// horizontally when it arrives, and each output row can be taken as soon as
+// both its input rows have arrived. The same arithmetic as ResizeBilinear,
+// hence the same bits. Holds two resampled rows. Not thread-safe; not
+// copyable (the RGB plan points into the taps).
+class BilinearRowStream {
+ public:
+  // REQUIRES: channels is 1 or 3; ys and xs are BilinearTaps-shaped (as
+  // RgbLerpPlan requires) over in_height rows and in_width columns.
+  BilinearRowStream(int64_t in_width, int64_t channels, LerpTaps ys, LerpTaps xs);
+  BilinearRowStream(const BilinearRowStream&) = delete;
+  BilinearRowStream& operator=(const BilinearRowStream&) = delete;
+
+  // Input row `r`, `in_width` pixels at src. REQUIRES: r is one more than
+  // the previous call's (the first is 0).
+  void Push(int64_t r, const uint8_t* src);
+  // True if the next output row's input rows have both arrived.
+  bool Ready() const {
+    return next_ < out_height_ && ys_.upper[static_cast<size_t>(next_)] <= last_;
+  }
+  // Writes the next output row (out_width * channels floats) to dst and
+  // returns its index. REQUIRES: Ready().
+  int64_t Take(float* dst);
+  int64_t out_height() const { return out_height_; }
+  int64_t taken() const { return next_; }  // output rows taken so far
+  int64_t row_floats() const { return len_; }
+
+ private:
+  float* Slot(int64_t r) { return rows_.data() + (r & 1) * stride_; }
+
+  int64_t in_width_, channels_, out_height_, len_, stride_;
+  LerpTaps ys_, xs_;
+  RgbLerpPlan rgb_;
+  std::vector<float> rows_;  // two resampled rows; row r in slot r % 2
+  int64_t last_ = -1;        // the last input row pushed
+  int64_t next_ = 0;         // the next output row to take
+};
 
 // Converts every element to float (TF's shortcut for a same-size bilinear
 // resize).

@@ -31,6 +31,50 @@ void RowPlacer::SeenLocked(int64_t b) {
   }
 }
 
+Buffer RowPlacer::ClaimLocked(Open& o, size_t c, size_t row, DType dtype, const Shape& shape,
+                              size_t bytes) {
+  if (o.columns.size() <= c) o.columns.resize(c + 1);
+  Column& col = o.columns[c];
+  if (!col.tried) {  // the batch's first row of this component
+    col.tried = true;
+    col.dtype = dtype;
+    col.shape = shape;
+    size_t total = 0;
+    if (!__builtin_mul_overflow(bytes, static_cast<size_t>(rows_), &total) &&
+        total <= kMaxBatchBytes) {
+      Result<Buffer> buf = Buffer::Allocate(total);
+      if (buf.ok()) {
+        col.buffer = std::move(buf).value();
+        col.used.assign(static_cast<size_t>(rows_), false);
+      }
+    }
+  }
+  if (!col.buffer || col.used[row] || col.dtype != dtype || !(col.shape == shape)) return Buffer();
+  col.used[row] = true;
+  return col.buffer;
+}
+
+std::optional<Tensor> RowPlacer::Reserve(int64_t index, size_t component, DType dtype,
+                                         const Shape& shape) {
+  if (index < 0 || dtype == DType::kString) return std::nullopt;
+  const std::optional<int64_t> n = shape.CheckedNumElements();
+  size_t bytes = 0;
+  if (!n || __builtin_mul_overflow(static_cast<size_t>(*n), DTypeSize(dtype), &bytes) ||
+      bytes < kMinBytes) {
+    return std::nullopt;  // Tensor::Allocate reports a bad shape
+  }
+  const auto row = static_cast<size_t>(index % rows_);
+  Buffer buffer;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    buffer = ClaimLocked(OpenLocked(index / rows_), component, row, dtype, shape, bytes);
+  }
+  if (!buffer) return std::nullopt;
+  Result<Tensor> view = Tensor::FromBuffer(dtype, shape, std::move(buffer), row * bytes);
+  if (!view.ok()) return std::nullopt;
+  return std::move(view).value();
+}
+
 void RowPlacer::Place(int64_t index, Element& e) {
   if (index < 0) return;
   bool any = false;
@@ -53,30 +97,11 @@ void RowPlacer::Place(int64_t index, Element& e) {
   {
     std::lock_guard<std::mutex> l(mu_);
     Open& o = OpenLocked(b);
-    if (o.columns.size() < e.size()) o.columns.resize(e.size());
     for (size_t c = 0; c < e.size(); ++c) {
       const Tensor& t = e[c];
       if (!Placeable(t)) continue;
-      Column& col = o.columns[c];
-      if (!col.tried) {  // the batch's first row of this component
-        col.tried = true;
-        col.dtype = t.dtype();
-        col.shape = t.shape();
-        size_t bytes = 0;
-        if (!__builtin_mul_overflow(t.byte_size(), static_cast<size_t>(rows_), &bytes) &&
-            bytes <= kMaxBatchBytes) {
-          Result<Buffer> buf = Buffer::Allocate(bytes);
-          if (buf.ok()) {
-            col.buffer = std::move(buf).value();
-            col.used.assign(static_cast<size_t>(rows_), false);
-          }
-        }
-      }
-      if (!col.buffer || col.used[row] || col.dtype != t.dtype() || !(col.shape == t.shape())) {
-        continue;
-      }
-      col.used[row] = true;
-      targets.push_back({c, col.buffer});
+      Buffer buffer = ClaimLocked(o, c, row, t.dtype(), t.shape(), t.byte_size());
+      if (buffer) targets.push_back({c, std::move(buffer)});
     }
     SeenLocked(b);
   }

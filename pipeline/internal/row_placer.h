@@ -33,10 +33,12 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "sluice/core/buffer.h"
 #include "sluice/core/element.h"
+#include "sluice/core/tensor.h"
 
 namespace sluice::pipeline_internal {
 
@@ -56,6 +58,13 @@ class RowPlacer {
   // batch's first row, a slot already used, an allocation failure) are left
   // as they are.
   void Place(int64_t index, Element& e);
+  // Claims the slot of component `component` of input element `index` for a
+  // tensor of `dtype` and `shape` before the element is computed (the map
+  // function writes its output there: MapContext::AllocateOutput): a view
+  // of the slot, or nullopt where Place would not place such a tensor or the
+  // slot is taken. Place then finds the slot used and leaves the component
+  // as it is, which is that view if the function returned it.
+  std::optional<Tensor> Reserve(int64_t index, size_t component, DType dtype, const Shape& shape);
   // Counts input element `index` as seen without an output (its function
   // failed), so its batch's buffers can be let go.
   void Skip(int64_t index);
@@ -76,6 +85,10 @@ class RowPlacer {
   };
   // REQUIRES: mu_ held. The open batch `b`, made if new.
   Open& OpenLocked(int64_t b);
+  // REQUIRES: mu_ held. Marks row `row` of component `c` of batch `o` used
+  // for a tensor of `dtype` and `shape` (`bytes` of them) and returns the
+  // component's buffer; a null buffer if it cannot be placed there.
+  Buffer ClaimLocked(Open& o, size_t c, size_t row, DType dtype, const Shape& shape, size_t bytes);
   // REQUIRES: mu_ held. Counts one element of `b`; lets it go when all seen.
   void SeenLocked(int64_t b);
 

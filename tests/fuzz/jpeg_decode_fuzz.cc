@@ -5,7 +5,8 @@
 // Every outcome must be an image or InvalidArgument / ResourceExhausted
 // naming the input; a decoded image must have JpegOutputShape(); in strict
 // mode (no recovered corruption), the crop must equal the same window of
-// the full decode; the zero-copy region decode must equal the crop.
+// the full decode; the zero-copy region decode must equal the crop; the
+// streamed decode must equal the full decode, row for row.
 //
 // Build with -DSLUICE_FUZZ=ON under clang; run for example
 //   ./jpeg_decode_fuzz tests/fuzz/corpus/jpeg_decode -max_total_time=60
@@ -60,6 +61,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)sluice::ops::ReadJpegHeader(jpeg, kName);
   const sluice::Result<sluice::Shape> shape = sluice::ops::JpegOutputShape(jpeg, o);
   const sluice::Result<sluice::Tensor> full = sluice::ops::DecodeJpeg(jpeg, o);
+  // The streamed decode (band by band, the unfused crop-resize path's): the
+  // same outcome, and every row once, in order, equal to the full decode's.
+  int64_t next_row = 0;
+  bool rows_differ = false;
+  const sluice::Status stream_status = sluice::ops_internal::DecodeJpegRows(
+      jpeg, o, [&](int64_t y, int64_t n, const uint8_t* rows, int64_t stride) {
+        if (y != next_row || n < 1) Fail("rows out of order", std::to_string(y));
+        next_row = y + n;
+        if (!full.ok()) return;
+        const int64_t row = full->shape().dim(1) * full->shape().dim(2);
+        if (y + n > full->shape().dim(0)) Fail("rows past the image", std::to_string(y + n));
+        for (int64_t i = 0; i < n; ++i) {
+          rows_differ |=
+              std::memcmp(rows + i * stride, full->flat<uint8_t>().data() + (y + i) * row,
+                          static_cast<size_t>(row)) != 0;
+        }
+      });
+  if (stream_status.ok() != full.ok() ||
+      (!full.ok() && stream_status.message() != full.status().message())) {
+    Fail("the streamed decode and the full decode disagree", stream_status.ToString());
+  }
+  if (full.ok() && (rows_differ || next_row != full->shape().dim(0))) {
+    Fail("the streamed rows differ from the full decode", std::to_string(next_row));
+  }
   if (!full.ok()) {
     CheckError(full.status());
     return 0;

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -206,6 +207,28 @@ TEST(Rot90Test, ShapesAndErrors) {
   SLUICE_EXPECT_ERROR(Rot90(Iota(DType::kInt32, {3}), 1), kInvalid, "[3]");
   SLUICE_EXPECT_ERROR(Rot90(Tensor::FromStrings({"a"}).value().Reshape({1, 1, 1}).value(), 1),
                       kInvalid, "string");
+}
+
+TEST(FlipTest, RgbRowsOfEveryWidthMatchAPlainReverse) {
+  // uint8 and float RGB take the wide-move loops: rows of every small width
+  // (and one of 224) against a pixel-by-pixel reference.
+  for (DType dt : {DType::kUInt8, DType::kFloat32}) {
+    for (int64_t w : {1, 2, 3, 4, 5, 17, 224}) {
+      const Tensor img = Iota(dt, {3, w, 3});
+      SLUICE_ASSERT_OK_AND_ASSIGN(Tensor lr, FlipLeftRight(img));
+      const size_t esize = DTypeSize(dt);
+      const auto* in = static_cast<const uint8_t*>(img.raw_data());
+      const auto* out = static_cast<const uint8_t*>(lr.raw_data());
+      for (int64_t y = 0; y < 3; ++y) {
+        for (int64_t x = 0; x < w; ++x) {
+          EXPECT_EQ(std::memcmp(out + ((y * w + x) * 3) * esize,
+                                in + ((y * w + (w - 1 - x)) * 3) * esize, 3 * esize),
+                    0)
+              << DTypeName(dt) << " width " << w << " at " << y << "," << x;
+        }
+      }
+    }
+  }
 }
 
 TEST(FlipTest, WideChannelsAndErrors) {
