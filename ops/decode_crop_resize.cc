@@ -233,7 +233,15 @@ Status StreamWindow(std::string_view bytes, const CropWindow& w, const DecodeCro
       }
     }
   };
-  return ops_internal::DecodeJpegRows(bytes, WholeJpegOptions(o), fn);
+  SLUICE_RETURN_IF_ERROR(ops_internal::DecodeJpegRows(bytes, WholeJpegOptions(o), fn));
+  // Every row came (zeros past an accepted truncation), so every output row
+  // was finished; anything else is a bug here, not bad input.
+  if (stream.taken() != o.size.height) {
+    return Status::Internal("DecodeCropResize: " + std::to_string(stream.taken()) + " of " +
+                            std::to_string(o.size.height) + " output rows were made" +
+                            Named(o.name));
+  }
+  return Status::OK();
 }
 
 Status DecodeScaledWindow(std::string_view bytes, const CropWindow& full, const CropWindow& w,

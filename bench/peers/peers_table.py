@@ -47,6 +47,8 @@ def main():
                 extra.setdefault("pread", []).append(r["pread_bytes_per_s"])
                 extra.setdefault("memcpy", []).append(r["memcpy_bytes_per_s"])
                 extra["record_bytes"] = r["record_bytes"]
+            if r["system"] == "sluice" and "repeats" in r:
+                extra["convert_repeats"] = r["repeats"]
     med = {k: statistics.median(v) for k, v in runs.items()}
     if (1, "bare") in med:
         med[(2, "bare")] = med[(1, "bare")]  # the same images, the same limit
@@ -121,7 +123,9 @@ def main():
                "(read the file, shape from the JPEG header, tf.train.Example, "
                "TFRecordWriter.write) in one Python process; sluice uses one worker per core; "
                "both rates are the ones each reports for its conversion (no process start, no "
-               "import). "
+               "import)" + (f"; sluice's is the combined rate of {extra['convert_repeats']} "
+                            "conversions per run (one takes well under a second)"
+                            if "convert_repeats" in extra else "") + ". "
                "Run counts: " + ", ".join(f"{c}/{s} {n}" for (c, s), n in sorted(n_runs.items()))
                + ".")
     out += ["", END]
