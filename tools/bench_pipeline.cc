@@ -51,7 +51,8 @@ bool IsEncoded(const Tensor& t) { return t.dtype() == DType::kString; }
 Result<Element> ApplyOps(const std::vector<BenchImageOp>& ops, Element e, const MapContext& ctx) {
   Tensor image = e[0];
   Rng rng = ctx.rng();
-  for (const BenchImageOp& op : ops) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const BenchImageOp& op = ops[i];
     const bool encoded = IsEncoded(image);
     if (op.kind == BenchImageOp::kFused) {
       if (!encoded) {
@@ -59,9 +60,29 @@ Result<Element> ApplyOps(const std::vector<BenchImageOp>& ops, Element e, const 
             "fused decode_random_crop_resize needs encoded bytes, "
             "but the image is already decoded");
       }
-      SLUICE_ASSIGN_OR_RETURN(image,
-                              ops::DecodeRandomCropResize(image.scalar<std::string_view>(), rng,
-                                                          {.size = {op.height, op.width}}));
+      // A flip and a normalize right after it are done by the fused op
+      // itself, row by row (the same pixels and Rng draws: docs/ops.md),
+      // and when it ends the list it writes into the image's batch row.
+      ops::DecodeCropResizeOptions o{.size = {op.height, op.width}};
+      for (; i + 1 < ops.size(); ++i) {
+        const BenchImageOp::Kind next = ops[i + 1].kind;
+        if (next == BenchImageOp::kFlip && o.mirror == ops::Mirror::kNever) {
+          o.mirror = ops::Mirror::kRandom;
+        } else if (next == BenchImageOp::kNormalize && o.mean.empty()) {
+          o.mean.assign(std::begin(kMean), std::end(kMean));
+          o.stddev.assign(std::begin(kStddev), std::end(kStddev));
+        } else {
+          break;
+        }
+      }
+      const std::string_view bytes = image.scalar<std::string_view>();
+      if (i + 1 == ops.size()) {
+        SLUICE_ASSIGN_OR_RETURN(
+            image, ctx.AllocateOutput(0, DType::kFloat32, Shape{op.height, op.width, 3}));
+        SLUICE_RETURN_IF_ERROR(ops::DecodeRandomCropResizeInto(bytes, rng, o, &image));
+      } else {
+        SLUICE_ASSIGN_OR_RETURN(image, ops::DecodeRandomCropResize(bytes, rng, o));
+      }
       continue;
     }
     if (encoded) {  // every other op works on pixels: decode first

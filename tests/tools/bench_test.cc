@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "bench_pipeline.h"
 #include "sluice/core/rng.h"
 #include "sluice/ops/jpeg.h"
 #include "sluice/ops/png.h"
@@ -116,6 +117,42 @@ TEST_F(BenchCliTest, Sweep) {
   EXPECT_EQ(j["points"][2]["autotune"], true);
   for (const json& p : j["points"]) EXPECT_GT(p["report"]["elements"].get<int64_t>(), 0);
   EXPECT_GE(j["closest_fixed"].get<int>(), 1);
+}
+
+// A fused op followed by flip and normalize (in either order) has them done
+// inside the op, writing into the batch row: the same bytes as running
+// them as separate ops (a same-size resize in between stops the folding).
+TEST_F(BenchCliTest, FusedFoldsFlipAndNormalizeWithTheSameBytes) {
+  using tools::BenchImageOp;
+  using tools::BenchStage;
+  auto run = [&](std::vector<BenchImageOp> ops) {
+    tools::BenchPipelineSpec spec;
+    spec.path = dir_.file("recs/*.tfrecord");
+    spec.parallelism = 2;
+    spec.seed = 7;
+    spec.stages = {BenchStage{.kind = BenchStage::kMap, .ops = std::move(ops)},
+                   BenchStage{.kind = BenchStage::kBatch, .n = 4}};
+    std::vector<std::string> out;
+    Result<Dataset> ds = tools::BuildBenchPipeline(spec);
+    EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+    if (!ds.ok()) return out;
+    Iterator it = ds->iterator().value();
+    while (std::optional<Element> e = it.next().value()) {
+      const Tensor& images = (*e)[0];
+      out.emplace_back(static_cast<const char*>(images.raw_data()), images.byte_size());
+    }
+    return out;
+  };
+  const BenchImageOp fused{.kind = BenchImageOp::kFused, .width = 16, .height = 12};
+  const BenchImageOp same{.kind = BenchImageOp::kResize, .width = 16, .height = 12};
+  const BenchImageOp flip{.kind = BenchImageOp::kFlip};
+  const BenchImageOp norm{.kind = BenchImageOp::kNormalize};
+  const std::vector<std::string> separate = run({fused, same, flip, norm});
+  ASSERT_EQ(separate.size(), 3u);
+  EXPECT_EQ(separate[0].size(), 4u * 12 * 16 * 3 * sizeof(float));
+  EXPECT_EQ(run({fused, flip, norm}), separate);
+  EXPECT_EQ(run({fused, norm, flip}), separate);
+  EXPECT_NE(run({fused, norm}), separate);  // the flip did something
 }
 
 TEST_F(BenchCliTest, SpecFile) {
