@@ -214,27 +214,35 @@ Status FinishWhole(Session* s, const DecodeJpegOptions& o) {
   return Status::OK();
 }
 
-// Decodes `window` (or the whole image) of the image opened in `s` into out.
-Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window, const Sink& sink) {
-  JpegDecompressor* d = s->d;
-  j_decompress_ptr cinfo = &d->cinfo;
+// Starts decompressing the image opened in `s` and plans rows of `width`
+// output pixels (direct, no skip: the caller adjusts).
+Status StartRows(Session* s, JDIMENSION width, RowPlan* plan) {
+  j_decompress_ptr cinfo = &s->d->cinfo;
   StartArgs start{cinfo, FALSE};
-  if (!JpegCall(&d->err, Start, &start)) return JpegError(d->err, s->where);
+  if (!JpegCall(&s->d->err, Start, &start)) return JpegError(s->d->err, s->where);
   if (!start.started) {
     return Status::InvalidArgument(s->where +
                                    ": the data ends inside a progressive scan (truncated)");
   }
+  plan->cmyk = cinfo->out_color_space == JCS_CMYK;
+  plan->adobe_inverted = cinfo->saw_Adobe_marker != 0;
+  plan->in_channels = cinfo->output_components;
+  plan->out_channels = s->channels;
+  plan->width = width;
+  return Status::OK();
+}
+
+// Decodes `window` (or the whole image) of the image opened in `s` into out.
+Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window, const Sink& sink) {
+  JpegDecompressor* d = s->d;
+  j_decompress_ptr cinfo = &d->cinfo;
   ops_internal::JpegRegion* region = sink.region;
   const JDIMENSION out_w =
       static_cast<JDIMENSION>(region ? window->width : sink.tensor->shape().dim(1));
   const JDIMENSION out_h =
       static_cast<JDIMENSION>(region ? window->height : sink.tensor->shape().dim(0));
   RowPlan plan;
-  plan.cmyk = cinfo->out_color_space == JCS_CMYK;
-  plan.adobe_inverted = cinfo->saw_Adobe_marker != 0;
-  plan.in_channels = cinfo->output_components;
-  plan.out_channels = s->channels;
-  plan.width = out_w;
+  SLUICE_RETURN_IF_ERROR(StartRows(s, out_w, &plan));
   JDIMENSION discard = 0;  // rows to read and drop before the window
   if (window != nullptr && IncompleteProgressive(cinfo)) {
     // libjpeg smooths the blocks of a progressive image whose scans stop
@@ -306,18 +314,8 @@ Status Run(Session* s, const DecodeJpegOptions& o, const JpegCropWindow* window,
 Status Stream(Session* s, const DecodeJpegOptions& o, const ops_internal::JpegRowsFn& fn) {
   JpegDecompressor* d = s->d;
   j_decompress_ptr cinfo = &d->cinfo;
-  StartArgs start{cinfo, FALSE};
-  if (!JpegCall(&d->err, Start, &start)) return JpegError(d->err, s->where);
-  if (!start.started) {
-    return Status::InvalidArgument(s->where +
-                                   ": the data ends inside a progressive scan (truncated)");
-  }
   RowPlan plan;
-  plan.cmyk = cinfo->out_color_space == JCS_CMYK;
-  plan.adobe_inverted = cinfo->saw_Adobe_marker != 0;
-  plan.in_channels = cinfo->output_components;
-  plan.out_channels = s->channels;
-  plan.width = cinfo->output_width;
+  SLUICE_RETURN_IF_ERROR(StartRows(s, cinfo->output_width, &plan));
   plan.direct = !plan.cmyk;
   const uint32_t height = cinfo->output_height;
   // Rows 32-byte multiples from 8 bytes past a 32-byte boundary, so that
