@@ -11,6 +11,11 @@
 // photo-like 500x375 quality-90 images made here.
 //
 //   SLUICE_BENCH_IMAGES=/tmp/imagenet-like build/bench/ops/decode_crop_resize_bench
+//
+// BM_StreamedVsSeparateOps: case 1's map (docs/perf.md) as one streamed op
+// (fused = false, mirror, normalize) against the same work as four ops
+// (DecodeJpeg, RandomResizedCrop, RandomFlipLeftRight, Normalize), with a
+// bare DecodeJpeg of the same images as the reference, all in one run.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -21,6 +26,8 @@
 
 #include "bench_images.h"
 #include "sluice/ops/decode_crop_resize.h"
+#include "sluice/ops/image_ops.h"
+#include "sluice/ops/jpeg.h"
 #include "sluice/ops/jpeg_restart.h"
 
 namespace sluice::ops {
@@ -101,6 +108,50 @@ void BM_FusedVsUnfused(benchmark::State& state) {
   state.counters["speedup"] = unfused_s / fused_s;
 }
 BENCHMARK(BM_FusedVsUnfused)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+
+constexpr float kMean[3] = {123.675f, 116.28f, 103.53f};
+constexpr float kStd[3] = {58.395f, 57.12f, 57.375f};
+
+// 0: DecodeJpeg only; 1: the four separate ops; 2: the streamed op.
+double RunCase1(int how, uint64_t seed) {
+  const DecodeCropResizeOptions o{.size = {224, 224},
+                                  .fused = false,
+                                  .mirror = Mirror::kRandom,
+                                  .mean = {kMean[0], kMean[1], kMean[2]},
+                                  .stddev = {kStd[0], kStd[1], kStd[2]}};
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t i = 0;
+  for (const std::string& img : Images()) {
+    Rng rng(seed, i++);
+    Result<Tensor> t =
+        how == 2 ? DecodeRandomCropResize(img, rng, o) : DecodeJpeg(img, {.channels = 3});
+    if (t.ok() && how == 1) {
+      t = RandomResizedCrop(*t, {224, 224}, rng);
+      if (t.ok()) t = RandomFlipLeftRight(*std::move(t), rng);
+      if (t.ok()) t = Normalize(*std::move(t), kMean, kStd);
+    }
+    if (!t.ok()) std::abort();
+    benchmark::DoNotOptimize(t->raw_data());
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void BM_StreamedVsSeparateOps(benchmark::State& state) {
+  double s[3] = {0, 0, 0};
+  (void)Images();
+  uint64_t seed = 0;
+  for (auto _ : state) {
+    for (int how : {0, 1, 2}) s[how] += RunCase1(how, seed);
+    ++seed;
+  }
+  const double n = static_cast<double>(Images().size() * state.iterations());
+  state.counters["decode_us"] = s[0] / n * 1e6;
+  state.counters["separate_us"] = s[1] / n * 1e6;
+  state.counters["streamed_us"] = s[2] / n * 1e6;
+  state.counters["speedup"] = s[1] / s[2];
+  state.counters["streamed_of_decode"] = s[0] / s[2];  // the op's ceiling vs bare decode
+}
+BENCHMARK(BM_StreamedVsSeparateOps)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
 
 // The fused path on the restart-marked images against the unfused path on
 // the same files and on the originals (what a user gets without the
