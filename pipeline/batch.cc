@@ -47,6 +47,7 @@ class BatchIterator : public IteratorNode {
     }
     std::vector<Element> rows;
     rows.reserve(static_cast<size_t>(bs_));
+    input_->ExpectNext(bs_);
     while (static_cast<int64_t>(rows.size()) < bs_) {
       SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, input_->Next());
       if (!e) break;

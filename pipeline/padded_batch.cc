@@ -70,6 +70,7 @@ class PaddedBatchIterator : public IteratorNode {
   NextResult GetNext() override {
     std::vector<Element> rows;
     rows.reserve(static_cast<size_t>(std::min<int64_t>(bs_, 4096)));
+    input_->ExpectNext(bs_);
     while (static_cast<int64_t>(rows.size()) < bs_) {
       SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, input_->Next());
       if (!e) break;

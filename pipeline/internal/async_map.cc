@@ -20,6 +20,11 @@ constexpr int64_t kMaxChunk = 64;
 constexpr int64_t kChunkMaxNs = 4 * kChunkTargetNs;
 // ... and at most this many bytes of results.
 constexpr int64_t kMaxChunkBytes = int64_t{4} << 20;
+// Results a worker may compute ahead for a consumer that collects them
+// (ExpectNext; batch). Case 1 of bench-peers (batch 128, 2 workers): 8
+// rather than 2 halved the context switches (perf stat, ~100 K to ~50 K in
+// 8 s).
+constexpr int64_t kCollectAhead = 8;
 
 }  // namespace
 
@@ -84,7 +89,13 @@ int64_t AsyncMapIterator::Capacity() const {
   if (config_.buffer_size > 0) return fixed_buffer_;
   // Default: two chunks per worker, so each can fill one while the
   // consumer takes the other.
-  return 2 * Parallelism() * PreferredChunk();
+  // A consumer that collects n results at a time (ExpectNext) may have up
+  // to n of them computed ahead, kCollectAhead per worker at most: workers
+  // then rarely find the buffer full and exit, and the consumer is woken
+  // once for several.
+  const int64_t p = Parallelism();
+  const int64_t collect = std::min(collect_.load(std::memory_order_relaxed), kCollectAhead * p);
+  return std::max(2 * p * PreferredChunk(), collect);
 }
 
 int64_t AsyncMapIterator::ChunkSize() const {
@@ -237,11 +248,14 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
     buffered_ += upto - done;
     counters()->buffer_depth.store(buffered_, std::memory_order_relaxed);
     counters()->buffered_bytes.fetch_add(total, std::memory_order_relaxed);
-    // Wake the consumer only if it can go on: a result ahead of the one it
-    // waits for would wake it for nothing (with parallelism 2, half of them).
-    // Pausing and the end of the input need every change seen.
-    if (!config_.deterministic || ordered_.FrontReady() || inflight_ == 0 || paused_ || stopping_ ||
-        end_seq_ >= 0) {
+    // Wake the consumer only if it can go on with as many results as it
+    // wants: a result ahead of the one it waits for would wake it for
+    // nothing (with parallelism 2, half of them), and a consumer collecting
+    // a batch gains nothing from being woken for each row. Pausing and the
+    // end of the input need every change seen.
+    const int64_t ready = config_.deterministic ? ordered_.ReadyRun(want_)
+                                                : static_cast<int64_t>(fifo_.size());
+    if (ready >= want_ || inflight_ == 0 || paused_ || stopping_ || end_seq_ >= 0) {
       cv_.notify_all();
     }
     done = upto;
@@ -313,7 +327,14 @@ NextResult AsyncMapIterator::TakeLocal() {
   return std::move(s.result);
 }
 
+void AsyncMapIterator::ExpectNext(int64_t n) {
+  expected_ = n;
+  collect_.store(n, std::memory_order_relaxed);
+}
+
 NextResult AsyncMapIterator::GetNext() {
+  const int64_t expected = std::max<int64_t>(expected_, 1);  // this call included
+  if (expected_ > 0) --expected_;
   if (local_pos_ < static_cast<int64_t>(local_.size())) return TakeLocal();
   std::unique_lock<std::mutex> l(mu_);
   if (local_returned_bytes_ > 0) {
@@ -345,7 +366,9 @@ NextResult AsyncMapIterator::GetNext() {
     }
     if (!waited_from) waited_from = NowNs();
     LaunchLocked();
+    want_ = std::min(expected, std::max<int64_t>(1, Capacity() / 2));
     cv_.wait_for(l, kWaitSlice);
+    want_ = 1;
   }
 }
 

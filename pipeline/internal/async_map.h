@@ -22,6 +22,10 @@
 // it needs is not being computed by anyone it computes it itself rather than
 // wait, so nested stages can never all wait on each other.
 //
+// A consumer that collects results (batch: ExpectNext(n)) lets the buffer
+// grow to n (at most kCollectAhead per worker) and is woken when as many as
+// it still needs (at most half the buffer) are ready in a row, not for each.
+//
 // Saving pauses the workers. Over a positional input the state is the
 // input's cursor rewound to the first unconsumed element (buffered results
 // are recomputed after restore); otherwise buffered results are saved.
@@ -62,6 +66,7 @@ class AsyncMapIterator : public IteratorNode {
   bool positional() const override { return input_->positional(); }
   int64_t position() const override;
   Status SeekTo(int64_t n) override;
+  void ExpectNext(int64_t n) override;
 
  protected:
   NextResult GetNext() override;
@@ -118,6 +123,9 @@ class AsyncMapIterator : public IteratorNode {
   ReorderRing<Slot> ordered_;   // deterministic results by seq
   std::deque<Slot> fifo_;       // non-deterministic results
   int64_t room_waiters_ = 0;    // workers in WaitForRoom
+  // Ready results in a row the waiting consumer wants before it is woken:
+  // up to what it announced (ExpectNext), at most half the buffer, else 1.
+  int64_t want_ = 1;
   int64_t buffered_ = 0;        // in ordered_/fifo_ (not the consumer's batch)
   std::atomic<int64_t> est_bytes_{0};
   std::atomic<int64_t> elem_ns_{0};  // smoothed pull + compute ns per element
@@ -128,6 +136,8 @@ class AsyncMapIterator : public IteratorNode {
   std::vector<Slot> local_;
   int64_t local_pos_ = 0;
   int64_t local_returned_bytes_ = 0;
+  int64_t expected_ = 0;  // Next() calls the consumer announced and has not made
+  std::atomic<int64_t> collect_{0};  // the last ExpectNext(n): n, for Capacity()
   // Worker tasks queued but not started may outlive this iterator (or a
   // pause): they check the gate first and touch nothing if it is closed or
   // their generation is stale. Only started bodies are waited for, so a

@@ -72,6 +72,11 @@ class IteratorNode {
   // iterator does not do it (and never will): use Next(). Timed and counted
   // like Next().
   std::optional<NextResult> NextStacked(int64_t n);
+  // A hint from the consumer: it will call Next() about `n` more times
+  // before it looks at what they returned (batch(n) collecting its rows). An
+  // asynchronous stage may then wake it once for several ready results
+  // rather than once for each. Changes no result. Default: ignored.
+  virtual void ExpectNext(int64_t /*n*/) {}
   virtual Status Save(StateWriter& w) = 0;
   virtual Status Restore(StateReader& r) = 0;
 

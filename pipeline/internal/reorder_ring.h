@@ -8,6 +8,7 @@
 #ifndef SLUICE_PIPELINE_INTERNAL_REORDER_RING_H_
 #define SLUICE_PIPELINE_INTERNAL_REORDER_RING_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -38,6 +39,13 @@ class ReorderRing {
     ++count_;
   }
   bool FrontReady() const { return !slots_.empty() && slots_[Index(front_)].has_value(); }
+  // How many results are ready in a row from the front, counting to `most`.
+  int64_t ReadyRun(int64_t most) const {
+    const int64_t n = std::min<int64_t>(most, static_cast<int64_t>(slots_.size()));
+    int64_t k = 0;
+    while (k < n && slots_[Index(front_ + k)].has_value()) ++k;
+    return k;
+  }
   // REQUIRES: FrontReady().
   T TakeFront() {
     auto& s = slots_[Index(front_)];

@@ -199,6 +199,42 @@ TEST(BatchTest, ConformanceAndRemainder) {
   EXPECT_EQ(ReadAll(d2).size(), 2u);
 }
 
+// batch(n) tells a parallel map it collects n results at a time
+// (ExpectNext): the map may then compute up to n ahead (8 per worker at
+// most) instead of 2 per worker, and wakes batch once for several rows.
+// Results never change.
+TEST(BatchTest, ParallelMapComputesAheadForTheBatchWithTheSameResults) {
+  auto capacity_of_map = [](int64_t batch) {
+    auto ds = Dataset::range(120).map(
+        [](Element e) -> Result<Element> {
+          // Over the map's chunk target: chunks of one element.
+          std::this_thread::sleep_for(std::chrono::microseconds(400));
+          return Times(std::move(e), 3);
+        },
+        {.parallelism = 2, .name = "slow"});
+    if (batch > 0) ds = ds.batch(batch);
+    auto it = ds.iterator();
+    EXPECT_TRUE(it.ok());
+    std::vector<int64_t> got;
+    for (;;) {
+      auto e = it->next();
+      EXPECT_TRUE(e.ok());
+      if (!e.ok() || !*e) break;
+      auto v = (**e)[0].flat<int64_t>();
+      got.insert(got.end(), v.begin(), v.end());
+    }
+    EXPECT_EQ(got, Iota(0, 360, 3)) << "batch " << batch;
+    for (const StageStats& s : it->stats().stages) {
+      if (s.name == "slow") return s.buffer_capacity;
+    }
+    return int64_t{-1};
+  };
+  EXPECT_EQ(capacity_of_map(0), 4);   // 2 workers x 2 chunks of one
+  EXPECT_EQ(capacity_of_map(3), 4);   // a batch smaller than that
+  EXPECT_EQ(capacity_of_map(12), 12);
+  EXPECT_EQ(capacity_of_map(32), 16);  // 8 per worker at most
+}
+
 TEST(BatchTest, MismatchedShapesNameTheElement) {
   auto ds = Dataset::range(4)
                 .map([](Element e) -> Result<Element> {

@@ -50,6 +50,23 @@ TEST(ReorderRing, GrowsPastItsSizeAndKeepsWrappedResults) {
   EXPECT_FALSE(ring.FrontReady());
 }
 
+TEST(ReorderRing, ReadyRunCountsResultsInARowFromTheFront) {
+  ReorderRing<int> ring;
+  EXPECT_EQ(ring.ReadyRun(4), 0);  // no slots yet
+  ring.Reset(14);                  // the run wraps around the ring's end
+  ring.Put(15, 1);
+  EXPECT_EQ(ring.ReadyRun(4), 0);  // the front is missing
+  ring.Put(14, 0);
+  ring.Put(16, 2);
+  ring.Put(18, 4);
+  EXPECT_EQ(ring.ReadyRun(10), 3);
+  EXPECT_EQ(ring.ReadyRun(2), 2);  // counts no further than asked
+  ring.Put(17, 3);
+  EXPECT_EQ(ring.ReadyRun(100), 5);
+  ring.TakeFront();
+  EXPECT_EQ(ring.ReadyRun(100), 4);
+}
+
 TEST(ReorderRing, ResetDropsHeldResults) {
   ReorderRing<int> ring;
   ring.Put(0, 1);
