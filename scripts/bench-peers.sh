@@ -37,7 +37,10 @@
 # TFRecords (`sluice convert images` vs the tutorial's Python loop), 6 case 2
 # on shards converted with `--restart-interval 1` (both systems read the same
 # restart-marked files; sluice's crop decodes then read only the window's
-# segments). CASES defaults to 1-5.
+# segments). CASES defaults to 1-5. Cases 1, 2 and 6 also time "loop":
+# sluice's map function of the case in a plain loop on CORES threads over
+# the records in memory (`sluice_cases --loop 1`), the same work per image
+# with no pipeline: how much of a gap to the bare limit is the work itself.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 command_line="ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10} WARMUP=${WARMUP:-3} CORES=${CORES:-$(nproc)}${CASES:+ CASES=\"$CASES\"} scripts/bench-peers.sh $*"
@@ -287,6 +290,9 @@ run_system() {
         [[ $c == read || $c == parse ]] && files=$small
         line=$("${tset[@]}" "$cases_bin" --case "$c" --files "$files" "${common[@]}" | tail -1) || true
       fi ;;
+    loop)
+      line=$("${tset[@]}" "$cases_bin" --case "$c" --loop 1 --files "$image_shards" "${common[@]}" |
+               tail -1) || true ;;
     tf.data)
       if [[ $c == convert ]]; then
         rm -rf "$WORK/convert"; mkdir -p "$WORK/convert"; sync
@@ -343,8 +349,9 @@ for no in $CASES; do
   systems=()
   case $no in
     1) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data); [[ -n $torch_py ]] && systems+=(torch)
-       systems+=(bare) ;;
-    2|4|6) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;
+       systems+=(bare loop) ;;
+    2|6) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data); systems+=(loop) ;;
+    4) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;
     3) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data); systems+=(bare) ;;
     5) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;
     *) log "unknown case $no"; continue ;;

@@ -115,6 +115,14 @@ def main():
             f"{statistics.median(extra['pread']) / 1e9:.2f} GB/s "
             f"(memcpy {statistics.median(extra['memcpy']) / 1e9:.2f} GB/s), divided by the mean "
             f"framed record size ({extra['record_bytes']:.0f} bytes).")
+    for no in (1, 2, 6):
+        s, loop, bare = med.get((no, "sluice")), med.get((no, "loop")), med.get((no, "bare"))
+        if s and loop:
+            out.append(
+                f"Case {no}'s work in a plain loop (its map function on {cores} threads over "
+                f"the records in memory, no pipeline: `sluice_cases --loop 1`): {fmt(loop)} "
+                f"images/s" + (f", {loop / bare:.2f} of bare" if bare and no == 1 else "") +
+                f"; the pipeline reaches {s / loop:.2f} of it.")
     out.append("Case 1's bare limit is `tjDecompress2` of the same JPEGs (whole image, RGB, fast "
                "DCT) on every core, nothing else; case 2 shows the same number. torch runs "
                "ImageFolder + RandomResizedCrop/RandomHorizontalFlip/ToTensor/Normalize with "

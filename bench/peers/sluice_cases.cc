@@ -6,7 +6,7 @@
 //
 //   sluice_cases --case decode|fused|read|parse --files GLOB [--cores N]
 //       [--seconds 10] [--warmup 3] [--batch B] [--parallel-reads N]
-//       [--fusion 0|1] [--ops fused|separate]
+//       [--fusion 0|1] [--ops fused|separate] [--loop 1]
 //   sluice_cases --make-records PREFIX [--count 400000] [--shards 4]
 //
 // decode: TFRecords of `sluice convert images` -> map(parse, full decode,
@@ -34,6 +34,11 @@
 // --fusion 0 turns map-and-batch fusion off (Options::map_and_batch_fusion),
 // to measure what it brings.
 // --batch 1 in the read case iterates record by record (no batch).
+// --loop 1 (decode and fused cases) calls the case's map function in a plain
+//   loop on --cores threads over the records held in memory, each output a
+//   new tensor: the same work per image with no pipeline, the ceiling a
+//   pipeline could reach with these ops. Prints "system":"loop".
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +47,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "peer_args.h"
@@ -70,6 +76,7 @@ struct Args {
   int64_t parallel_reads = 0;  // 0: the case's default
   int fusion = 1;              // Options::map_and_batch_fusion
   std::string ops = "fused";   // or "separate" (decode case)
+  int loop = 0;                // 1: the map function in a plain loop (RunLoop)
 };
 
 constexpr char kProgram[] = "sluice_cases";
@@ -91,6 +98,7 @@ Args ParseArgs(int argc, char** argv) {
       .Add("--parallel-reads", &a.parallel_reads)
       .Add("--fusion", &a.fusion)
       .Add("--ops", &a.ops)
+      .Add("--loop", &a.loop)
       .Parse(argc, argv);
   if (a.ops != "fused" && a.ops != "separate") Die("--ops is fused or separate, not " + a.ops);
   return a;
@@ -160,9 +168,9 @@ int MakeRecords(const Args& a) {
 constexpr float kMean[3] = {123.675f, 116.28f, 103.53f};
 constexpr float kStd[3] = {58.395f, 57.12f, 57.375f};
 
-// Case 1 (fused = false) and case 2 (fused = true); `separate`: case 1 as
-// four ops.
-Dataset ImagePipeline(Dataset records, bool fused, bool separate, int64_t batch) {
+// The map function of case 1 (fused = false) and case 2 (fused = true);
+// `separate`: case 1 as four ops.
+MapFn ImageAugment(bool fused, bool separate) {
   ParseSpec spec = {{"image/encoded", FixedLenFeature(DType::kString, {})},
                     {"image/class/label", FixedLenFeature(DType::kInt64, {})}};
   auto parser = std::make_shared<ExampleParser>(ExampleParser::Create(spec).value());
@@ -193,9 +201,69 @@ Dataset ImagePipeline(Dataset records, bool fused, bool separate, int64_t batch)
     }
     return Element({std::move(image), ex[1]}, names);
   };
-  return records.map(augment, {.parallelism = kAutotune, .name = fused ? "fused" : "decode"})
+  return augment;
+}
+
+Dataset ImagePipeline(Dataset records, bool fused, bool separate, int64_t batch) {
+  return records
+      .map(ImageAugment(fused, separate),
+           {.parallelism = kAutotune, .name = fused ? "fused" : "decode"})
       .batch(batch, {.drop_remainder = true})
       .prefetch(kAutotune);
+}
+
+// --loop: the case's map function called in a plain loop on --cores
+// threads over the records held in memory, each output a new tensor: the
+// same per-image work with no pipeline (no reading, batching, hand-offs or
+// scheduling), so the ceiling any pipeline could reach with these ops.
+int RunLoop(const Args& a) {
+  if (a.kase != "decode" && a.kase != "fused") Die("--loop is for --case decode or fused");
+  if (a.cores < 1) Die("--loop needs --cores N (threads)");
+  std::vector<Element> records;
+  {
+    Result<Iterator> it = TFRecordDataset(peers::GlobRecordFiles(kProgram, a.files)).iterator();
+    if (!it.ok()) Die(it.status().ToString());
+    for (;;) {
+      Result<std::optional<Element>> e = it->next();
+      if (!e.ok()) Die(e.status().ToString());
+      if (!e->has_value()) break;
+      records.push_back(std::move(**e));
+    }
+  }
+  if (records.empty()) Die("no records in " + a.files);
+  const MapFn augment = ImageAugment(a.kase == "fused", a.ops == "separate");
+  using Clock = std::chrono::steady_clock;
+  std::atomic<int> phase{0};  // 0 warm-up, 1 timed, 2 stop
+  std::vector<int64_t> counts(static_cast<size_t>(a.cores), 0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < a.cores; ++t) {
+    pool.emplace_back([&, t] {
+      int64_t n = 0;
+      for (int64_t i = t;; i += a.cores) {
+        const int p = phase.load(std::memory_order_relaxed);
+        if (p == 2) break;
+        const MapContext ctx{.index = i, .seed = 1};
+        Result<Element> out = augment(records[static_cast<size_t>(i) % records.size()], ctx);
+        if (!out.ok()) Die(out.status().ToString());
+        if (p == 1) ++n;
+      }
+      counts[static_cast<size_t>(t)] = n;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(a.warmup));
+  phase = 1;
+  const Clock::time_point t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
+  phase = 2;
+  const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  for (std::thread& th : pool) th.join();
+  int64_t items = 0;
+  for (int64_t c : counts) items += c;
+  std::printf(
+      "{\"system\":\"loop\",\"case\":\"%s\",\"items_per_s\":%.1f,\"items\":%lld,"
+      "\"seconds\":%.3f,\"cores\":%d}\n",
+      a.kase.c_str(), items / elapsed, static_cast<long long>(items), elapsed, a.cores);
+  return 0;
 }
 
 // Case 4.
@@ -286,5 +354,5 @@ int main(int argc, char** argv) {
   sluice::bench::Args a = sluice::bench::ParseArgs(argc, argv);
   if (!a.make_records.empty()) return sluice::bench::MakeRecords(a);
   if (a.kase.empty() || a.files.empty()) sluice::bench::Die("need --case and --files");
-  return sluice::bench::Run(a);
+  return a.loop ? sluice::bench::RunLoop(a) : sluice::bench::Run(a);
 }
