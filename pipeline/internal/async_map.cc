@@ -253,8 +253,8 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
     // nothing (with parallelism 2, half of them), and a consumer collecting
     // a batch gains nothing from being woken for each row. Pausing and the
     // end of the input need every change seen.
-    const int64_t ready = config_.deterministic ? ordered_.ReadyRun(want_)
-                                                : static_cast<int64_t>(fifo_.size());
+    const int64_t ready =
+        config_.deterministic ? ordered_.ReadyRun(want_) : static_cast<int64_t>(fifo_.size());
     if (ready >= want_ || inflight_ == 0 || paused_ || stopping_ || end_seq_ >= 0) {
       cv_.notify_all();
     }

@@ -123,10 +123,10 @@ class AsyncMapIterator : public IteratorNode {
   ReorderRing<Slot> ordered_;   // deterministic results by seq
   std::deque<Slot> fifo_;       // non-deterministic results
   int64_t room_waiters_ = 0;    // workers in WaitForRoom
+  int64_t buffered_ = 0;        // in ordered_/fifo_ (not the consumer's batch)
   // Ready results in a row the waiting consumer wants before it is woken:
   // up to what it announced (ExpectNext), at most half the buffer, else 1.
   int64_t want_ = 1;
-  int64_t buffered_ = 0;        // in ordered_/fifo_ (not the consumer's batch)
   std::atomic<int64_t> est_bytes_{0};
   std::atomic<int64_t> elem_ns_{0};  // smoothed pull + compute ns per element
   bool size_known_ = false;
@@ -136,7 +136,7 @@ class AsyncMapIterator : public IteratorNode {
   std::vector<Slot> local_;
   int64_t local_pos_ = 0;
   int64_t local_returned_bytes_ = 0;
-  int64_t expected_ = 0;  // Next() calls the consumer announced and has not made
+  int64_t expected_ = 0;             // Next() calls the consumer announced and has not made
   std::atomic<int64_t> collect_{0};  // the last ExpectNext(n): n, for Capacity()
   // Worker tasks queued but not started may outlive this iterator (or a
   // pause): they check the gate first and touch nothing if it is closed or

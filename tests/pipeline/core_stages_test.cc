@@ -229,8 +229,8 @@ TEST(BatchTest, ParallelMapComputesAheadForTheBatchWithTheSameResults) {
     }
     return int64_t{-1};
   };
-  EXPECT_EQ(capacity_of_map(0), 4);   // 2 workers x 2 chunks of one
-  EXPECT_EQ(capacity_of_map(3), 4);   // a batch smaller than that
+  EXPECT_EQ(capacity_of_map(0), 4);  // 2 workers x 2 chunks of one
+  EXPECT_EQ(capacity_of_map(3), 4);  // a batch smaller than that
   EXPECT_EQ(capacity_of_map(12), 12);
   EXPECT_EQ(capacity_of_map(32), 16);  // 8 per worker at most
 }
