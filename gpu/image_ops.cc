@@ -93,7 +93,7 @@ Result<DeviceTensor> RandomFlip(const DeviceTensor& image, Rng& rng, bool up_dow
                                 std::string_view op) {
   SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckImage(image, stream, op));
   std::vector<bool> flip(d.batch);
-  for (int64_t b = 0; b < d.batch; ++b) flip[b] = rng.UniformFloat() < 0.5f;
+  for (int64_t b = 0; b < d.batch; ++b) flip[b] = ops::SampleFlip(rng);
   if (!d.batched && !flip[0]) return image;
   return FlipImages(image, d, up_down, flip, stream, op);
 }

@@ -117,10 +117,8 @@ Result<Tensor> CentralCrop(const Tensor& image, double fraction) {
   return Crop(image, w);
 }
 
-Result<Tensor> RandomCrop(const Tensor& value, const Shape& size, Rng& rng) {
-  const Shape& shape = value.shape();
-  SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(value.dtype(), "RandomCrop"));
-  bool ok = !size.unknown_rank() && size.rank() == shape.rank();
+Result<std::vector<int64_t>> SampleRandomCrop(const Shape& shape, const Shape& size, Rng& rng) {
+  bool ok = !size.unknown_rank() && !shape.unknown_rank() && size.rank() == shape.rank();
   for (int i = 0; ok && i < size.rank(); ++i) ok = size.dim(i) >= 0 && size.dim(i) <= shape.dim(i);
   if (!ok) {
     return Status::InvalidArgument("RandomCrop: size " + size.ToString() +
@@ -132,6 +130,13 @@ Result<Tensor> RandomCrop(const Tensor& value, const Shape& size, Rng& rng) {
     begin[i] =
         static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(shape.dim(i) - size.dim(i)) + 1));
   }
+  return begin;
+}
+
+Result<Tensor> RandomCrop(const Tensor& value, const Shape& size, Rng& rng) {
+  const Shape& shape = value.shape();
+  SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(value.dtype(), "RandomCrop"));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> begin, SampleRandomCrop(shape, size, rng));
   SLUICE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(value.dtype(), size));
   if (shape.rank() == 0) {
     std::memcpy(out.raw_data(), value.raw_data(), value.byte_size());

@@ -351,7 +351,7 @@ Status Run(std::string_view bytes, Rng* rng, const CropWindow* window,
         w, SampleRandomResizedCrop(full.height, full.width, *rng, o.scale, o.ratio));
   }
   const bool mirror =
-      o.mirror == Mirror::kAlways || (o.mirror == Mirror::kRandom && rng->UniformFloat() < 0.5f);
+      o.mirror == Mirror::kAlways || (o.mirror == Mirror::kRandom && SampleFlip(*rng));
   return DecodeWindow(bytes, full, w, o, mirror, out);
 }
 

@@ -88,7 +88,7 @@ Result<Tensor> Flip(const Tensor& image, bool left_right, std::string_view op) {
 Result<Tensor> RandomFlip(const Tensor& image, Rng& rng, bool left_right, std::string_view op) {
   SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckImage(image, op));
   if (!d.batched) {
-    if (rng.UniformFloat() < 0.5f) return Flip(image, left_right, op);
+    if (SampleFlip(rng)) return Flip(image, left_right, op);
     return image;
   }
   SLUICE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(image.dtype(), image.shape()));
@@ -96,7 +96,7 @@ Result<Tensor> RandomFlip(const Tensor& image, Rng& rng, bool left_right, std::s
   auto* dst = static_cast<uint8_t*>(out.raw_data());
   const auto* src = static_cast<const uint8_t*>(image.raw_data());
   for (int64_t b = 0; b < d.batch; ++b) {
-    if (rng.UniformFloat() < 0.5f) {
+    if (SampleFlip(rng)) {
       FlipOne(image, d, b, left_right, dst);
     } else if (bytes > 0) {
       std::memcpy(dst + b * bytes, src + b * bytes, bytes);
@@ -131,7 +131,7 @@ void FlipInPlace(Tensor& image, const ImageDims& d, bool left_right) {
 Result<Tensor> RandomFlipOwned(Tensor&& image, Rng& rng, bool left_right, std::string_view op) {
   SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckImage(image, op));
   if (d.batched || !image.buffer().unique()) return RandomFlip(image, rng, left_right, op);
-  if (rng.UniformFloat() < 0.5f) FlipInPlace(image, d, left_right);
+  if (SampleFlip(rng)) FlipInPlace(image, d, left_right);
   return std::move(image);
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <vector>
 
 #include "sluice/core/result.h"
 #include "sluice/core/rng.h"
@@ -62,6 +63,10 @@ Result<Tensor> CentralCrop(const Tensor& image, double fraction);
 // per dimension, dimension 0 first (one Rng::UniformInt each, also for
 // dimensions taken whole).
 Result<Tensor> RandomCrop(const Tensor& value, const Shape& size, Rng& rng);
+// RandomCrop's offsets for a value of `shape`: the draws it makes, and its
+// errors. For ops that crop where RandomCrop would without the pixels (an
+// encoded image's shape comes from its header, ImageOutputShape).
+Result<std::vector<int64_t>> SampleRandomCrop(const Shape& shape, const Shape& size, Rng& rng);
 
 // The ImageNet "random resized crop" window of torchvision's
 // RandomResizedCrop.get_params, computed without the pixels: up to 10 tries
@@ -99,6 +104,9 @@ Status FlipUpDownInto(const Tensor& image, Tensor* out);
 // flipped, returns the image itself (may share the input's bytes); each
 // image of a batch is flipped independently.
 Result<Tensor> RandomFlipLeftRight(const Tensor& image, Rng& rng);
+// The draw of every random flip (RandomFlip*, Mirror::kRandom): true (flip)
+// with probability 1/2.
+inline bool SampleFlip(Rng& rng) { return rng.UniformFloat() < 0.5f; }
 Result<Tensor> RandomFlipUpDown(const Tensor& image, Rng& rng);
 // The same, flipping a 3-D image in place when nothing else shares its
 // bytes (`image = RandomFlipLeftRight(std::move(image), rng)`): no new

@@ -47,8 +47,49 @@ std::string MapName(const BenchStage& s) {
 
 bool IsEncoded(const Tensor& t) { return t.dtype() == DType::kString; }
 
+// Folds the flips and normalizes that follow ops[*i] into `o` (one of
+// each), moving *i to the last op folded.
+void FoldFinish(const std::vector<BenchImageOp>& ops, size_t* i, ops::DecodeCropResizeOptions* o) {
+  for (; *i + 1 < ops.size(); ++*i) {
+    const BenchImageOp::Kind next = ops[*i + 1].kind;
+    if (next == BenchImageOp::kFlip && o->mirror == ops::Mirror::kNever) {
+      o->mirror = ops::Mirror::kRandom;
+    } else if (next == BenchImageOp::kNormalize && o->mean.empty()) {
+      o->mean.assign(std::begin(kMean), std::end(kMean));
+      o->stddev.assign(std::begin(kStddev), std::end(kStddev));
+    } else {
+      break;
+    }
+  }
+}
+
+// Runs the decode-crop-resize op `o` on `bytes` (`window` null: a random
+// resized crop), into the image's batch row when it is the last op.
+Result<Tensor> DecodeCropResizeOp(std::string_view bytes, const ops::CropWindow* window,
+                                  const ops::DecodeCropResizeOptions& o, bool last, Rng& rng,
+                                  const MapContext& ctx) {
+  Tensor image;
+  if (last) {
+    SLUICE_ASSIGN_OR_RETURN(
+        image, ctx.AllocateOutput(0, DType::kFloat32, Shape{o.size.height, o.size.width, 3}));
+    SLUICE_RETURN_IF_ERROR(window ? ops::DecodeCropResizeInto(bytes, *window, o, &image)
+                                  : ops::DecodeRandomCropResizeInto(bytes, rng, o, &image));
+    return image;
+  }
+  return window ? ops::DecodeCropResize(bytes, *window, o)
+                : ops::DecodeRandomCropResize(bytes, rng, o);
+}
+
 // Runs `ops` on (image, label); the image may still be encoded bytes.
-Result<Element> ApplyOps(const std::vector<BenchImageOp>& ops, Element e, const MapContext& ctx) {
+// Encoded bytes then go through one decode-crop-resize op where the list
+// allows, which makes the pixels and Rng draws of the separate ops (tested)
+// without holding a decoded image: `fused` (a random resized crop decoded
+// from the window), or "decode? crop? resize" (every row decoded and
+// resized as it comes, the crop's window drawn as RandomCrop draws it); a
+// flip and a normalize right after are done row by row inside it.
+// With `fold` false every op runs on its own (`--separate-ops`).
+Result<Element> ApplyOps(const std::vector<BenchImageOp>& ops, bool fold, Element e,
+                         const MapContext& ctx) {
   Tensor image = e[0];
   Rng rng = ctx.rng();
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -60,29 +101,35 @@ Result<Element> ApplyOps(const std::vector<BenchImageOp>& ops, Element e, const 
             "fused decode_random_crop_resize needs encoded bytes, "
             "but the image is already decoded");
       }
-      // A flip and a normalize right after it are done by the fused op
-      // itself, row by row (the same pixels and Rng draws: docs/ops.md),
-      // and when it ends the list it writes into the image's batch row.
       ops::DecodeCropResizeOptions o{.size = {op.height, op.width}};
-      for (; i + 1 < ops.size(); ++i) {
-        const BenchImageOp::Kind next = ops[i + 1].kind;
-        if (next == BenchImageOp::kFlip && o.mirror == ops::Mirror::kNever) {
-          o.mirror = ops::Mirror::kRandom;
-        } else if (next == BenchImageOp::kNormalize && o.mean.empty()) {
-          o.mean.assign(std::begin(kMean), std::end(kMean));
-          o.stddev.assign(std::begin(kStddev), std::end(kStddev));
-        } else {
-          break;
-        }
-      }
+      if (fold) FoldFinish(ops, &i, &o);
+      SLUICE_ASSIGN_OR_RETURN(image, DecodeCropResizeOp(image.scalar<std::string_view>(), nullptr,
+                                                        o, i + 1 == ops.size(), rng, ctx));
+      continue;
+    }
+    size_t j = i + (op.kind == BenchImageOp::kDecode ? 1 : 0);
+    const BenchImageOp* crop =
+        j < ops.size() && ops[j].kind == BenchImageOp::kCrop ? &ops[j++] : nullptr;
+    if (fold && encoded && j < ops.size() && ops[j].kind == BenchImageOp::kResize) {
       const std::string_view bytes = image.scalar<std::string_view>();
-      if (i + 1 == ops.size()) {
+      SLUICE_ASSIGN_OR_RETURN(Shape full, ops::ImageOutputShape(bytes, {.channels = 3}));
+      ops::CropWindow window{.height = full.dim(0), .width = full.dim(1)};
+      if (crop != nullptr) {
         SLUICE_ASSIGN_OR_RETURN(
-            image, ctx.AllocateOutput(0, DType::kFloat32, Shape{op.height, op.width, 3}));
-        SLUICE_RETURN_IF_ERROR(ops::DecodeRandomCropResizeInto(bytes, rng, o, &image));
-      } else {
-        SLUICE_ASSIGN_OR_RETURN(image, ops::DecodeRandomCropResize(bytes, rng, o));
+            std::vector<int64_t> begin,
+            ops::SampleRandomCrop(full, Shape{crop->height, crop->width, full.dim(2)}, rng));
+        window = {.y = begin[0], .x = begin[1], .height = crop->height, .width = crop->width};
       }
+      ops::DecodeCropResizeOptions o{.size = {ops[j].height, ops[j].width}, .fused = false};
+      i = j;
+      FoldFinish(ops, &i, &o);
+      // A given window takes no Rng: draw the flip here, after the crop's
+      // draws, as RandomFlipLeftRight would.
+      if (o.mirror == ops::Mirror::kRandom) {
+        o.mirror = ops::SampleFlip(rng) ? ops::Mirror::kAlways : ops::Mirror::kNever;
+      }
+      SLUICE_ASSIGN_OR_RETURN(image,
+                              DecodeCropResizeOp(bytes, &window, o, i + 1 == ops.size(), rng, ctx));
       continue;
     }
     if (encoded) {  // every other op works on pixels: decode first
@@ -259,6 +306,9 @@ Result<BenchPipelineSpec> ReadBenchSpec(const std::string& path) {
     } else if (key == "map_and_batch_fusion") {
       if (!v.is_boolean()) return SpecError(path, "\"map_and_batch_fusion\" is true or false");
       spec.map_and_batch_fusion = v.get<bool>();
+    } else if (key == "fold_ops") {
+      if (!v.is_boolean()) return SpecError(path, "\"fold_ops\" is true or false");
+      spec.fold_ops = v.get<bool>();
     } else if (key == "seed") {
       if (!v.is_number_unsigned()) return SpecError(path, "\"seed\" is a number >= 0");
       spec.seed = v.get<uint64_t>();
@@ -305,7 +355,7 @@ Result<BenchPipelineSpec> ReadBenchSpec(const std::string& path) {
     } else {
       return SpecError(path, "unknown key \"" + key +
                                  "\" (expected source, stages, parallelism, cores, seed, "
-                                 "map_and_batch_fusion)");
+                                 "map_and_batch_fusion, fold_ops)");
     }
   }
   if (spec.path.empty()) return SpecError(path, "no \"source\"");
@@ -407,8 +457,8 @@ Result<Dataset> BuildBenchPipeline(const BenchPipelineSpec& spec) {
         used_names.push_back(name);
         if (n > 0) name += "_" + std::to_string(n);
         ds = ds.map(
-            [ops = s.ops](Element e, const MapContext& ctx) {
-              return ApplyOps(ops, std::move(e), ctx);
+            [ops = s.ops, fold = spec.fold_ops](Element e, const MapContext& ctx) {
+              return ApplyOps(ops, fold, std::move(e), ctx);
             },
             {.parallelism = s.parallelism != 0 ? s.parallelism : par, .name = name});
         break;

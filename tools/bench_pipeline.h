@@ -3,6 +3,7 @@
 //
 //   {"source": {"tfrecord": "data/train-*.tfrecord"},
 //    "parallelism": "autotune", "cores": 4, "map_and_batch_fusion": true,
+//    "fold_ops": true,
 //    "stages": [{"shuffle": 1000}, {"map": "decode"}, {"resize": [224, 224]},
 //               {"flip": true}, {"normalize": true}, {"batch": 128},
 //               {"prefetch": "autotune"}]}
@@ -51,6 +52,10 @@ struct BenchPipelineSpec {
   int cores = 0;                    // cpu_budget; 0: the default
   uint64_t seed = 1;
   bool map_and_batch_fusion = true;  // Options::map_and_batch_fusion
+  // Image ops on encoded bytes go through one decode-crop-resize op where
+  // the list allows (`fused`, or "decode? crop? resize", with a flip and a
+  // normalize right after): the same bytes. false: each op on its own.
+  bool fold_ops = true;
 };
 
 // "WxH" -> width, height (each 1..65500); false if malformed.

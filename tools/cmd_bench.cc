@@ -32,6 +32,7 @@ struct BenchFlags {
   std::string json, trace, sweep;
   uint64_t seed = 1;
   bool no_fusion = false;
+  bool separate_ops = false;
   // What the command line gave explicitly (CLI11 counts), for --spec.
   std::vector<std::string> shape_given;  // pipeline-shape flags, e.g. "--batch"
   bool parallelism_given = false, seed_given = false;
@@ -87,6 +88,7 @@ Result<BenchPipelineSpec> SpecFromFlags(const BenchFlags& f) {
   if (f.spec.empty() || f.seed_given) spec.seed = f.seed;
   if (f.cores > 0) spec.cores = f.cores;
   if (f.no_fusion) spec.map_and_batch_fusion = false;
+  if (f.separate_ops) spec.fold_ops = false;
   return spec;
 }
 
@@ -379,6 +381,11 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       "--no-fusion", f->no_fusion,
       "Turn map-and-batch fusion off: batch copies every row itself (on by default, a map "
       "feeding batch writes its rows into the batch's buffer; docs/pipeline.md)");
+  run->add_flag("--separate-ops", f->separate_ops,
+                "Run every image op on its own. By default a decode, crop and resize (or fused) on "
+                "encoded bytes, with a flip and a normalize right after, run as one op that "
+                "resizes rows as they are decoded and writes into the batch: the same bytes "
+                "(docs/bench.md)");
   CLI::Option* seed_opt =
       run->add_option("--seed", f->seed, "Seed of the shuffle and the random crops and flips")
           ->type_name("N")

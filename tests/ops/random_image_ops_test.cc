@@ -57,6 +57,25 @@ TEST(RandomCropTest, AnyRankAndErrors) {
   SLUICE_EXPECT_ERROR(RandomCrop(Indexed({4, 5, 3}), {-1, 5, 3}, rng), kInvalid, "[?,5,3]");
 }
 
+// SampleRandomCrop makes RandomCrop's draws: the offsets of the slice
+// RandomCrop takes with the same Rng, and the Rng left in the same state.
+TEST(RandomCropTest, SampleRandomCropGivesRandomCropsOffsets) {
+  const Tensor img = Indexed({6, 8, 3});
+  for (uint64_t stream = 0; stream < 200; ++stream) {
+    Rng a(3, stream), b(3, stream);
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor x, RandomCrop(img, {4, 5, 3}, a));
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> begin,
+                                SampleRandomCrop(img.shape(), {4, 5, 3}, b));
+    ASSERT_EQ(begin.size(), 3u);
+    ASSERT_EQ(begin[2], 0);
+    ASSERT_EQ(x.flat<int32_t>()[0], begin[0] * 24 + begin[1] * 3);
+    ASSERT_EQ(a.NextU32(), b.NextU32());
+  }
+  Rng rng(1);
+  SLUICE_EXPECT_ERROR(SampleRandomCrop({4, 5, 3}, {5, 5, 3}, rng), kInvalid, "[5,5,3]");
+  SLUICE_EXPECT_ERROR(SampleRandomCrop({4, 5, 3}, {4, 5}, rng), kInvalid, "[4,5,3]");
+}
+
 TEST(SampleRandomResizedCropTest, WindowsInsideScaleAndRatioRespected) {
   // Square, so that rejected tries do not favour one orientation.
   const int64_t H = 400, W = 400;

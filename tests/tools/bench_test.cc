@@ -122,37 +122,71 @@ TEST_F(BenchCliTest, Sweep) {
 // A fused op followed by flip and normalize (in either order) has them done
 // inside the op, writing into the batch row: the same bytes as running
 // them as separate ops (a same-size resize in between stops the folding).
+// The batches' image bytes of one map stage running `ops` over the test's
+// records, then batch(4); `fold` as BenchPipelineSpec::fold_ops.
+std::vector<std::string> RunOps(const std::string& files, std::vector<tools::BenchImageOp> ops,
+                                bool fold = true) {
+  tools::BenchPipelineSpec spec;
+  spec.path = files;
+  spec.parallelism = 2;
+  spec.seed = 7;
+  spec.fold_ops = fold;
+  spec.stages = {tools::BenchStage{.kind = tools::BenchStage::kMap, .ops = std::move(ops)},
+                 tools::BenchStage{.kind = tools::BenchStage::kBatch, .n = 4}};
+  std::vector<std::string> out;
+  Result<Dataset> ds = tools::BuildBenchPipeline(spec);
+  EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+  if (!ds.ok()) return out;
+  Iterator it = ds->iterator().value();
+  for (;;) {
+    Result<std::optional<Element>> e = it.next();
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    if (!e.ok() || !*e) break;
+    const Tensor& images = (**e)[0];
+    out.emplace_back(static_cast<const char*>(images.raw_data()), images.byte_size());
+  }
+  return out;
+}
+
 TEST_F(BenchCliTest, FusedFoldsFlipAndNormalizeWithTheSameBytes) {
   using tools::BenchImageOp;
-  using tools::BenchStage;
-  auto run = [&](std::vector<BenchImageOp> ops) {
-    tools::BenchPipelineSpec spec;
-    spec.path = dir_.file("recs/*.tfrecord");
-    spec.parallelism = 2;
-    spec.seed = 7;
-    spec.stages = {BenchStage{.kind = BenchStage::kMap, .ops = std::move(ops)},
-                   BenchStage{.kind = BenchStage::kBatch, .n = 4}};
-    std::vector<std::string> out;
-    Result<Dataset> ds = tools::BuildBenchPipeline(spec);
-    EXPECT_TRUE(ds.ok()) << ds.status().ToString();
-    if (!ds.ok()) return out;
-    Iterator it = ds->iterator().value();
-    while (std::optional<Element> e = it.next().value()) {
-      const Tensor& images = (*e)[0];
-      out.emplace_back(static_cast<const char*>(images.raw_data()), images.byte_size());
-    }
-    return out;
-  };
+  const std::string files = dir_.file("recs/*.tfrecord");
   const BenchImageOp fused{.kind = BenchImageOp::kFused, .width = 16, .height = 12};
-  const BenchImageOp same{.kind = BenchImageOp::kResize, .width = 16, .height = 12};
   const BenchImageOp flip{.kind = BenchImageOp::kFlip};
   const BenchImageOp norm{.kind = BenchImageOp::kNormalize};
-  const std::vector<std::string> separate = run({fused, same, flip, norm});
+  const std::vector<std::string> separate = RunOps(files, {fused, flip, norm}, /*fold=*/false);
   ASSERT_EQ(separate.size(), 3u);
   EXPECT_EQ(separate[0].size(), 4u * 12 * 16 * 3 * sizeof(float));
-  EXPECT_EQ(run({fused, flip, norm}), separate);
-  EXPECT_EQ(run({fused, norm, flip}), separate);
-  EXPECT_NE(run({fused, norm}), separate);  // the flip did something
+  EXPECT_EQ(RunOps(files, {fused, flip, norm}), separate);
+  EXPECT_EQ(RunOps(files, {fused, norm, flip}), separate);
+  EXPECT_NE(RunOps(files, {fused, norm}), separate);  // the flip did something
+}
+
+// "decode? crop? resize" on encoded bytes, and a flip and a normalize after
+// it, run as one DecodeCropResize (every row decoded, the crop drawn as
+// RandomCrop draws it): the bytes of the separate ops, for JPEG and PNG,
+// shrinking, enlarging and keeping the size.
+TEST_F(BenchCliTest, DecodeCropResizeFoldsWithTheSameBytes) {
+  using tools::BenchImageOp;
+  const std::string files = dir_.file("recs/*.tfrecord");
+  const BenchImageOp decode{.kind = BenchImageOp::kDecode};
+  const BenchImageOp flip{.kind = BenchImageOp::kFlip};
+  const BenchImageOp norm{.kind = BenchImageOp::kNormalize};
+  const BenchImageOp crop{.kind = BenchImageOp::kCrop, .width = 20, .height = 18};
+  for (const auto& [w, h] : {std::pair{16, 12}, std::pair{31, 27}, std::pair{20, 18}}) {
+    SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h));
+    const BenchImageOp resize{.kind = BenchImageOp::kResize, .width = w, .height = h};
+    const std::vector<std::string> cropped =
+        RunOps(files, {decode, crop, resize, flip, norm}, /*fold=*/false);
+    ASSERT_EQ(cropped.size(), 3u);
+    EXPECT_EQ(cropped[0].size(), 4u * h * w * 3 * sizeof(float));
+    EXPECT_EQ(RunOps(files, {decode, crop, resize, flip, norm}), cropped);
+    EXPECT_EQ(RunOps(files, {crop, resize, norm, flip}), cropped);
+    const std::vector<std::string> whole = RunOps(files, {decode, resize, flip}, /*fold=*/false);
+    EXPECT_EQ(RunOps(files, {decode, resize, flip}), whole);
+    EXPECT_EQ(RunOps(files, {resize, flip}), whole);
+    EXPECT_NE(whole, RunOps(files, {resize}));  // the flip did something
+  }
 }
 
 TEST_F(BenchCliTest, SpecFile) {
@@ -239,6 +273,16 @@ TEST_F(BenchCliTest, SpecAndFlags) {
   r = Sluice(dir_, "bench --spec badfusion.json --epochs 1");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("\"map_and_batch_fusion\" is true or false"), std::string::npos) << r.err;
+
+  // --separate-ops (or "fold_ops": false) runs each image op on its own.
+  r = Sluice(dir_, "bench --spec spec.json --separate-ops --epochs 1 --warmup 0 --json o5.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(ReadFileOrDie(dir_.file("o5.json")))["batches"], 4);
+  WriteFileOrDie(dir_.file("badfold.json"), R"({
+    "source": {"tfrecord": "recs/*.tfrecord"}, "fold_ops": 0})");
+  r = Sluice(dir_, "bench --spec badfold.json --epochs 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("\"fold_ops\" is true or false"), std::string::npos) << r.err;
 
   r = Sluice(dir_, "bench --spec spec.json --epochs 1 --duration 3");
   EXPECT_EQ(r.exit_code, 2);
