@@ -59,28 +59,6 @@ Args ParseArgs(int argc, char** argv) {
   return a;
 }
 
-using Clock = std::chrono::steady_clock;
-
-// Runs work(thread, stop) on `threads` threads for `seconds`; each returns
-// its item count. Returns the total and sets *elapsed.
-template <typename Work>
-double RunFor(int threads, double seconds, Work work, double* elapsed) {
-  std::atomic<bool> stop{false};
-  std::vector<double> counts(threads, 0);
-  std::vector<std::thread> pool;
-  const Clock::time_point t0 = Clock::now();
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] { counts[t] = work(t, stop); });
-  }
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  stop = true;
-  for (std::thread& th : pool) th.join();
-  *elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  double total = 0;
-  for (double c : counts) total += c;
-  return total;
-}
-
 int Decode(const Args& a) {
   std::vector<std::string> jpegs;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(a.images)) {
@@ -92,7 +70,7 @@ int Decode(const Args& a) {
   }
   if (jpegs.empty()) Die("no files under " + a.images);
   double elapsed = 0;
-  const double images = RunFor(
+  const double images = sluice::peers::RunFor(
       a.threads, a.seconds,
       [&](int t, const std::atomic<bool>& stop) {
         tjhandle h = tjInitDecompress();
@@ -145,7 +123,7 @@ int Read(const Args& a) {
 
   constexpr size_t kBlock = 1 << 20;
   double read_s = 0;
-  const double read_bytes = RunFor(
+  const double read_bytes = sluice::peers::RunFor(
       a.threads, a.seconds / 2,
       [&](int t, const std::atomic<bool>& stop) {
         std::vector<char> buf(kBlock);
@@ -165,7 +143,7 @@ int Read(const Args& a) {
 
   constexpr size_t kCopy = 64 << 20;
   double copy_s = 0;
-  const double copy_bytes = RunFor(
+  const double copy_bytes = sluice::peers::RunFor(
       a.threads, a.seconds / 2,
       [&](int, const std::atomic<bool>& stop) {
         std::vector<char> src(kCopy, 1), dst(kCopy, 0);

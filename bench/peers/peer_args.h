@@ -14,13 +14,16 @@
 
 #include <glob.h>
 
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -31,6 +34,26 @@ namespace sluice::peers {
   std::fprintf(stderr, "%.*s: %s\n", static_cast<int>(program.size()), program.data(),
                message.c_str());
   std::exit(1);
+}
+
+// Runs work(thread, stop) on `threads` threads for `seconds`; each returns
+// its item count. Returns the total and sets *elapsed.
+template <typename Work>
+inline double RunFor(int threads, double seconds, Work work, double* elapsed) {
+  std::atomic<bool> stop{false};
+  std::vector<double> counts(threads, 0);
+  std::vector<std::thread> pool;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] { counts[t] = work(t, stop); });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (std::thread& th : pool) th.join();
+  *elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double total = 0;
+  for (double c : counts) total += c;
+  return total;
 }
 
 class PeerArgs {

@@ -47,7 +47,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "peer_args.h"
@@ -232,33 +231,18 @@ int RunLoop(const Args& a) {
   }
   if (records.empty()) Die("no records in " + a.files);
   const MapFn augment = ImageAugment(a.kase == "fused", a.ops == "separate");
-  using Clock = std::chrono::steady_clock;
-  std::atomic<int> phase{0};  // 0 warm-up, 1 timed, 2 stop
-  std::vector<int64_t> counts(static_cast<size_t>(a.cores), 0);
-  std::vector<std::thread> pool;
-  for (int t = 0; t < a.cores; ++t) {
-    pool.emplace_back([&, t] {
-      int64_t n = 0;
-      for (int64_t i = t;; i += a.cores) {
-        const int p = phase.load(std::memory_order_relaxed);
-        if (p == 2) break;
-        const MapContext ctx{.index = i, .seed = 1};
-        Result<Element> out = augment(records[static_cast<size_t>(i) % records.size()], ctx);
-        if (!out.ok()) Die(out.status().ToString());
-        if (p == 1) ++n;
-      }
-      counts[static_cast<size_t>(t)] = n;
-    });
-  }
-  std::this_thread::sleep_for(std::chrono::duration<double>(a.warmup));
-  phase = 1;
-  const Clock::time_point t0 = Clock::now();
-  std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
-  phase = 2;
-  const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  for (std::thread& th : pool) th.join();
-  int64_t items = 0;
-  for (int64_t c : counts) items += c;
+  auto work = [&](int t, const std::atomic<bool>& stop) {
+    double n = 0;
+    for (int64_t i = t; !stop.load(std::memory_order_relaxed); i += a.cores, ++n) {
+      const MapContext ctx{.index = i, .seed = 1};
+      Result<Element> out = augment(records[static_cast<size_t>(i) % records.size()], ctx);
+      if (!out.ok()) Die(out.status().ToString());
+    }
+    return n;
+  };
+  double elapsed = 0;
+  peers::RunFor(a.cores, a.warmup, work, &elapsed);  // warm-up, not counted
+  const double items = peers::RunFor(a.cores, a.seconds, work, &elapsed);
   std::printf(
       "{\"system\":\"loop\",\"case\":\"%s\",\"items_per_s\":%.1f,\"items\":%lld,"
       "\"seconds\":%.3f,\"cores\":%d}\n",
