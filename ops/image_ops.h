@@ -104,10 +104,10 @@ Status FlipUpDownInto(const Tensor& image, Tensor* out);
 // flipped, returns the image itself (may share the input's bytes); each
 // image of a batch is flipped independently.
 Result<Tensor> RandomFlipLeftRight(const Tensor& image, Rng& rng);
+Result<Tensor> RandomFlipUpDown(const Tensor& image, Rng& rng);
 // The draw of every random flip (RandomFlip*, Mirror::kRandom): true (flip)
 // with probability 1/2.
 inline bool SampleFlip(Rng& rng) { return rng.UniformFloat() < 0.5f; }
-Result<Tensor> RandomFlipUpDown(const Tensor& image, Rng& rng);
 // The same, flipping a 3-D image in place when nothing else shares its
 // bytes (`image = RandomFlipLeftRight(std::move(image), rng)`): no new
 // buffer, and the bytes stay in cache. Same result.
