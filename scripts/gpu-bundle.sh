@@ -8,15 +8,18 @@
 #                               they load, glibc and libstdc++ excepted
 #   .gpu-bundle/run.sh          scripts/gpu-run.sh: unpacks the payload there
 #                               and runs the checks, phase by phase
-#   .gpu-bundle/torch_train_step.py, .gpu-bundle/fashion-mnist/*.gz
+#   .gpu-bundle/torch_train_step.py, torch_cases.py, fashion-mnist/*.gz,
+#   images/ (ImageNet-like JPEGs for the pipeline phase)
 # Then, with the device tool (each call at most 600 s; run.sh keeps inside
 # 570 s and writes its logs to $OUT; `bash .gpu-bundle/run.sh --help`):
 #   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh tests samples")
 #   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh bench")
+#   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh pipeline")
 #
 #   scripts/gpu-bundle.sh [BUILD_DIR [DEST]]
 #     BUILD_DIR: default build; must have the gpu module
 #     DEST: default .gpu-bundle (tests/gpu/gpu_bundle_test.sh packs elsewhere)
+#   Env PIPELINE_IMAGES: JPEGs for the pipeline phase (default 320; 0: none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -26,9 +29,10 @@ case "${1:-}" in -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, "");
 FASHION=/usr/share/datasets/fashion-mnist
 cmake --build "$BUILD" --target gpu_test gpu_runtime_test gpu_stream_test gpu_image_ops_test \
   gpu_nn_backend_test gpu_nn_model_test gpu_bench gpu_train_bench sluice fashion_mnist_mlp \
-  image_classifier >/dev/null
+  image_classifier sluice_cases bare_decode make_imagenet_like >/dev/null
 BINS=("$BUILD"/tests/gpu/gpu_*test "$BUILD"/bench/gpu/gpu_bench "$BUILD"/bench/gpu/gpu_train_bench
-  "$BUILD"/tools/sluice "$BUILD"/samples/fashion_mnist_mlp "$BUILD"/samples/image_classifier)
+  "$BUILD"/tools/sluice "$BUILD"/samples/fashion_mnist_mlp "$BUILD"/samples/image_classifier
+  "$BUILD"/bench/peers/sluice_cases "$BUILD"/bench/peers/bare_decode)
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin" "$STAGE/lib"
@@ -45,7 +49,7 @@ if [ -d "$DEST" ] && [ -n "$(ls -A "$DEST")" ] && [ ! -f "$DEST/payload.tar.xz" 
 fi
 rm -rf "$DEST" && mkdir -p "$DEST"
 tar -C "$STAGE" -cJf "$DEST/payload.tar.xz" bin lib
-cp bench/gpu/torch_train_step.py "$DEST/"
+cp bench/gpu/torch_train_step.py bench/peers/torch_cases.py "$DEST/"
 cp scripts/gpu-run.sh "$DEST/run.sh"
 chmod +x "$DEST/run.sh"
 # Fashion-MNIST for the samples phase (Debian's dataset-fashion-mnist; the
@@ -54,5 +58,12 @@ if [ -f "$FASHION/train-images-idx3-ubyte.gz" ]; then
   mkdir -p "$DEST/fashion-mnist" && cp "$FASHION"/*-ubyte.gz "$DEST/fashion-mnist/"
 else
   echo "gpu-bundle: $FASHION missing: the samples phase will be skipped there" >&2
+fi
+# ImageNet-like JPEGs for the pipeline phase (case 1 of bench-peers.sh on the
+# GPU machine's cores): PIPELINE_IMAGES of them (default 320, ~11 MB; 0: none).
+PIPELINE_IMAGES=${PIPELINE_IMAGES:-320}
+if ((PIPELINE_IMAGES > 0)); then
+  scripts/make-imagenet-like.sh --build "$BUILD" --out "$DEST/images" --count "$PIPELINE_IMAGES" \
+    >/dev/null || { rm -rf "$DEST/images"; echo "gpu-bundle: no images: the pipeline phase will be skipped there" >&2; }
 fi
 du -sh "$DEST" | sed 's/^/gpu-bundle: /'

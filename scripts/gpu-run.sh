@@ -12,6 +12,10 @@
 #   bench     gpu_bench, gpu_train_bench and the PyTorch reference
 #             -> gpu_bench.json, gpu_train_bench.json, torch.json
 #   sanitize  compute-sanitizer memcheck over the kernel tests      -> sanitize.log
+#   pipeline  case 1 of scripts/bench-peers.sh (decode, crop, resize, flip,
+#             normalize, batch 128) on 16, 8, 4 and 2 of the machine's cores:
+#             sluice, its work in a plain loop, bare libjpeg-turbo decode and
+#             PyTorch's DataLoader, all on the bundle's images -> pipeline.jsonl
 #   all       tests samples bench
 # summary.txt gets one line per step (exit status, seconds) and the totals.
 #
@@ -21,7 +25,8 @@
 # calls: `run.sh tests samples`, then `run.sh bench`.
 #
 # Env: OUT, BUDGET_S, DEVICE (default gpu; cpu runs the samples phase on a
-# machine without a GPU, to try the script itself), EPOCHS (samples, 2).
+# machine without a GPU, to try the script itself), EPOCHS (samples, 2),
+# PIPELINE_CORES (default "16 8 4 2"), PIPELINE_SECONDS (timed, default 8).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-/tmp/gpu-out}
@@ -34,7 +39,10 @@ SUMMARY=$OUT/summary.txt
 case "${1:-}" in -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;; esac
 
 mkdir -p "$OUT" "$WORK"
-[ -x "$ROOT/bin/sluice" ] || tar -C "$ROOT" -xJf "$HERE/payload.tar.xz"
+# Unpacked once per payload (a newer bundle replaces what an older one left).
+if [ ! "$ROOT/unpacked" -nt "$HERE/payload.tar.xz" ]; then
+  rm -rf "$ROOT/bin" "$ROOT/lib" && tar -C "$ROOT" -xJf "$HERE/payload.tar.xz" && touch "$ROOT/unpacked"
+fi
 # cuBLAS and cuDNN are opened at run time: the toolkit's, or PyTorch's wheels'.
 LIBS=$ROOT/lib
 for name in libcublas.so.13 libcudnn.so.9; do
@@ -147,14 +155,65 @@ phase_sanitize() {
   done
 }
 
+# One row per system and core count: images/s and the ratios to bare decode.
+pipeline_table() {
+  python3 - "$1" <<'PY'
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if not line.startswith("{"):
+        continue
+    r = json.loads(line)
+    cores = r.get("cores") or r.get("threads")
+    rows.setdefault(cores, {})[r["system"]] = r["items_per_s"]
+print("cores  sluice  loop  bare  torch  sluice/bare  sluice/torch")
+for cores in sorted(rows, reverse=True):
+    s = rows[cores]
+    def ratio(a, b):
+        return f"{s[a] / s[b]:.2f}" if s.get(a) and s.get(b) else "-"
+    cols = [f"{s[k]:.0f}" if k in s else "-" for k in ("sluice", "loop", "bare", "torch")]
+    print(cores, *cols, ratio("sluice", "bare"), ratio("sluice", "torch"), sep="  ")
+PY
+}
+
+phase_pipeline() {
+  [ -d "$HERE/images" ] || { echo "no images in the bundle: pipeline skipped" | tee -a "$SUMMARY"; return 0; }
+  local shards=$WORK/shards log=$OUT/pipeline.jsonl secs=${PIPELINE_SECONDS:-8} cores
+  if [ ! -f "$shards/done" ]; then
+    rm -rf "$shards"
+    step 60 /dev/null "$SUMMARY" bin/sluice convert images "$HERE/images" --out "$shards/train" \
+      --shards 8 --index
+    touch "$shards/done"
+  fi
+  cat "$shards"/* "$HERE"/images/*/* > /dev/null  # the page cache, as bench-peers.sh
+  local files="$shards/train-*.tfrecord"
+  for cores in ${PIPELINE_CORES:-16 8 4 2}; do
+    ((cores > $(nproc))) && continue
+    local cpus=(taskset -c "0-$((cores - 1))")
+    local common=(--cores "$cores" --seconds "$secs" --warmup 3)
+    step 40 "$log" "$SUMMARY" "${cpus[@]}" bin/sluice_cases --case decode --files "$files" "${common[@]}"
+    step 40 "$log" "$SUMMARY" "${cpus[@]}" bin/sluice_cases --case decode --loop 1 --files "$files" \
+      "${common[@]}"
+    step 40 "$log" "$SUMMARY" "${cpus[@]}" bin/bare_decode --mode decode --images "$HERE/images" \
+      --threads "$cores" --seconds "$secs"
+    if python3 -c "import torch, torchvision" 2>/dev/null; then
+      step 90 "$log" "$SUMMARY" "${cpus[@]}" python3 "$HERE/torch_cases.py" --case decode \
+        --images "$HERE/images" "${common[@]}" --repeat 20
+    fi
+  done
+  pipeline_table "$log" | tee -a "$SUMMARY"
+}
+
 phases=("$@")
 ((${#phases[@]})) || phases=(tests samples)
 [ "${phases[*]}" = all ] && phases=(tests samples bench)
 header "${phases[@]}"
 for p in "${phases[@]}"; do
   case "$p" in
-    tests|samples|bench|sanitize) "phase_$p" ;;
-    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, sanitize, all)" | tee -a "$SUMMARY" ;;
+    tests|samples|bench|sanitize|pipeline) "phase_$p" ;;
+    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, sanitize, pipeline, all)" |
+         tee -a "$SUMMARY" ;;
   esac
 done
 echo "== done in $SECONDS s" >> "$SUMMARY"

@@ -5,11 +5,13 @@ crop-window decode, so case 2 neither). Prints one JSON line:
   {"system":"torch","case":"decode","items_per_s":...}
 
   python torch_cases.py --case decode --images DIR [--cores N]
-      [--seconds 10] [--warmup 3] [--batch 128]
+      [--seconds 10] [--warmup 3] [--batch 128] [--repeat K]
 
 ImageFolder (PIL decode) -> RandomResizedCrop(224) -> RandomHorizontalFlip
 -> ToTensor -> Normalize, DataLoader(batch 128, num_workers=N,
-persistent_workers), cycled forever.
+persistent_workers), cycled forever. --repeat K makes one epoch K passes
+over the folder (a small folder on many workers would otherwise leave most
+of them idle at every epoch's end, which a longer dataset would not).
 """
 import argparse
 import json
@@ -27,6 +29,19 @@ def batches(loader):
             yield b
 
 
+class Repeated(torch.utils.data.Dataset):
+    """`times` passes over `ds` as one dataset: item i is ds[i % len(ds)]."""
+
+    def __init__(self, ds, times):
+        self.ds, self.times = ds, times
+
+    def __len__(self):
+        return len(self.ds) * self.times
+
+    def __getitem__(self, i):
+        return self.ds[i % len(self.ds)]
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--case", required=True)
@@ -35,6 +50,7 @@ def main():
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--warmup", type=float, default=3)
     p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--repeat", type=int, default=1, help="passes over the folder per epoch")
     a = p.parse_args()
     if a.case != "decode":
         sys.exit("torch_cases: only --case decode has a torch peer")
@@ -46,6 +62,8 @@ def main():
         transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
     ])
     ds = datasets.ImageFolder(a.images, transform=tf)
+    if a.repeat > 1:
+        ds = Repeated(ds, a.repeat)
     loader = torch.utils.data.DataLoader(
         ds, batch_size=a.batch, shuffle=True, drop_last=True,
         num_workers=max(1, a.cores), persistent_workers=True, prefetch_factor=4)
@@ -63,6 +81,7 @@ def main():
     print(json.dumps({"system": "torch", "case": a.case,
                       "items_per_s": round(items / elapsed, 1), "items": items,
                       "seconds": round(elapsed, 3), "batch": a.batch, "cores": a.cores,
+                      "repeat": a.repeat,
                       "version": "torch %s, torchvision %s" % (
                           torch.__version__, torchvision.__version__)}))
 

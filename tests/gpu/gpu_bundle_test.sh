@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/gpu-bundle.sh and scripts/gpu-run.sh without a GPU: packs a bundle
-# (fast compression), unpacks it as the GPU machine would, checks that every
+# (fast compression, no pipeline images), unpacks it as the GPU machine would, checks that every
 # program in it starts with only the bundle's libraries, and runs the tests
 # phase, whose /gpu:0 cases skip here. A renamed target, a library left out
 # or a broken run.sh fails here instead of on a scarce GPU lease.
@@ -12,9 +12,9 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "gpu_bundle_test: $*" >&2; exit 1; }
 
-XZ_OPT=-0 "$SRC/scripts/gpu-bundle.sh" "$BUILD" "$TMP/bundle" > "$TMP/bundle.log" 2>&1 ||
+XZ_OPT=-0 PIPELINE_IMAGES=0 "$SRC/scripts/gpu-bundle.sh" "$BUILD" "$TMP/bundle" > "$TMP/bundle.log" 2>&1 ||
   { cat "$TMP/bundle.log"; fail "gpu-bundle.sh failed"; }
-for f in payload.tar.xz run.sh torch_train_step.py; do
+for f in payload.tar.xz run.sh torch_train_step.py torch_cases.py; do
   [ -f "$TMP/bundle/$f" ] || fail "bundle lacks $f"
 done
 # Refuses to replace a folder that is not a bundle.
@@ -27,7 +27,7 @@ fi
 mkdir -p "$TMP/root"
 tar -C "$TMP/root" -xJf "$TMP/bundle/payload.tar.xz"
 for b in sluice fashion_mnist_mlp image_classifier gpu_bench gpu_train_bench gpu_test \
-  gpu_image_ops_test gpu_nn_backend_test; do
+  gpu_image_ops_test gpu_nn_backend_test sluice_cases bare_decode; do
   [ -x "$TMP/root/bin/$b" ] || fail "payload lacks bin/$b"
 done
 # Every library a program needs is in lib/ or is one the GPU machine has.
@@ -41,5 +41,8 @@ OUT="$TMP/out" bash "$TMP/bundle/run.sh" tests > "$TMP/run.log" 2>&1 || { cat "$
 summary="$TMP/out/summary.txt"
 [ "$(grep -c ': exit 0 (' "$summary")" -ge 6 ] || { cat "$summary"; fail "not every test binary ran and passed"; }
 if grep -qE "FAILED|TIMED OUT|exit [1-9]" "$summary"; then cat "$summary"; fail "a test failed"; fi
+# Without images (PIPELINE_IMAGES=0) the pipeline phase says so and goes on.
+OUT="$TMP/out2" bash "$TMP/bundle/run.sh" pipeline > /dev/null 2>&1 || fail "run.sh pipeline"
+grep -q "no images in the bundle" "$TMP/out2/summary.txt" || fail "pipeline without images"
 bash "$TMP/bundle/run.sh" --help | grep -q "samples" || fail "run.sh --help"
 echo "gpu_bundle_test: OK"
