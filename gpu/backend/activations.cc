@@ -1,6 +1,6 @@
 // GpuBackend::ActivationForward / ActivationBackward: the checks of
 // nn/internal/train_checks.h, then one element loop (one row loop for
-// softmax) of internal/train_kernels.h.
+// softmax) of internal/train_kernels.h, over float32 or bfloat16 tensors.
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/train_kernels.h"
 #include "sluice/nn/internal/float32_staging.h"
@@ -28,14 +28,21 @@ int64_t RowLength(nn::Activation f, const DeviceTensor& t) {
 
 }  // namespace
 
+// Elementwise functions read and write bfloat16 tensors as they are (one
+// pass, float arithmetic, the bits of float32 staging); softmax's row
+// kernels take float32, so bfloat16 rows are staged.
 Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, DeviceTensor* y) {
-  if (nn::internal::AnyBFloat16({&x, y}))
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationForward(
+      device(), f, x, y, nn::internal::FloatTypes::kFloat32OrBFloat16));
+  if (f == nn::Activation::kSoftmax && nn::internal::AnyBFloat16({&x, y})) {
     return nn::internal::in_float32::ActivationForward(*this, f, x, y);
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationForward(device(), f, x, y));
+  }
   internal::ActivationForwardArgs a;
   a.f = static_cast<ActivationKind>(f);
-  a.x = x.data<float>();
-  a.y = y->data<float>();
+  a.x = x.raw_data();
+  a.y = y->raw_data();
+  a.x_bf16 = x.dtype() == DType::kBFloat16;
+  a.y_bf16 = y->dtype() == DType::kBFloat16;
   a.count = x.num_elements();
   a.row = RowLength(f, x);
   if (a.count == 0) return Status::OK();  // also softmax over rows of 0
@@ -45,15 +52,19 @@ Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, De
 
 Status GpuBackend::ActivationBackward(nn::Activation f, const DeviceTensor& y,
                                       const DeviceTensor& dy, DeviceTensor* dx) {
-  if (nn::internal::AnyBFloat16({&y, &dy, dx})) {
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationBackward(
+      device(), f, y, dy, dx, nn::internal::FloatTypes::kFloat32OrBFloat16));
+  if (f == nn::Activation::kSoftmax && nn::internal::AnyBFloat16({&y, &dy, dx})) {
     return nn::internal::in_float32::ActivationBackward(*this, f, y, dy, dx);
   }
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationBackward(device(), f, y, dy, dx));
   internal::ActivationBackwardArgs a;
   a.f = static_cast<ActivationKind>(f);
-  a.y = y.data<float>();
-  a.dy = dy.data<float>();
-  a.dx = dx->data<float>();
+  a.y = y.raw_data();
+  a.dy = dy.raw_data();
+  a.dx = dx->raw_data();
+  a.y_bf16 = y.dtype() == DType::kBFloat16;
+  a.dy_bf16 = dy.dtype() == DType::kBFloat16;
+  a.dx_bf16 = dx->dtype() == DType::kBFloat16;
   a.count = y.num_elements();
   a.row = RowLength(f, y);
   if (a.count == 0) return Status::OK();

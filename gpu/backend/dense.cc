@@ -81,20 +81,25 @@ Status GpuBackend::MatMulBf16(const DeviceTensor& a, bool transpose_a, const Dev
   });
 }
 
+// BiasAdd and BiasGrad read and write bfloat16 tensors as they are (mixed
+// precision: a float32 bias into a bfloat16 y), with float32 staging's bits.
 Status GpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
-  if (nn::internal::AnyBFloat16({&bias, y}))
-    return nn::internal::in_float32::BiasAdd(*this, bias, y);
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckBiasAdd(device(), bias, y));
+  SLUICE_RETURN_IF_ERROR(
+      nn::internal::CheckBiasAdd(device(), bias, y, nn::internal::FloatTypes::kFloat32OrBFloat16));
   const int64_t c = bias.dim(0);
   if (c == 0 || y->num_elements() == 0) return Status::OK();
-  const internal::BiasAddArgs a{bias.data<float>(), y->data<float>(), y->num_elements() / c, c};
+  const internal::BiasAddArgs a{bias.raw_data(),
+                                y->raw_data(),
+                                y->num_elements() / c,
+                                c,
+                                bias.dtype() == DType::kBFloat16,
+                                y->dtype() == DType::kBFloat16};
   return Launch("BiasAdd", [a](KernelTarget t) { return internal::RunBiasAdd(a, t); });
 }
 
 Status GpuBackend::BiasGrad(const DeviceTensor& dy, float beta, DeviceTensor* db) {
-  if (nn::internal::AnyBFloat16({&dy, db}))
-    return nn::internal::in_float32::BiasGrad(*this, dy, beta, db);
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckBiasGrad(device(), dy, db));
+  SLUICE_RETURN_IF_ERROR(
+      nn::internal::CheckBiasGrad(device(), dy, db, nn::internal::FloatTypes::kFloat32OrBFloat16));
   const int64_t c = db->dim(0);
   if (c == 0) return Status::OK();
   const int64_t rows = dy.num_elements() / c;
@@ -104,12 +109,14 @@ Status GpuBackend::BiasGrad(const DeviceTensor& dy, float beta, DeviceTensor* db
   if (chunks > 0) {
     SLUICE_ASSIGN_OR_RETURN(partial, Scratch(DType::kFloat64, Shape{chunks, c}));
   }
-  const internal::BiasGradArgs a{rows > 0 ? dy.data<float>() : nullptr,
-                                 db->data<float>(),
+  const internal::BiasGradArgs a{rows > 0 ? dy.raw_data() : nullptr,
+                                 db->raw_data(),
                                  chunks > 0 ? partial.data<double>() : nullptr,
                                  rows,
                                  c,
-                                 beta};
+                                 beta,
+                                 dy.dtype() == DType::kBFloat16,
+                                 db->dtype() == DType::kBFloat16};
   return Launch("BiasGrad", [a](KernelTarget t) { return internal::RunBiasGrad(a, t); });
 }
 

@@ -1,5 +1,6 @@
 // GpuBackend's pooling: Pool2DForward and Pool2DBackward (NHWC), on the
-// naive kernels of internal/conv_kernels.h.
+// naive kernels of internal/conv_kernels.h, over float32 or bfloat16
+// tensors (mixed precision reads and writes bfloat16 as it is).
 //
 // Max pooling's workspace is int64 with y's shape: the flat index into x
 // of each window's first maximum (row-major window order, as TensorFlow).
@@ -10,7 +11,6 @@
 #include "sluice/gpu/backend/internal/conv_kernels.h"
 #include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/internal/conv_checks.h"
-#include "sluice/nn/internal/float32_staging.h"
 
 namespace sluice::gpu::backend {
 
@@ -25,17 +25,17 @@ internal::PoolKind Kind(nn::PoolMode mode) {
 Status GpuBackend::Pool2DForward(nn::PoolMode mode, const DeviceTensor& x,
                                  const nn::Window2D& window, DeviceTensor* y,
                                  DeviceTensor* workspace) {
-  if (nn::internal::AnyBFloat16({&x, y})) {
-    return nn::internal::in_float32::Pool2DForward(*this, mode, x, window, y, workspace);
-  }
   constexpr std::string_view kMethod = "Pool2DForward";
-  SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
-                          nn::internal::CheckPool2DForward(nn_device_, x, window, y));
+  SLUICE_ASSIGN_OR_RETURN(
+      ConvGeometry g, nn::internal::CheckPool2DForward(
+                          nn_device_, x, window, y, nn::internal::FloatTypes::kFloat32OrBFloat16));
   internal::Pool2DForwardArgs a;
   a.g = internal::ToWindowGeometry(g);
   a.kind = Kind(mode);
-  a.x = static_cast<const float*>(x.raw_data());
-  a.y = static_cast<float*>(y->raw_data());
+  a.x = x.raw_data();
+  a.y = y->raw_data();
+  a.x_bf16 = x.dtype() == DType::kBFloat16;
+  a.y_bf16 = y->dtype() == DType::kBFloat16;
   if (workspace != nullptr) {
     // Only max pooling needs one to go backward.
     if (mode == nn::PoolMode::kMax) {
@@ -52,18 +52,18 @@ Status GpuBackend::Pool2DForward(nn::PoolMode mode, const DeviceTensor& x,
 Status GpuBackend::Pool2DBackward(nn::PoolMode mode, const DeviceTensor& x, const DeviceTensor& y,
                                   const DeviceTensor& dy, const DeviceTensor& workspace,
                                   const nn::Window2D& window, DeviceTensor* dx) {
-  if (nn::internal::AnyBFloat16({&x, &y, &dy, dx})) {
-    return nn::internal::in_float32::Pool2DBackward(*this, mode, x, y, dy, workspace, window, dx);
-  }
   constexpr std::string_view kMethod = "Pool2DBackward";
-  SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
-                          nn::internal::CheckPool2DBackward(nn_device_, x, y, dy, window, dx));
+  SLUICE_ASSIGN_OR_RETURN(ConvGeometry g, nn::internal::CheckPool2DBackward(
+                                              nn_device_, x, y, dy, window, dx,
+                                              nn::internal::FloatTypes::kFloat32OrBFloat16));
   if (dx->num_elements() == 0) return Status::OK();
   internal::Pool2DBackwardArgs a;
   a.g = internal::ToWindowGeometry(g);
   a.kind = Kind(mode);
-  a.dy = static_cast<const float*>(dy.raw_data());
-  a.dx = static_cast<float*>(dx->raw_data());
+  a.dy = dy.raw_data();
+  a.dx = dx->raw_data();
+  a.dy_bf16 = dy.dtype() == DType::kBFloat16;
+  a.dx_bf16 = dx->dtype() == DType::kBFloat16;
   DeviceTensor ws = workspace;
   if (mode == nn::PoolMode::kMax) {
     if (ws.num_elements() == 0) {

@@ -129,6 +129,22 @@ SLUICE_HD BFloat FloatToBFloat(float f) {
   return BFloat{static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16)};
 }
 
+// Element i of a float32 (bf16 false) or bfloat16 array, as float: exact.
+SLUICE_HD float LoadFloat(const void* p, bool bf16, int64_t i) {
+  return bf16 ? BFloatToFloat(static_cast<const BFloat*>(p)[i]) : static_cast<const float*>(p)[i];
+}
+// Stores v as element i of a float32 or bfloat16 array (rounded to nearest
+// even): one array load and store for either type, so a kernel reads and
+// writes mixed-precision tensors as they are, with the roundings of float32
+// staging (nn/internal/float32_staging.h).
+SLUICE_HD void StoreFloat(void* p, bool bf16, int64_t i, float v) {
+  if (bf16) {
+    static_cast<BFloat*>(p)[i] = FloatToBFloat(v);
+  } else {
+    static_cast<float*>(p)[i] = v;
+  }
+}
+
 // An element as float, as static_cast<float> of the CPU type.
 template <typename T>
 SLUICE_HD float ToFloat(T v) {

@@ -36,9 +36,11 @@ void SoftmaxRow(const float* x, int64_t c, float* y) {
 }  // namespace
 
 Status CpuBackend::ActivationForward(Activation f, const DeviceTensor& x, DeviceTensor* y) {
+  // float32 or bfloat16 (staged); then all float32 below.
+  SLUICE_RETURN_IF_ERROR(
+      internal::CheckActivationForward(device_, f, x, y, internal::FloatTypes::kFloat32OrBFloat16));
   if (internal::AnyBFloat16({&x, y}))
     return internal::in_float32::ActivationForward(*this, f, x, y);
-  SLUICE_RETURN_IF_ERROR(internal::CheckActivationForward(device_, f, x, y));
   const float* in = x.data<float>();
   float* out = y->data<float>();
   const int64_t n = x.num_elements();
@@ -74,10 +76,11 @@ Status CpuBackend::ActivationForward(Activation f, const DeviceTensor& x, Device
 
 Status CpuBackend::ActivationBackward(Activation f, const DeviceTensor& y, const DeviceTensor& dy,
                                       DeviceTensor* dx) {
+  SLUICE_RETURN_IF_ERROR(internal::CheckActivationBackward(
+      device_, f, y, dy, dx, internal::FloatTypes::kFloat32OrBFloat16));
   if (internal::AnyBFloat16({&y, &dy, dx})) {
     return internal::in_float32::ActivationBackward(*this, f, y, dy, dx);
   }
-  SLUICE_RETURN_IF_ERROR(internal::CheckActivationBackward(device_, f, y, dy, dx));
   const float* py = y.data<float>();
   const float* pdy = dy.data<float>();
   float* out = dx->data<float>();

@@ -75,8 +75,10 @@ Status CpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceT
 }
 
 Status CpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
+  // float32 or bfloat16 (staged); then all float32 below.
+  SLUICE_RETURN_IF_ERROR(
+      internal::CheckBiasAdd(device_, bias, y, internal::FloatTypes::kFloat32OrBFloat16));
   if (internal::AnyBFloat16({&bias, y})) return internal::in_float32::BiasAdd(*this, bias, y);
-  SLUICE_RETURN_IF_ERROR(internal::CheckBiasAdd(device_, bias, y));
   const int64_t c = bias.dim(0);
   if (c == 0) return Status::OK();
   const float* pb = bias.data<float>();
@@ -92,8 +94,9 @@ Status CpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
 }
 
 Status CpuBackend::BiasGrad(const DeviceTensor& dy, float beta, DeviceTensor* db) {
+  SLUICE_RETURN_IF_ERROR(
+      internal::CheckBiasGrad(device_, dy, db, internal::FloatTypes::kFloat32OrBFloat16));
   if (internal::AnyBFloat16({&dy, db})) return internal::in_float32::BiasGrad(*this, dy, beta, db);
-  SLUICE_RETURN_IF_ERROR(internal::CheckBiasGrad(device_, dy, db));
   const int64_t c = db->dim(0);
   if (c == 0) return Status::OK();
   const int64_t rows = dy.num_elements() / c;

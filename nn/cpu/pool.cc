@@ -71,12 +71,14 @@ dnnl::pooling_forward::primitive_desc ForwardPd(const PoolShape& s, bool trainin
 
 Status CpuBackend::Pool2DForward(PoolMode mode, const DeviceTensor& x, const Window2D& window,
                                  DeviceTensor* y, DeviceTensor* workspace) {
+  // float32 or bfloat16 (staged); then all float32 below.
+  constexpr std::string_view kMethod = "Pool2DForward";
+  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
+                          internal::CheckPool2DForward(device_, x, window, y,
+                                                       internal::FloatTypes::kFloat32OrBFloat16));
   if (internal::AnyBFloat16({&x, y})) {
     return internal::in_float32::Pool2DForward(*this, mode, x, window, y, workspace);
   }
-  constexpr std::string_view kMethod = "Pool2DForward";
-  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
-                          internal::CheckPool2DForward(device_, x, window, y));
   const PoolShape s = MakePoolShape(mode, g);
   // Only max pooling needs a workspace to go backward.
   const bool training = workspace != nullptr && mode == PoolMode::kMax;
@@ -112,12 +114,13 @@ Status CpuBackend::Pool2DForward(PoolMode mode, const DeviceTensor& x, const Win
 Status CpuBackend::Pool2DBackward(PoolMode mode, const DeviceTensor& x, const DeviceTensor& y,
                                   const DeviceTensor& dy, const DeviceTensor& workspace,
                                   const Window2D& window, DeviceTensor* dx) {
+  constexpr std::string_view kMethod = "Pool2DBackward";
+  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
+                          internal::CheckPool2DBackward(device_, x, y, dy, window, dx,
+                                                        internal::FloatTypes::kFloat32OrBFloat16));
   if (internal::AnyBFloat16({&x, &y, &dy, dx})) {
     return internal::in_float32::Pool2DBackward(*this, mode, x, y, dy, workspace, window, dx);
   }
-  constexpr std::string_view kMethod = "Pool2DBackward";
-  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
-                          internal::CheckPool2DBackward(device_, x, y, dy, window, dx));
   const PoolShape s = MakePoolShape(mode, g);
   if (dx->num_elements() == 0) return Status::OK();
   if (dy.num_elements() == 0) return Fill(0.0f, dx);

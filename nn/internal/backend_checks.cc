@@ -45,6 +45,23 @@ Status CheckTensors(std::string_view method, Device device, DType dtype,
   return Status::OK();
 }
 
+Status CheckFloatTensors(std::string_view method, Device device, FloatTypes types,
+                         std::initializer_list<Arg> args) {
+  if (types == FloatTypes::kFloat32) return CheckTensors(method, device, DType::kFloat32, args);
+  for (const Arg& a : args) {
+    const DeviceTensor* t = a.second;
+    const bool is_float =
+        t == nullptr || t->dtype() == DType::kFloat32 || t->dtype() == DType::kBFloat16;
+    if (!is_float && t->device() == device) {
+      return Invalid(method, std::string(a.first) + " must be float32 or bfloat16", {a});
+    }
+    // Null, another device, no storage: CheckTensors' errors, in its order.
+    SLUICE_RETURN_IF_ERROR(
+        CheckTensors(method, device, t != nullptr ? t->dtype() : DType::kFloat32, {a}));
+  }
+  return Status::OK();
+}
+
 Status CheckSameShape(std::string_view method, const Arg& a, const Arg& b) {
   if (a.second->shape() == b.second->shape()) return Status::OK();
   return Invalid(method, std::string(a.first) + " and " + std::string(b.first) + " differ in shape",

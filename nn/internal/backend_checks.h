@@ -7,6 +7,7 @@
 #ifndef SLUICE_NN_INTERNAL_BACKEND_CHECKS_H_
 #define SLUICE_NN_INTERNAL_BACKEND_CHECKS_H_
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -33,6 +34,15 @@ Status Invalid(std::string_view method, std::string_view problem, std::initializ
 // that each has storage for its elements.
 Status CheckTensors(std::string_view method, Device device, DType dtype,
                     std::initializer_list<Arg> args);
+
+// The float types a method's tensors may have: float32 alone, or, for a
+// backend with mixed-precision kernels of the method, float32 or bfloat16
+// per tensor.
+enum class FloatTypes : uint8_t { kFloat32, kFloat32OrBFloat16 };
+
+// CheckTensors for float tensors: as above, with each dtype one of `types`.
+Status CheckFloatTensors(std::string_view method, Device device, FloatTypes types,
+                         std::initializer_list<Arg> args);
 
 // Checks that `b` has exactly `a`'s shape.
 Status CheckSameShape(std::string_view method, const Arg& a, const Arg& b);

@@ -114,17 +114,19 @@ Result<ConvGeometry> CheckConv2DBackwardFilter(Device device, const DeviceTensor
 }
 
 Result<ConvGeometry> CheckPool2DForward(Device device, const DeviceTensor& x,
-                                        const Window2D& window, const DeviceTensor* y) {
+                                        const Window2D& window, const DeviceTensor* y,
+                                        FloatTypes types) {
   const auto args = {Arg{"x", &x}, Arg{"y", y}};
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kPoolForward, device, DType::kFloat32, args));
+  SLUICE_RETURN_IF_ERROR(CheckFloatTensors(kPoolForward, device, types, args));
   return PoolGeometryOf(kPoolForward, x.shape(), y->shape(), window, args);
 }
 
 Result<ConvGeometry> CheckPool2DBackward(Device device, const DeviceTensor& x,
                                          const DeviceTensor& y, const DeviceTensor& dy,
-                                         const Window2D& window, const DeviceTensor* dx) {
+                                         const Window2D& window, const DeviceTensor* dx,
+                                         FloatTypes types) {
   const auto args = {Arg{"x", &x}, Arg{"y", &y}, Arg{"dy", &dy}, Arg{"dx", dx}};
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kPoolBackward, device, DType::kFloat32, args));
+  SLUICE_RETURN_IF_ERROR(CheckFloatTensors(kPoolBackward, device, types, args));
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
                           PoolGeometryOf(kPoolBackward, x.shape(), y.shape(), window, args));
   if (dy.shape() != y.shape() || dx->shape() != x.shape()) {

@@ -13,6 +13,7 @@
 #include "sluice/core/result.h"
 #include "sluice/nn/device.h"
 #include "sluice/nn/device_tensor.h"
+#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/window.h"
 
 namespace sluice::nn::internal {
@@ -55,13 +56,17 @@ Result<ConvGeometry> CheckConv2DBackwardFilter(Device device, const DeviceTensor
                                                DType dtype = DType::kFloat32,
                                                DType dfilter_dtype = DType::kFloat32);
 
-// Pool2DForward: y of Pool2DOutputShape(x).
+// Pool2DForward: y of Pool2DOutputShape(x); float32 tensors (or each of
+// `types`).
 Result<ConvGeometry> CheckPool2DForward(Device device, const DeviceTensor& x,
-                                        const Window2D& window, const DeviceTensor* y);
-// Pool2DBackward: y of Pool2DOutputShape(x), dy of y's shape, dx of x's.
+                                        const Window2D& window, const DeviceTensor* y,
+                                        FloatTypes types = FloatTypes::kFloat32);
+// Pool2DBackward: y of Pool2DOutputShape(x), dy of y's shape, dx of x's;
+// float32 tensors (or each of `types`).
 Result<ConvGeometry> CheckPool2DBackward(Device device, const DeviceTensor& x,
                                          const DeviceTensor& y, const DeviceTensor& dy,
-                                         const Window2D& window, const DeviceTensor* dx);
+                                         const Window2D& window, const DeviceTensor* dx,
+                                         FloatTypes types = FloatTypes::kFloat32);
 
 }  // namespace sluice::nn::internal
 

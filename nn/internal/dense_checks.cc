@@ -74,10 +74,10 @@ Result<MatMulDims> CheckMatMul(Device device, const DeviceTensor& a, bool transp
   return d;
 }
 
-Status CheckBiasAdd(Device device, const DeviceTensor& bias, const DeviceTensor* y) {
+Status CheckBiasAdd(Device device, const DeviceTensor& bias, const DeviceTensor* y,
+                    FloatTypes types) {
   constexpr std::string_view kMethod = "BiasAdd";
-  SLUICE_RETURN_IF_ERROR(
-      CheckTensors(kMethod, device, DType::kFloat32, {{"bias", &bias}, {"y", y}}));
+  SLUICE_RETURN_IF_ERROR(CheckFloatTensors(kMethod, device, types, {{"bias", &bias}, {"y", y}}));
   if (bias.rank() != 1 || y->rank() < 1 || y->dim(y->rank() - 1) != bias.dim(0)) {
     return Invalid(kMethod, "bias must be 1-D with y's last dimension",
                    {{"bias", &bias}, {"y", y}});
@@ -85,9 +85,10 @@ Status CheckBiasAdd(Device device, const DeviceTensor& bias, const DeviceTensor*
   return Status::OK();
 }
 
-Status CheckBiasGrad(Device device, const DeviceTensor& dy, const DeviceTensor* db) {
+Status CheckBiasGrad(Device device, const DeviceTensor& dy, const DeviceTensor* db,
+                     FloatTypes types) {
   constexpr std::string_view kMethod = "BiasGrad";
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device, DType::kFloat32, {{"dy", &dy}, {"db", db}}));
+  SLUICE_RETURN_IF_ERROR(CheckFloatTensors(kMethod, device, types, {{"dy", &dy}, {"db", db}}));
   if (db->rank() != 1 || dy.rank() < 1 || dy.dim(dy.rank() - 1) != db->dim(0)) {
     return Invalid(kMethod, "db must be 1-D with dy's last dimension", {{"dy", &dy}, {"db", db}});
   }

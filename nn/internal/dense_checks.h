@@ -12,6 +12,7 @@
 #include "sluice/core/status.h"
 #include "sluice/nn/device.h"
 #include "sluice/nn/device_tensor.h"
+#include "sluice/nn/internal/backend_checks.h"
 
 namespace sluice::nn::internal {
 
@@ -36,10 +37,14 @@ struct MatMulDims {
 Result<MatMulDims> CheckMatMul(Device device, const DeviceTensor& a, bool transpose_a,
                                const DeviceTensor& b, bool transpose_b, const DeviceTensor* c,
                                DType operands = DType::kFloat32, DType out = DType::kFloat32);
-// bias float32 1-D with y's last dimension (y float32, rank >= 1).
-Status CheckBiasAdd(Device device, const DeviceTensor& bias, const DeviceTensor* y);
-// db float32 1-D with dy's last dimension (dy float32, rank >= 1).
-Status CheckBiasGrad(Device device, const DeviceTensor& dy, const DeviceTensor* db);
+// bias float32 1-D with y's last dimension (y float32, rank >= 1); each
+// of `types` with FloatTypes::kFloat32OrBFloat16.
+Status CheckBiasAdd(Device device, const DeviceTensor& bias, const DeviceTensor* y,
+                    FloatTypes types = FloatTypes::kFloat32);
+// db float32 1-D with dy's last dimension (dy float32, rank >= 1); each of
+// `types` likewise.
+Status CheckBiasGrad(Device device, const DeviceTensor& dy, const DeviceTensor* db,
+                     FloatTypes types = FloatTypes::kFloat32);
 
 // x float32.
 Status CheckSum(Device device, const DeviceTensor& x);

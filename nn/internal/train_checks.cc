@@ -11,9 +11,9 @@
 namespace sluice::nn::internal {
 
 Status CheckActivationForward(Device device, Activation f, const DeviceTensor& x,
-                              const DeviceTensor* y) {
+                              const DeviceTensor* y, FloatTypes types) {
   constexpr std::string_view kMethod = "ActivationForward";
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device, DType::kFloat32, {{"x", &x}, {"y", y}}));
+  SLUICE_RETURN_IF_ERROR(CheckFloatTensors(kMethod, device, types, {{"x", &x}, {"y", y}}));
   SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"x", &x}, {"y", y}));
   if (f == Activation::kSoftmax && x.rank() < 1) {
     return Invalid(kMethod, "softmax needs rank >= 1", {{"x", &x}});
@@ -22,10 +22,10 @@ Status CheckActivationForward(Device device, Activation f, const DeviceTensor& x
 }
 
 Status CheckActivationBackward(Device device, Activation f, const DeviceTensor& y,
-                               const DeviceTensor& dy, const DeviceTensor* dx) {
+                               const DeviceTensor& dy, const DeviceTensor* dx, FloatTypes types) {
   constexpr std::string_view kMethod = "ActivationBackward";
   SLUICE_RETURN_IF_ERROR(
-      CheckTensors(kMethod, device, DType::kFloat32, {{"y", &y}, {"dy", &dy}, {"dx", dx}}));
+      CheckFloatTensors(kMethod, device, types, {{"y", &y}, {"dy", &dy}, {"dx", dx}}));
   SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"y", &y}, {"dy", &dy}));
   SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"y", &y}, {"dx", dx}));
   if (f == Activation::kSoftmax && y.rank() < 1) {

@@ -14,16 +14,19 @@
 #include "sluice/nn/backend.h"
 #include "sluice/nn/device.h"
 #include "sluice/nn/device_tensor.h"
+#include "sluice/nn/internal/backend_checks.h"
 
 namespace sluice::nn::internal {
 
-// ActivationForward: x and y float32 of one shape; softmax needs rank >= 1.
+// ActivationForward: x and y float32 (or each of `types`) of one shape;
+// softmax needs rank >= 1.
 Status CheckActivationForward(Device device, Activation f, const DeviceTensor& x,
-                              const DeviceTensor* y);
-// ActivationBackward: y, dy and dx float32 of one shape; softmax needs
-// rank >= 1.
+                              const DeviceTensor* y, FloatTypes types = FloatTypes::kFloat32);
+// ActivationBackward: y, dy and dx float32 (or each of `types`) of one
+// shape; softmax needs rank >= 1.
 Status CheckActivationBackward(Device device, Activation f, const DeviceTensor& y,
-                               const DeviceTensor& dy, const DeviceTensor* dx);
+                               const DeviceTensor& dy, const DeviceTensor* dx,
+                               FloatTypes types = FloatTypes::kFloat32);
 
 // CrossEntropy: pred [n, c] with c > 0, loss [n], dpred (optional) pred's
 // shape; labels int32/int64 [n] or [n, 1], or float32 [n, c].

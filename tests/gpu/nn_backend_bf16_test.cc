@@ -2,14 +2,18 @@
 // with the CPU backend: casts and dropout masks bit for bit, products and
 // convolutions (cuBLAS GemmEx, cuDNN's bfloat16 config, float32 staging) to
 // one bfloat16 step,
-// float32 outputs of bfloat16 operands to kSum; and a captured step that
-// stages bfloat16 through float32 scratch replays exactly.
+// float32 outputs of bfloat16 operands to kSum; the elementwise activations,
+// BiasAdd and BiasGrad on bfloat16 tensors as they are, bit for bit as
+// float32 staging on the same backend; and a captured step that stages
+// bfloat16 through float32 scratch replays exactly.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
 #include <vector>
 
 #include "nn_backend_test_util.h"
+#include "sluice/nn/internal/float32_staging.h"
 
 namespace sluice::gpu::testing {
 namespace {
@@ -133,6 +137,118 @@ TEST_P(Bf16Test, PoolingActivationsLossAndMask) {
   ExpectAgree(mask, {0, 0}, "bfloat16 dropout mask");
 }
 
+// Activations, BiasAdd and BiasGrad read and write bfloat16 tensors in one
+// pass: their bits must be those of float32 staging (widen, run the float32
+// kernel, round once) on the same backend, for every mix of float32 and
+// bfloat16 operands.
+TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
+  namespace staged = nn::internal::in_float32;
+  nn::Backend& b = *gpu();
+  const Shape shape{3, 7, 11};
+  // Values whose float32 results need rounding into bfloat16.
+  auto input = [&](DType dtype, uint32_t seed, const Shape& of) {
+    nn::DeviceTensor f = b.ToDevice(RandomHost(of, seed, -4.0f, 4.0f)).value();
+    if (dtype == DType::kFloat32) return f;
+    nn::DeviceTensor t = b.Allocate(dtype, of).value();
+    EXPECT_TRUE(b.Cast(f, 1.0f, &t).ok());
+    return t;
+  };
+  auto same_bits = [&](const nn::DeviceTensor& native, const nn::DeviceTensor& staged,
+                       const std::string& what) {
+    const std::vector<float> got = GpuValues(native), want = GpuValues(staged);
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0) {
+        ADD_FAILURE() << what << ": element " << i << " is " << got[i] << " native, " << want[i]
+                      << " through float32 staging";
+        return;
+      }
+    }
+  };
+  const DType kF = DType::kFloat32, kB = DType::kBFloat16;
+  const std::vector<std::pair<DType, DType>> mixes = {{kB, kB}, {kB, kF}, {kF, kB}};
+  for (nn::Activation f : {nn::Activation::kLinear, nn::Activation::kRelu, nn::Activation::kSigmoid,
+                           nn::Activation::kTanh}) {
+    for (const auto& [in, out] : mixes) {
+      const std::string what = std::string(nn::ActivationName(f)) + " " +
+                               std::string(DTypeName(in)) + " -> " + std::string(DTypeName(out));
+      nn::DeviceTensor x = input(in, 21, shape);
+      nn::DeviceTensor y = b.Allocate(out, shape).value(), ref = b.Allocate(out, shape).value();
+      SLUICE_ASSERT_OK(b.ActivationForward(f, x, &y));
+      SLUICE_ASSERT_OK(staged::ActivationForward(b, f, x, &ref));
+      same_bits(y, ref, what + " forward");
+      nn::DeviceTensor dy = input(in, 22, shape);
+      nn::DeviceTensor dx = b.Allocate(out, shape).value(), dref = b.Allocate(out, shape).value();
+      SLUICE_ASSERT_OK(b.ActivationBackward(f, y, dy, &dx));
+      SLUICE_ASSERT_OK(staged::ActivationBackward(b, f, y, dy, &dref));
+      same_bits(dx, dref, what + " backward");
+    }
+  }
+  // In place, as layers call relu on a convolution's output.
+  nn::DeviceTensor x = input(kB, 23, shape), x_ref = b.Allocate(kB, shape).value();
+  SLUICE_ASSERT_OK(staged::ActivationForward(b, nn::Activation::kSigmoid, x, &x_ref));
+  SLUICE_ASSERT_OK(b.ActivationForward(nn::Activation::kSigmoid, x, &x));
+  same_bits(x, x_ref, "sigmoid in place");
+
+  const Shape bias_shape{11};
+  for (const auto& [bias_dtype, y_dtype] : mixes) {
+    const std::string what = std::string("BiasAdd ") + std::string(DTypeName(bias_dtype)) +
+                             " into " + std::string(DTypeName(y_dtype));
+    nn::DeviceTensor bias = input(bias_dtype, 24, bias_shape);
+    nn::DeviceTensor y = input(y_dtype, 25, shape), y_ref = input(y_dtype, 25, shape);
+    SLUICE_ASSERT_OK(b.BiasAdd(bias, &y));
+    SLUICE_ASSERT_OK(staged::BiasAdd(b, bias, &y_ref));
+    same_bits(y, y_ref, what);
+  }
+  for (const auto& [dy_dtype, db_dtype] : mixes) {
+    for (float beta : {0.0f, 0.5f}) {
+      const std::string what = std::string("BiasGrad ") + std::string(DTypeName(dy_dtype)) +
+                               " into " + std::string(DTypeName(db_dtype)) +
+                               (beta != 0.0f ? " with beta" : "");
+      nn::DeviceTensor dy = input(dy_dtype, 26, shape);
+      // beta reads db: the same values in both.
+      nn::DeviceTensor db = input(db_dtype, 27, bias_shape);
+      nn::DeviceTensor db_ref = input(db_dtype, 27, bias_shape);
+      SLUICE_ASSERT_OK(b.BiasGrad(dy, beta, &db));
+      SLUICE_ASSERT_OK(staged::BiasGrad(b, dy, beta, &db_ref));
+      same_bits(db, db_ref, what);
+    }
+  }
+  // Pooling, max and average, over windows that padding cuts short.
+  const Shape image{2, 7, 9, 3};
+  for (const nn::Window2D& w : {nn::Window2D{3, 3, 2, 2, nn::Padding::kSame},
+                                nn::Window2D{2, 2, 2, 2, nn::Padding::kValid}}) {
+    const Shape pooled = nn::Pool2DOutputShape(image, w).value();
+    for (nn::PoolMode mode : {nn::PoolMode::kMax, nn::PoolMode::kAverage}) {
+      for (const auto& [in, out] : mixes) {
+        const std::string what = std::string(mode == nn::PoolMode::kMax ? "max" : "average") +
+                                 " pool " + std::string(DTypeName(in)) + " -> " +
+                                 std::string(DTypeName(out));
+        nn::DeviceTensor x = input(in, 28, image);
+        nn::DeviceTensor y = b.Allocate(out, pooled).value(),
+                         y_ref = b.Allocate(out, pooled).value();
+        nn::DeviceTensor ws, ws_ref;
+        SLUICE_ASSERT_OK(b.Pool2DForward(mode, x, w, &y, &ws));
+        SLUICE_ASSERT_OK(staged::Pool2DForward(b, mode, x, w, &y_ref, &ws_ref));
+        same_bits(y, y_ref, what);
+        nn::DeviceTensor dy = input(in, 29, pooled);
+        nn::DeviceTensor dx = b.Allocate(out, image).value(),
+                         dx_ref = b.Allocate(out, image).value();
+        SLUICE_ASSERT_OK(b.Pool2DBackward(mode, x, y, dy, ws, w, &dx));
+        SLUICE_ASSERT_OK(staged::Pool2DBackward(b, mode, x, y_ref, dy, ws_ref, w, &dx_ref));
+        same_bits(dx, dx_ref, what + " backward");
+      }
+    }
+  }
+
+  // The checks name the dtype a mixed-precision kernel accepts.
+  nn::DeviceTensor ints = b.Allocate(DType::kInt32, shape).value();
+  nn::DeviceTensor y = b.Allocate(kB, shape).value();
+  Status s = b.ActivationForward(nn::Activation::kRelu, ints, &y);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("x must be float32 or bfloat16"), std::string::npos) << s;
+}
+
 // Staging allocates float32 scratch while recording: the recording must
 // keep it, and replays must equal the eager calls.
 TEST_P(Bf16Test, CapturedStagingReplaysExactly) {
@@ -142,7 +258,8 @@ TEST_P(Bf16Test, CapturedStagingReplaysExactly) {
   SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor c, b->Allocate(DType::kBFloat16, Shape{24, 8}));
   auto step = [&]() -> Status {
     SLUICE_RETURN_IF_ERROR(b->MatMul(a.gpu, false, w.gpu, false, 0.0f, &c));
-    return b->ActivationForward(nn::Activation::kTanh, c, &c);
+    // Softmax stages bfloat16 rows through float32 scratch.
+    return b->ActivationForward(nn::Activation::kSoftmax, c, &c);
   };
   SLUICE_ASSERT_OK(step());
   const std::vector<float> eager = GpuValues(c);

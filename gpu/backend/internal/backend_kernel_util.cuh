@@ -11,7 +11,9 @@ namespace sluice::gpu::backend::internal {
 using ::sluice::gpu::internal::Add;
 using ::sluice::gpu::internal::Div;
 using ::sluice::gpu::internal::ForEach;
+using ::sluice::gpu::internal::LoadFloat;
 using ::sluice::gpu::internal::Mul;
+using ::sluice::gpu::internal::StoreFloat;
 using ::sluice::gpu::internal::Sub;
 
 }  // namespace sluice::gpu::backend::internal

@@ -172,8 +172,9 @@ int RunFilterTranspose(const FilterTransposeArgs& a, KernelTarget target) {
 int RunPool2DForward(const Pool2DForwardArgs& a, KernelTarget target) {
   const WindowGeometry g = a.g;
   const bool is_max = a.kind == PoolKind::kMax;
-  const float* x = a.x;
-  float* y = a.y;
+  const void* x = a.x;
+  void* y = a.y;
+  const bool xb = a.x_bf16, yb = a.y_bf16;
   int64_t* argmax = a.argmax;
   return ForEach(g.batch * g.out_h * g.out_w * g.in_c, target, [=] __host__ __device__(int64_t i) {
     const Nhwc o = Unflatten(i, g.out_h, g.out_w, g.in_c);
@@ -181,19 +182,21 @@ int RunPool2DForward(const Pool2DForwardArgs& a, KernelTarget target) {
     const Span w = WindowTaps(o.w, g.pad_left, g.kernel_w, g.stride_w, g.in_w);
     // Every window holds at least one input element (window.h's padding).
     int64_t best = ((o.b * g.in_h + h.lo) * g.in_w + w.lo) * g.in_c + o.c;
-    float acc = is_max ? x[best] : 0.0f;
+    float acc = is_max ? LoadFloat(x, xb, best) : 0.0f;
     for (int64_t ih = h.lo; ih < h.hi; ++ih) {
       for (int64_t iw = w.lo; iw < w.hi; ++iw) {
         const int64_t at = ((o.b * g.in_h + ih) * g.in_w + iw) * g.in_c + o.c;
+        const float v = LoadFloat(x, xb, at);
         if (!is_max) {
-          acc = Add(acc, x[at]);
-        } else if (x[at] > acc) {
-          acc = x[at];
+          acc = Add(acc, v);
+        } else if (v > acc) {
+          acc = v;
           best = at;
         }
       }
     }
-    y[i] = is_max ? acc : Div(acc, static_cast<float>((h.hi - h.lo) * (w.hi - w.lo)));
+    StoreFloat(y, yb, i,
+               is_max ? acc : Div(acc, static_cast<float>((h.hi - h.lo) * (w.hi - w.lo))));
     if (argmax != nullptr) argmax[i] = best;
   });
 }
@@ -201,9 +204,10 @@ int RunPool2DForward(const Pool2DForwardArgs& a, KernelTarget target) {
 int RunPool2DBackward(const Pool2DBackwardArgs& a, KernelTarget target) {
   const WindowGeometry g = a.g;
   const bool is_max = a.kind == PoolKind::kMax;
-  const float* dy = a.dy;
+  const void* dy = a.dy;
   const int64_t* argmax = a.argmax;
-  float* dx = a.dx;
+  void* dx = a.dx;
+  const bool dyb = a.dy_bf16, dxb = a.dx_bf16;
   return ForEach(g.batch * g.in_h * g.in_w * g.in_c, target, [=] __host__ __device__(int64_t i) {
     const Nhwc x = Unflatten(i, g.in_h, g.in_w, g.in_c);
     const Span h = WindowsContaining(x.h, g.pad_top, g.kernel_h, g.stride_h, g.out_h);
@@ -213,13 +217,13 @@ int RunPool2DBackward(const Pool2DBackwardArgs& a, KernelTarget target) {
       for (int64_t ow = w.lo; ow < w.hi; ++ow) {
         const int64_t o = ((x.b * g.out_h + oh) * g.out_w + ow) * g.in_c + x.c;
         if (!is_max) {
-          acc = Add(acc, Div(dy[o], TapCount(g, oh, ow)));
+          acc = Add(acc, Div(LoadFloat(dy, dyb, o), TapCount(g, oh, ow)));
         } else if (argmax[o] == i) {
-          acc = Add(acc, dy[o]);
+          acc = Add(acc, LoadFloat(dy, dyb, o));
         }
       }
     }
-    dx[i] = acc;
+    StoreFloat(dx, dxb, i, acc);
   });
 }
 

@@ -96,24 +96,29 @@ enum class PoolKind : uint8_t { kMax, kAverage };
 // replaces it only when strictly greater; NaN never does), its flat index
 // into x stored in argmax[i] when argmax is non-null; kAverage: the float
 // sum in row-major window order divided by the number of taps inside x.
+// x and y are float32, or bfloat16 when flagged (read as float, y rounded
+// once: float32 staging's bits).
 struct Pool2DForwardArgs {
   WindowGeometry g;
   PoolKind kind = PoolKind::kMax;
-  const float* x = nullptr;
-  float* y = nullptr;
+  const void* x = nullptr;
+  void* y = nullptr;
   int64_t* argmax = nullptr;  // optional, one per y element
+  bool x_bf16 = false, y_bf16 = false;
 };
 int RunPool2DForward(const Pool2DForwardArgs& args, KernelTarget target);
 
 // dx[n, ih, iw, c] gathered from the windows containing it (oh, then ow,
 // ascending): kMax adds dy[o] where argmax[o] is this element's flat index;
-// kAverage adds dy[o] / (taps of window o inside x). Deterministic.
+// kAverage adds dy[o] / (taps of window o inside x). Deterministic. dy and
+// dx float32 or bfloat16, as above.
 struct Pool2DBackwardArgs {
   WindowGeometry g;
   PoolKind kind = PoolKind::kMax;
-  const float* dy = nullptr;
+  const void* dy = nullptr;
   const int64_t* argmax = nullptr;  // kMax only, from RunPool2DForward
-  float* dx = nullptr;
+  void* dx = nullptr;
+  bool dy_bf16 = false, dx_bf16 = false;
 };
 int RunPool2DBackward(const Pool2DBackwardArgs& args, KernelTarget target);
 

@@ -21,16 +21,19 @@ int RunMatMul(const MatMulArgs& args, KernelTarget target) {
 }
 
 int RunBiasAdd(const BiasAddArgs& a, KernelTarget target) {
-  const float* bias = a.bias;
-  float* y = a.y;
+  const void* bias = a.bias;
+  void* y = a.y;
   const int64_t channels = a.channels;
-  return ForEach(a.rows * channels, target,
-                 [=] __host__ __device__(int64_t i) { y[i] = Add(y[i], bias[i % channels]); });
+  const bool bb = a.bias_bf16, yb = a.y_bf16;
+  return ForEach(a.rows * channels, target, [=] __host__ __device__(int64_t i) {
+    StoreFloat(y, yb, i, Add(LoadFloat(y, yb, i), LoadFloat(bias, bb, i % channels)));
+  });
 }
 
 int RunBiasGrad(const BiasGradArgs& a, KernelTarget target) {
-  const float* dy = a.dy;
-  float* db = a.db;
+  const void* dy = a.dy;
+  void* db = a.db;
+  const bool dyb = a.dy_bf16, dbb = a.db_bf16;
   double* partial = a.partial;
   const int64_t rows = a.rows, channels = a.channels;
   const int64_t chunks = (rows + kBiasGradChunkRows - 1) / kBiasGradChunkRows;
@@ -41,16 +44,18 @@ int RunBiasGrad(const BiasGradArgs& a, KernelTarget target) {
     const int64_t begin = q * kBiasGradChunkRows;
     const int64_t end = begin + kBiasGradChunkRows < rows ? begin + kBiasGradChunkRows : rows;
     double acc = 0.0;
-    for (int64_t r = begin; r < end; ++r) acc += static_cast<double>(dy[r * channels + j]);
+    for (int64_t r = begin; r < end; ++r) {
+      acc += static_cast<double>(LoadFloat(dy, dyb, r * channels + j));
+    }
     partial[i] = acc;
   });
   if (err != 0) return err;
   // Pass 2: beta · db[j], then the partials in chunk order.
   const double beta = a.beta;
   return ForEach(channels, target, [=] __host__ __device__(int64_t j) {
-    double sum = beta == 0.0 ? 0.0 : beta * static_cast<double>(db[j]);
+    double sum = beta == 0.0 ? 0.0 : beta * static_cast<double>(LoadFloat(db, dbb, j));
     for (int64_t q = 0; q < chunks; ++q) sum += partial[q * channels + j];
-    db[j] = static_cast<float>(sum);
+    StoreFloat(db, dbb, j, static_cast<float>(sum));
   });
 }
 

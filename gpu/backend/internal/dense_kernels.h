@@ -98,12 +98,15 @@ struct MatMulArgs {
 };
 int RunMatMul(const MatMulArgs& args, KernelTarget target);
 
-// y[r, j] += bias[j] for y viewed as [rows, channels].
+// y[r, j] += bias[j] for y viewed as [rows, channels]. Each of bias and y
+// is float32, or bfloat16 when its *_bf16 flag is set: the sum is one float
+// addition, rounded once more into a bfloat16 y (float32 staging's bits).
 struct BiasAddArgs {
-  const float* bias = nullptr;
-  float* y = nullptr;
+  const void* bias = nullptr;
+  void* y = nullptr;
   int64_t rows = 0;
   int64_t channels = 0;
+  bool bias_bf16 = false, y_bf16 = false;
 };
 int RunBiasAdd(const BiasAddArgs& args, KernelTarget target);
 
@@ -114,14 +117,17 @@ constexpr int64_t kBiasGradChunkRows = 256;
 // kBiasGradChunkRows rows of chunk q (q < chunks = ceil(rows / chunk rows)),
 // then each db[j] adds beta · db[j] and its partials in chunk order, so the
 // result does not depend on the launch geometry. `partial` is scratch of
-// chunks · channels doubles (null when rows == 0).
+// chunks · channels doubles (null when rows == 0). dy and db are float32,
+// or bfloat16 when flagged (a bfloat16 db gets the float32 sum rounded
+// once more, as float32 staging gives).
 struct BiasGradArgs {
-  const float* dy = nullptr;
-  float* db = nullptr;
+  const void* dy = nullptr;
+  void* db = nullptr;
   double* partial = nullptr;
   int64_t rows = 0;
   int64_t channels = 0;
   float beta = 0.0f;
+  bool dy_bf16 = false, db_bf16 = false;
 };
 int RunBiasGrad(const BiasGradArgs& args, KernelTarget target);
 

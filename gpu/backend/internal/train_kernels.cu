@@ -26,8 +26,8 @@ SLUICE_HD float Sigmoid(float x) {
 }
 
 int SoftmaxForward(const ActivationForwardArgs& a, KernelTarget target) {
-  const float* x = a.x;
-  float* y = a.y;
+  const float* x = static_cast<const float*>(a.x);
+  float* y = static_cast<float*>(a.y);
   const int64_t c = a.row;
   return ForEach(a.count / c, target, [=] __host__ __device__(int64_t r) {
     const float* xr = x + r * c;
@@ -45,9 +45,9 @@ int SoftmaxForward(const ActivationForwardArgs& a, KernelTarget target) {
 }
 
 int SoftmaxBackward(const ActivationBackwardArgs& a, KernelTarget target) {
-  const float* y = a.y;
-  const float* dy = a.dy;
-  float* dx = a.dx;
+  const float* y = static_cast<const float*>(a.y);
+  const float* dy = static_cast<const float*>(a.dy);
+  float* dx = static_cast<float*>(a.dx);
   const int64_t c = a.row;
   return ForEach(a.count / c, target, [=] __host__ __device__(int64_t r) {
     const float* yr = y + r * c;
@@ -62,44 +62,67 @@ int SoftmaxBackward(const ActivationBackwardArgs& a, KernelTarget target) {
 }  // namespace
 
 int RunActivationForward(const ActivationForwardArgs& a, KernelTarget target) {
-  const float* x = a.x;
-  float* y = a.y;
+  if (a.f == ActivationKind::kSoftmax) {
+    if (a.x_bf16 || a.y_bf16) return static_cast<int>(cudaErrorInvalidValue);
+    return SoftmaxForward(a, target);
+  }
+  const void* x = a.x;
+  void* y = a.y;
+  const bool xb = a.x_bf16, yb = a.y_bf16;
   switch (a.f) {
     case ActivationKind::kLinear:
-      if (x == y) return 0;
-      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) { y[i] = x[i]; });
+      if (x == y && xb == yb) return 0;
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+        StoreFloat(y, yb, i, LoadFloat(x, xb, i));
+      });
     case ActivationKind::kRelu:
-      return ForEach(a.count, target,
-                     [=] __host__ __device__(int64_t i) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; });
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+        const float v = LoadFloat(x, xb, i);
+        StoreFloat(y, yb, i, v > 0.0f ? v : 0.0f);
+      });
     case ActivationKind::kSigmoid:
-      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) { y[i] = Sigmoid(x[i]); });
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+        StoreFloat(y, yb, i, Sigmoid(LoadFloat(x, xb, i)));
+      });
     case ActivationKind::kTanh:
-      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) { y[i] = tanhf(x[i]); });
-    case ActivationKind::kSoftmax: return SoftmaxForward(a, target);
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+        StoreFloat(y, yb, i, tanhf(LoadFloat(x, xb, i)));
+      });
+    case ActivationKind::kSoftmax: break;
   }
   return static_cast<int>(cudaErrorInvalidValue);
 }
 
 int RunActivationBackward(const ActivationBackwardArgs& a, KernelTarget target) {
-  const float* y = a.y;
-  const float* dy = a.dy;
-  float* dx = a.dx;
+  if (a.f == ActivationKind::kSoftmax) {
+    if (a.y_bf16 || a.dy_bf16 || a.dx_bf16) return static_cast<int>(cudaErrorInvalidValue);
+    return SoftmaxBackward(a, target);
+  }
+  const void* y = a.y;
+  const void* dy = a.dy;
+  void* dx = a.dx;
+  const bool yb = a.y_bf16, dyb = a.dy_bf16, dxb = a.dx_bf16;
   switch (a.f) {
     case ActivationKind::kLinear:
-      if (dy == dx) return 0;
-      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) { dx[i] = dy[i]; });
+      if (dy == dx && dyb == dxb) return 0;
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+        StoreFloat(dx, dxb, i, LoadFloat(dy, dyb, i));
+      });
     case ActivationKind::kRelu:
-      return ForEach(a.count, target,
-                     [=] __host__ __device__(int64_t i) { dx[i] = y[i] > 0.0f ? dy[i] : 0.0f; });
+      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+        StoreFloat(dx, dxb, i, LoadFloat(y, yb, i) > 0.0f ? LoadFloat(dy, dyb, i) : 0.0f);
+      });
     case ActivationKind::kSigmoid:  // dy · y · (1 - y)
       return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
-        dx[i] = Mul(Mul(dy[i], y[i]), Sub(1.0f, y[i]));
+        const float yi = LoadFloat(y, yb, i);
+        StoreFloat(dx, dxb, i, Mul(Mul(LoadFloat(dy, dyb, i), yi), Sub(1.0f, yi)));
       });
     case ActivationKind::kTanh:  // dy · (1 - y²)
       return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
-        dx[i] = Mul(dy[i], Sub(1.0f, Mul(y[i], y[i])));
+        const float yi = LoadFloat(y, yb, i);
+        StoreFloat(dx, dxb, i, Mul(LoadFloat(dy, dyb, i), Sub(1.0f, Mul(yi, yi))));
       });
-    case ActivationKind::kSoftmax: return SoftmaxBackward(a, target);
+    case ActivationKind::kSoftmax: break;
   }
   return static_cast<int>(cudaErrorInvalidValue);
 }

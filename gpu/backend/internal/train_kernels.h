@@ -24,26 +24,31 @@ using KernelTarget = gpu::internal::KernelTarget;
 // nn::Activation, numbered alike (checked in activations.cc).
 enum class ActivationKind : uint8_t { kLinear, kRelu, kSigmoid, kTanh, kSoftmax };
 
-// y = f(x) over `count` floats; softmax over rows of `row` floats (one
-// thread per row). y may be x.
+// y = f(x) over `count` elements; softmax over rows of `row` elements (one
+// thread per row). y may be x. Each of x and y is float32, or bfloat16
+// when its *_bf16 flag is set (read as float, written rounded once);
+// softmax takes float32 only.
 struct ActivationForwardArgs {
   ActivationKind f = ActivationKind::kLinear;
-  const float* x = nullptr;
-  float* y = nullptr;
+  const void* x = nullptr;
+  void* y = nullptr;
   int64_t count = 0;
   int64_t row = 1;  // softmax: the last dimension, > 0
+  bool x_bf16 = false, y_bf16 = false;
 };
 int RunActivationForward(const ActivationForwardArgs& args, KernelTarget target);
 
 // dx = f'(x) · dy from the forward output y; softmax by rows (one thread
-// per row). dx may be dy.
+// per row). dx may be dy. float32 or bfloat16 each, as above; softmax
+// float32 only.
 struct ActivationBackwardArgs {
   ActivationKind f = ActivationKind::kLinear;
-  const float* y = nullptr;
-  const float* dy = nullptr;
-  float* dx = nullptr;
+  const void* y = nullptr;
+  const void* dy = nullptr;
+  void* dx = nullptr;
   int64_t count = 0;
   int64_t row = 1;  // softmax: the last dimension, > 0
+  bool y_bf16 = false, dy_bf16 = false, dx_bf16 = false;
 };
 int RunActivationBackward(const ActivationBackwardArgs& args, KernelTarget target);
 
