@@ -4,7 +4,6 @@
 #include "sluice/gpu/backend/internal/dense_kernels.h"
 #include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/internal/dense_checks.h"
-#include "sluice/nn/internal/float32_staging.h"
 
 namespace sluice::gpu::backend {
 namespace {
@@ -17,13 +16,17 @@ internal::ElemType ElemTypeOf(DType dtype) {
   return static_cast<internal::ElemType>(dtype);
 }
 
+constexpr nn::internal::FloatTypes kFloatOrBf16 = nn::internal::FloatTypes::kFloat32OrBFloat16;
+bool IsBf16(const DeviceTensor& t) { return t.dtype() == DType::kBFloat16; }
+
 }  // namespace
 
+// Fill, Axpby, Multiply and the dropout masks read and write bfloat16
+// tensors as they are (float32 staging's bits, one pass).
 Status GpuBackend::Fill(float value, DeviceTensor* x) {
-  if (nn::internal::AnyBFloat16({x})) return nn::internal::in_float32::Fill(*this, value, x);
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckFill(device(), x));
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckFill(device(), x, kFloatOrBf16));
   if (x->num_elements() == 0) return Status::OK();
-  const internal::FillArgs a{x->data<float>(), x->num_elements(), value};
+  const internal::FillArgs a{x->raw_data(), x->num_elements(), value, IsBf16(*x)};
   return Launch("Fill", [a](KernelTarget t) { return internal::RunFill(a, t); });
 }
 
@@ -37,48 +40,45 @@ Status GpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
 }
 
 Status GpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceTensor* y) {
-  if (nn::internal::AnyBFloat16({&x, y}))
-    return nn::internal::in_float32::Axpby(*this, alpha, x, beta, y);
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckAxpby(device(), x, y));
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckAxpby(device(), x, y, kFloatOrBf16));
   if (x.num_elements() == 0) return Status::OK();
-  const internal::AxpbyArgs a{x.data<float>(), y->data<float>(), x.num_elements(), alpha, beta};
+  const internal::AxpbyArgs a{x.raw_data(), y->raw_data(), x.num_elements(), alpha,
+                              beta,         IsBf16(x),     IsBf16(*y)};
   return Launch("Axpby", [a](KernelTarget t) { return internal::RunAxpby(a, t); });
 }
 
 Status GpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, DeviceTensor* y) {
-  if (nn::internal::AnyBFloat16({&a, &b, y}))
-    return nn::internal::in_float32::Multiply(*this, a, b, y);
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckMultiply(device(), a, b, y));
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckMultiply(device(), a, b, y, kFloatOrBf16));
   if (a.num_elements() == 0) return Status::OK();
-  const internal::MultiplyArgs args{a.data<float>(), b.data<float>(), y->data<float>(),
-                                    a.num_elements()};
+  const internal::MultiplyArgs args{a.raw_data(), b.raw_data(), y->raw_data(), a.num_elements(),
+                                    IsBf16(a),    IsBf16(b),    IsBf16(*y)};
   return Launch("Multiply", [args](KernelTarget t) { return internal::RunMultiply(args, t); });
 }
 
 Status GpuBackend::DropoutMask(float rate, uint64_t seed, uint64_t stream, DeviceTensor* mask) {
-  if (nn::internal::AnyBFloat16({mask})) {
-    return nn::internal::in_float32::DropoutMask(*this, rate, seed, stream, nullptr, mask);
-  }
   return Dropout(rate, seed, stream, nullptr, mask);
 }
 
 Status GpuBackend::DropoutMaskFromCounter(float rate, uint64_t seed,
                                           const DeviceTensor& stream_counter, DeviceTensor* mask) {
-  if (nn::internal::AnyBFloat16({mask})) {
-    return nn::internal::in_float32::DropoutMask(*this, rate, seed, 0, &stream_counter, mask);
-  }
   SLUICE_RETURN_IF_ERROR(nn::internal::CheckCounter("DropoutMask", device(), &stream_counter));
   return Dropout(rate, seed, 0, stream_counter.data<int64_t>(), mask);
 }
 
 Status GpuBackend::Dropout(float rate, uint64_t seed, uint64_t stream,
                            const int64_t* stream_counter, DeviceTensor* mask) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckDropoutMask(device(), rate, mask));
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckDropoutMask(device(), rate, mask, kFloatOrBf16));
   if (mask->num_elements() == 0) return Status::OK();
   // The CPU backend's keep value, computed the same way (one float division).
-  const internal::DropoutMaskArgs a{
-      mask->data<float>(), mask->num_elements(), rate, 1.0f / (1.0f - rate), seed, stream,
-      stream_counter};
+  internal::DropoutMaskArgs a;
+  a.mask = mask->raw_data();
+  a.mask_bf16 = IsBf16(*mask);
+  a.count = mask->num_elements();
+  a.rate = rate;
+  a.keep = 1.0f / (1.0f - rate);
+  a.seed = seed;
+  a.stream = stream;
+  a.stream_counter = stream_counter;
   return Launch("DropoutMask", [a](KernelTarget t) { return internal::RunDropoutMask(a, t); });
 }
 

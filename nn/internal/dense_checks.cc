@@ -9,8 +9,8 @@
 
 namespace sluice::nn::internal {
 
-Status CheckFill(Device device, const DeviceTensor* x) {
-  return CheckTensors("Fill", device, DType::kFloat32, {{"x", x}});
+Status CheckFill(Device device, const DeviceTensor* x, FloatTypes types) {
+  return CheckFloatTensors("Fill", device, types, {{"x", x}});
 }
 
 Status CheckCast(Device device, const DeviceTensor& x, const DeviceTensor* y) {
@@ -24,21 +24,21 @@ Status CheckCast(Device device, const DeviceTensor& x, const DeviceTensor* y) {
   return CheckSameShape("Cast", {"x", &x}, {"y", y});
 }
 
-Status CheckAxpby(Device device, const DeviceTensor& x, const DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(CheckTensors("Axpby", device, DType::kFloat32, {{"x", &x}, {"y", y}}));
+Status CheckAxpby(Device device, const DeviceTensor& x, const DeviceTensor* y, FloatTypes types) {
+  SLUICE_RETURN_IF_ERROR(CheckFloatTensors("Axpby", device, types, {{"x", &x}, {"y", y}}));
   return CheckSameShape("Axpby", {"x", &x}, {"y", y});
 }
 
 Status CheckMultiply(Device device, const DeviceTensor& a, const DeviceTensor& b,
-                     const DeviceTensor* y) {
+                     const DeviceTensor* y, FloatTypes types) {
   SLUICE_RETURN_IF_ERROR(
-      CheckTensors("Multiply", device, DType::kFloat32, {{"a", &a}, {"b", &b}, {"y", y}}));
+      CheckFloatTensors("Multiply", device, types, {{"a", &a}, {"b", &b}, {"y", y}}));
   SLUICE_RETURN_IF_ERROR(CheckSameShape("Multiply", {"a", &a}, {"b", &b}));
   return CheckSameShape("Multiply", {"a", &a}, {"y", y});
 }
 
-Status CheckDropoutMask(Device device, float rate, const DeviceTensor* mask) {
-  SLUICE_RETURN_IF_ERROR(CheckTensors("DropoutMask", device, DType::kFloat32, {{"mask", mask}}));
+Status CheckDropoutMask(Device device, float rate, const DeviceTensor* mask, FloatTypes types) {
+  SLUICE_RETURN_IF_ERROR(CheckFloatTensors("DropoutMask", device, types, {{"mask", mask}}));
   if (!(rate >= 0.0f && rate < 1.0f)) {
     return Invalid("DropoutMask", "rate must be in [0, 1), got " + std::to_string(rate),
                    {{"mask", mask}});

@@ -16,17 +16,19 @@
 
 namespace sluice::nn::internal {
 
-// x float32.
-Status CheckFill(Device device, const DeviceTensor* x);
+// x float32 (or one of `types`, as every `types` below).
+Status CheckFill(Device device, const DeviceTensor* x, FloatTypes types = FloatTypes::kFloat32);
 // x numeric (any dtype), y float32 or bfloat16 of x's shape.
 Status CheckCast(Device device, const DeviceTensor& x, const DeviceTensor* y);
 // x and y float32 of one shape.
-Status CheckAxpby(Device device, const DeviceTensor& x, const DeviceTensor* y);
+Status CheckAxpby(Device device, const DeviceTensor& x, const DeviceTensor* y,
+                  FloatTypes types = FloatTypes::kFloat32);
 // a, b and y float32 of one shape.
 Status CheckMultiply(Device device, const DeviceTensor& a, const DeviceTensor& b,
-                     const DeviceTensor* y);
+                     const DeviceTensor* y, FloatTypes types = FloatTypes::kFloat32);
 // mask float32, 0 <= rate < 1.
-Status CheckDropoutMask(Device device, float rate, const DeviceTensor* mask);
+Status CheckDropoutMask(Device device, float rate, const DeviceTensor* mask,
+                        FloatTypes types = FloatTypes::kFloat32);
 
 // MatMul's sizes: op(a) is [m, k], op(b) [k, n], c [m, n].
 struct MatMulDims {

@@ -3,8 +3,9 @@
 // convolutions (cuBLAS GemmEx, cuDNN's bfloat16 config, float32 staging) to
 // one bfloat16 step,
 // float32 outputs of bfloat16 operands to kSum; the elementwise activations,
-// BiasAdd and BiasGrad on bfloat16 tensors as they are, bit for bit as
-// float32 staging on the same backend; and a captured step that stages
+// BiasAdd, BiasGrad, pooling, Fill, Axpby, Multiply and dropout masks on
+// bfloat16 tensors as they are, bit for bit as float32 staging on the same
+// backend; and a captured step that stages
 // bfloat16 through float32 scratch replays exactly.
 #include <gtest/gtest.h>
 
@@ -240,6 +241,33 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
       }
     }
   }
+
+  // Fill, Axpby, Multiply and the dropout masks.
+  for (const auto& [in, out] : mixes) {
+    const std::string what = std::string(DTypeName(in)) + " -> " + std::string(DTypeName(out));
+    nn::DeviceTensor y = b.Allocate(out, shape).value(), y_ref = b.Allocate(out, shape).value();
+    SLUICE_ASSERT_OK(b.Fill(0.1f, &y));
+    SLUICE_ASSERT_OK(staged::Fill(b, 0.1f, &y_ref));
+    same_bits(y, y_ref, "Fill " + what);
+    nn::DeviceTensor x = input(in, 30, shape);
+    for (float beta : {0.0f, 0.7f}) {
+      nn::DeviceTensor z = input(out, 31, shape), z_ref = input(out, 31, shape);
+      SLUICE_ASSERT_OK(b.Axpby(0.3f, x, beta, &z));
+      SLUICE_ASSERT_OK(staged::Axpby(b, 0.3f, x, beta, &z_ref));
+      same_bits(z, z_ref, "Axpby " + what + (beta != 0.0f ? " with beta" : ""));
+    }
+    nn::DeviceTensor m = input(kB, 32, shape);  // a dropout mask is bfloat16 under the policy
+    SLUICE_ASSERT_OK(b.Multiply(x, m, &y));
+    SLUICE_ASSERT_OK(staged::Multiply(b, x, m, &y_ref));
+    same_bits(y, y_ref, "Multiply " + what);
+  }
+  nn::DeviceTensor mask = b.Allocate(kB, shape).value(), mask_ref = b.Allocate(kB, shape).value();
+  SLUICE_ASSERT_OK(b.DropoutMask(0.3f, 9, 4, &mask));
+  SLUICE_ASSERT_OK(staged::DropoutMask(b, 0.3f, 9, 4, nullptr, &mask_ref));
+  same_bits(mask, mask_ref, "DropoutMask into bfloat16");
+  nn::DeviceTensor counter = b.ToDevice(Tensor::Scalar<int64_t>(4)).value();
+  SLUICE_ASSERT_OK(b.DropoutMaskFromCounter(0.3f, 9, counter, &mask));
+  same_bits(mask, mask_ref, "DropoutMaskFromCounter into bfloat16");
 
   // The checks name the dtype a mixed-precision kernel accepts.
   nn::DeviceTensor ints = b.Allocate(DType::kInt32, shape).value();

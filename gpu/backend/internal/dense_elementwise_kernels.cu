@@ -60,9 +60,11 @@ SLUICE_HD Words4 Philox(Words4 c, uint32_t k0, uint32_t k1) {
 }  // namespace
 
 int RunFill(const FillArgs& a, KernelTarget target) {
-  float* x = a.x;
+  void* x = a.x;
   const float value = a.value;
-  return ForEach(a.count, target, [=] __host__ __device__(int64_t i) { x[i] = value; });
+  const bool xb = a.x_bf16;
+  return ForEach(a.count, target,
+                 [=] __host__ __device__(int64_t i) { StoreFloat(x, xb, i, value); });
 }
 
 int RunScaledCast(const ScaledCastArgs& a, KernelTarget target) {
@@ -70,27 +72,33 @@ int RunScaledCast(const ScaledCastArgs& a, KernelTarget target) {
 }
 
 int RunAxpby(const AxpbyArgs& a, KernelTarget target) {
-  const float* x = a.x;
-  float* y = a.y;
+  const void* x = a.x;
+  void* y = a.y;
+  const bool xb = a.x_bf16, yb = a.y_bf16;
   const float alpha = a.alpha, beta = a.beta;
   if (beta == 0.0f) {
-    return ForEach(a.count, target,
-                   [=] __host__ __device__(int64_t i) { y[i] = Mul(alpha, x[i]); });
+    return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+      StoreFloat(y, yb, i, Mul(alpha, LoadFloat(x, xb, i)));
+    });
   }
   return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
-    y[i] = Add(Mul(alpha, x[i]), Mul(beta, y[i]));
+    StoreFloat(y, yb, i, Add(Mul(alpha, LoadFloat(x, xb, i)), Mul(beta, LoadFloat(y, yb, i))));
   });
 }
 
 int RunMultiply(const MultiplyArgs& a, KernelTarget target) {
-  const float* pa = a.a;
-  const float* pb = a.b;
-  float* y = a.y;
-  return ForEach(a.count, target, [=] __host__ __device__(int64_t i) { y[i] = Mul(pa[i], pb[i]); });
+  const void* pa = a.a;
+  const void* pb = a.b;
+  void* y = a.y;
+  const bool ab = a.a_bf16, bb = a.b_bf16, yb = a.y_bf16;
+  return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
+    StoreFloat(y, yb, i, Mul(LoadFloat(pa, ab, i), LoadFloat(pb, bb, i)));
+  });
 }
 
 int RunDropoutMask(const DropoutMaskArgs& a, KernelTarget target) {
-  float* mask = a.mask;
+  void* mask = a.mask;
+  const bool mb = a.mask_bf16;
   const int64_t count = a.count;
   const float rate = a.rate, keep = a.keep;
   const uint64_t key = Mix64(a.seed);
@@ -108,7 +116,7 @@ int RunDropoutMask(const DropoutMaskArgs& a, KernelTarget target) {
     for (int w = 0; w < 4 && first + w < count; ++w) {
       // UniformFloat: 24 random bits, exact in float.
       const float u = static_cast<float>(r.w[w] >> 8) * 0x1.0p-24f;
-      mask[first + w] = u >= rate ? keep : 0.0f;
+      StoreFloat(mask, mb, first + w, u >= rate ? keep : 0.0f);
     }
   });
 }

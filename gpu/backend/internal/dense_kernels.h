@@ -24,11 +24,16 @@ using ::sluice::gpu::internal::KernelTarget;
 
 // --- Elementwise ---------------------------------------------------------------
 
+// The elementwise loops below take float32 tensors, or bfloat16 ones where
+// a *_bf16 flag is set: read as float, computed in float, each bfloat16
+// output rounded once (nearest even), float32 staging's bits.
+
 // x[i] = value for i < count.
 struct FillArgs {
-  float* x = nullptr;
+  void* x = nullptr;
   int64_t count = 0;
   float value = 0.0f;
+  bool x_bf16 = false;
 };
 int RunFill(const FillArgs& args, KernelTarget target);
 
@@ -49,20 +54,22 @@ int RunScaledCast(const ScaledCastArgs& args, KernelTarget target);
 // y[i] = alpha * x[i] + beta * y[i] (each product and the sum rounded once);
 // with beta == 0, y[i] = alpha * x[i] without reading y (it may hold NaN).
 struct AxpbyArgs {
-  const float* x = nullptr;
-  float* y = nullptr;
+  const void* x = nullptr;
+  void* y = nullptr;
   int64_t count = 0;
   float alpha = 1.0f;
   float beta = 0.0f;
+  bool x_bf16 = false, y_bf16 = false;
 };
 int RunAxpby(const AxpbyArgs& args, KernelTarget target);
 
 // y[i] = a[i] * b[i]; y may be a or b.
 struct MultiplyArgs {
-  const float* a = nullptr;
-  const float* b = nullptr;
-  float* y = nullptr;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* y = nullptr;
   int64_t count = 0;
+  bool a_bf16 = false, b_bf16 = false, y_bf16 = false;
 };
 int RunMultiply(const MultiplyArgs& args, KernelTarget target);
 
@@ -71,7 +78,8 @@ int RunMultiply(const MultiplyArgs& args, KernelTarget target);
 // Philox4x32-10 block i / 4, as (u32 >> 8) * 2^-24. Bit-identical to the
 // CPU backend's mask. keep = 1 / (1 - rate), computed by the caller in float.
 struct DropoutMaskArgs {
-  float* mask = nullptr;
+  void* mask = nullptr;
+  bool mask_bf16 = false;
   int64_t count = 0;
   float rate = 0.0f;
   float keep = 1.0f;
