@@ -3,7 +3,6 @@
 // softmax) of internal/train_kernels.h, over float32 or bfloat16 tensors.
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/train_kernels.h"
-#include "sluice/nn/internal/float32_staging.h"
 #include "sluice/nn/internal/train_checks.h"
 
 namespace sluice::gpu::backend {
@@ -28,15 +27,11 @@ int64_t RowLength(nn::Activation f, const DeviceTensor& t) {
 
 }  // namespace
 
-// Elementwise functions read and write bfloat16 tensors as they are (one
-// pass, float arithmetic, the bits of float32 staging); softmax's row
-// kernels take float32, so bfloat16 rows are staged.
+// float32 or bfloat16 tensors, read and written as they are (one pass,
+// float arithmetic, the bits of float32 staging).
 Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, DeviceTensor* y) {
   SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationForward(
       device(), f, x, y, nn::internal::FloatTypes::kFloat32OrBFloat16));
-  if (f == nn::Activation::kSoftmax && nn::internal::AnyBFloat16({&x, y})) {
-    return nn::internal::in_float32::ActivationForward(*this, f, x, y);
-  }
   internal::ActivationForwardArgs a;
   a.f = static_cast<ActivationKind>(f);
   a.x = x.raw_data();
@@ -54,9 +49,6 @@ Status GpuBackend::ActivationBackward(nn::Activation f, const DeviceTensor& y,
                                       const DeviceTensor& dy, DeviceTensor* dx) {
   SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationBackward(
       device(), f, y, dy, dx, nn::internal::FloatTypes::kFloat32OrBFloat16));
-  if (f == nn::Activation::kSoftmax && nn::internal::AnyBFloat16({&y, &dy, dx})) {
-    return nn::internal::in_float32::ActivationBackward(*this, f, y, dy, dx);
-  }
   internal::ActivationBackwardArgs a;
   a.f = static_cast<ActivationKind>(f);
   a.y = y.raw_data();

@@ -145,6 +145,15 @@ SLUICE_HD void StoreFloat(void* p, bool bf16, int64_t i, float v) {
   }
 }
 
+// A float32 or bfloat16 array read as floats, element j at base + j: the
+// row loops' view of a mixed-precision tensor.
+struct FloatView {
+  const void* p;
+  bool bf16;
+  int64_t base;
+  SLUICE_HD float operator[](int64_t j) const { return LoadFloat(p, bf16, base + j); }
+};
+
 // An element as float, as static_cast<float> of the CPU type.
 template <typename T>
 SLUICE_HD float ToFloat(T v) {

@@ -93,11 +93,13 @@ Status CheckIds(const Id* ids, int64_t n, int64_t c) {
 Status CpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& labels,
                                 bool from_logits, float grad_scale, DeviceTensor* loss,
                                 DeviceTensor* dpred) {
+  // float32 or bfloat16 (staged); then all float32 below.
+  SLUICE_RETURN_IF_ERROR(internal::CheckCrossEntropy(device_, pred, labels, loss, dpred,
+                                                     internal::FloatTypes::kFloat32OrBFloat16));
   if (internal::AnyBFloat16({&pred, &labels, loss, dpred})) {
     return internal::in_float32::CrossEntropy(*this, pred, labels, from_logits, grad_scale, loss,
                                               dpred);
   }
-  SLUICE_RETURN_IF_ERROR(internal::CheckCrossEntropy(device_, pred, labels, loss, dpred));
   const int64_t n = pred.dim(0), c = pred.dim(1);
   // Labels are checked before anything is written.
   if (labels.dtype() == DType::kInt32)
@@ -127,10 +129,11 @@ Status CpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& la
 
 Status CpuBackend::MeanSquaredError(const DeviceTensor& pred, const DeviceTensor& target,
                                     float grad_scale, DeviceTensor* loss, DeviceTensor* dpred) {
+  SLUICE_RETURN_IF_ERROR(internal::CheckMeanSquaredError(device_, pred, target, loss, dpred,
+                                                         internal::FloatTypes::kFloat32OrBFloat16));
   if (internal::AnyBFloat16({&pred, &target, loss, dpred})) {
     return internal::in_float32::MeanSquaredError(*this, pred, target, grad_scale, loss, dpred);
   }
-  SLUICE_RETURN_IF_ERROR(internal::CheckMeanSquaredError(device_, pred, target, loss, dpred));
   const int64_t n = pred.dim(0);
   const int64_t d = n == 0 ? 0 : pred.num_elements() / n;
   const float* p = pred.data<float>();

@@ -35,12 +35,12 @@ Status CheckActivationBackward(Device device, Activation f, const DeviceTensor& 
 }
 
 Status CheckCrossEntropy(Device device, const DeviceTensor& pred, const DeviceTensor& labels,
-                         const DeviceTensor* loss, const DeviceTensor* dpred) {
+                         const DeviceTensor* loss, const DeviceTensor* dpred, FloatTypes types) {
   constexpr std::string_view kMethod = "CrossEntropy";
   SLUICE_RETURN_IF_ERROR(
-      CheckTensors(kMethod, device, DType::kFloat32, {{"pred", &pred}, {"loss", loss}}));
+      CheckFloatTensors(kMethod, device, types, {{"pred", &pred}, {"loss", loss}}));
   if (dpred != nullptr) {
-    SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device, DType::kFloat32, {{"dpred", dpred}}));
+    SLUICE_RETURN_IF_ERROR(CheckFloatTensors(kMethod, device, types, {{"dpred", dpred}}));
     SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"pred", &pred}, {"dpred", dpred}));
   }
   SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device, labels.dtype(), {{"labels", &labels}}));
@@ -54,22 +54,28 @@ Status CheckCrossEntropy(Device device, const DeviceTensor& pred, const DeviceTe
     const bool ok = (labels.rank() == 1 && labels.dim(0) == n) ||
                     (labels.rank() == 2 && labels.dim(0) == n && labels.dim(1) == 1);
     if (!ok) return Invalid(kMethod, "class-id labels must be [n] or [n, 1]", all);
-  } else if (labels.dtype() == DType::kFloat32) {
+  } else if (labels.dtype() == DType::kFloat32 ||
+             (labels.dtype() == DType::kBFloat16 && types == FloatTypes::kFloat32OrBFloat16)) {
     if (labels.shape() != pred.shape()) return Invalid(kMethod, "dense labels must be [n, c]", all);
   } else {
-    return Invalid(kMethod, "labels must be int32, int64 or float32", all);
+    return Invalid(kMethod,
+                   types == FloatTypes::kFloat32
+                       ? "labels must be int32, int64 or float32"
+                       : "labels must be int32, int64, float32 or bfloat16",
+                   all);
   }
   return Status::OK();
 }
 
 Status CheckMeanSquaredError(Device device, const DeviceTensor& pred, const DeviceTensor& target,
-                             const DeviceTensor* loss, const DeviceTensor* dpred) {
+                             const DeviceTensor* loss, const DeviceTensor* dpred,
+                             FloatTypes types) {
   constexpr std::string_view kMethod = "MeanSquaredError";
-  SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device, DType::kFloat32,
-                                      {{"pred", &pred}, {"target", &target}, {"loss", loss}}));
+  SLUICE_RETURN_IF_ERROR(CheckFloatTensors(kMethod, device, types,
+                                           {{"pred", &pred}, {"target", &target}, {"loss", loss}}));
   SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"pred", &pred}, {"target", &target}));
   if (dpred != nullptr) {
-    SLUICE_RETURN_IF_ERROR(CheckTensors(kMethod, device, DType::kFloat32, {{"dpred", dpred}}));
+    SLUICE_RETURN_IF_ERROR(CheckFloatTensors(kMethod, device, types, {{"dpred", dpred}}));
     SLUICE_RETURN_IF_ERROR(CheckSameShape(kMethod, {"pred", &pred}, {"dpred", dpred}));
   }
   if (pred.rank() < 1 || loss->shape() != Shape{pred.dim(0)}) {

@@ -29,14 +29,17 @@ Status CheckActivationBackward(Device device, Activation f, const DeviceTensor& 
                                FloatTypes types = FloatTypes::kFloat32);
 
 // CrossEntropy: pred [n, c] with c > 0, loss [n], dpred (optional) pred's
-// shape; labels int32/int64 [n] or [n, 1], or float32 [n, c].
+// shape; labels int32/int64 [n] or [n, 1], or float32 [n, c]. pred, loss,
+// dpred and float labels float32, or each of `types`.
 Status CheckCrossEntropy(Device device, const DeviceTensor& pred, const DeviceTensor& labels,
-                         const DeviceTensor* loss, const DeviceTensor* dpred);
+                         const DeviceTensor* loss, const DeviceTensor* dpred,
+                         FloatTypes types = FloatTypes::kFloat32);
 
-// MeanSquaredError: pred and target float32 of one shape of rank >= 1,
-// dpred (optional) that shape too, loss [n].
+// MeanSquaredError: pred and target float32 (or each of `types`) of one
+// shape of rank >= 1, dpred (optional) that shape too, loss [n].
 Status CheckMeanSquaredError(Device device, const DeviceTensor& pred, const DeviceTensor& target,
-                             const DeviceTensor* loss, const DeviceTensor* dpred);
+                             const DeviceTensor* loss, const DeviceTensor* dpred,
+                             FloatTypes types = FloatTypes::kFloat32);
 
 // SgdUpdate: grad and var float32 of one shape; a velocity of that shape
 // unless momentum == 0 and velocity is null (plain SGD).

@@ -1,12 +1,11 @@
 // bfloat16 tensors (mixed precision, nn/policy.h) on the GPU backend agree
 // with the CPU backend: casts and dropout masks bit for bit, products and
 // convolutions (cuBLAS GemmEx, cuDNN's bfloat16 config, float32 staging) to
-// one bfloat16 step,
-// float32 outputs of bfloat16 operands to kSum; the elementwise activations,
-// BiasAdd, BiasGrad, pooling, Fill, Axpby, Multiply and dropout masks on
-// bfloat16 tensors as they are, bit for bit as float32 staging on the same
-// backend; and a captured step that stages
-// bfloat16 through float32 scratch replays exactly.
+// one bfloat16 step, float32 outputs of bfloat16 operands to kSum; the
+// activations (softmax too), BiasAdd, BiasGrad, pooling, Fill, Axpby,
+// Multiply, dropout masks and the losses on bfloat16 tensors as they are,
+// bit for bit as float32 staging on the same backend; and a captured step
+// that stages bfloat16 through float32 scratch replays exactly.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -169,7 +168,7 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
   const DType kF = DType::kFloat32, kB = DType::kBFloat16;
   const std::vector<std::pair<DType, DType>> mixes = {{kB, kB}, {kB, kF}, {kF, kB}};
   for (nn::Activation f : {nn::Activation::kLinear, nn::Activation::kRelu, nn::Activation::kSigmoid,
-                           nn::Activation::kTanh}) {
+                           nn::Activation::kTanh, nn::Activation::kSoftmax}) {
     for (const auto& [in, out] : mixes) {
       const std::string what = std::string(nn::ActivationName(f)) + " " +
                                std::string(DTypeName(in)) + " -> " + std::string(DTypeName(out));
@@ -269,6 +268,50 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
   SLUICE_ASSERT_OK(b.DropoutMaskFromCounter(0.3f, 9, counter, &mask));
   same_bits(mask, mask_ref, "DropoutMaskFromCounter into bfloat16");
 
+  // The losses: pred, dense labels, loss and dpred in every mix.
+  const Shape logits_shape{6, 5};
+  const std::vector<int32_t> ids = {0, 4, 2, 2, 1, 3};
+  const nn::DeviceTensor id_labels = b.ToDevice(Tensor::FromVector<int32_t>(ids).value()).value();
+  for (const auto& [in, out] : mixes) {
+    for (bool from_logits : {true, false}) {
+      for (DType labels_dtype : {DType::kInt32, kF, kB}) {
+        const std::string what = std::string("CrossEntropy ") + std::string(DTypeName(in)) +
+                                 " -> " + std::string(DTypeName(out)) +
+                                 (from_logits ? " logits" : " probabilities") + ", labels " +
+                                 std::string(DTypeName(labels_dtype));
+        nn::DeviceTensor pred = input(in, 33, logits_shape);
+        if (!from_logits) {  // probabilities must be positive: shift the values up
+          nn::DeviceTensor shifted = b.Allocate(in, logits_shape).value();
+          SLUICE_ASSERT_OK(b.Fill(4.5f, &shifted));
+          SLUICE_ASSERT_OK(b.Axpby(1.0f, pred, 1.0f, &shifted));
+          pred = shifted;
+        }
+        const nn::DeviceTensor labels =
+            labels_dtype == DType::kInt32 ? id_labels : input(labels_dtype, 34, logits_shape);
+        nn::DeviceTensor loss = b.Allocate(out, Shape{6}).value();
+        nn::DeviceTensor loss_ref = b.Allocate(out, Shape{6}).value();
+        nn::DeviceTensor dpred = b.Allocate(out, logits_shape).value();
+        nn::DeviceTensor dpred_ref = b.Allocate(out, logits_shape).value();
+        SLUICE_ASSERT_OK(b.CrossEntropy(pred, labels, from_logits, 0.25f, &loss, &dpred));
+        SLUICE_ASSERT_OK(
+            staged::CrossEntropy(b, pred, labels, from_logits, 0.25f, &loss_ref, &dpred_ref));
+        same_bits(loss, loss_ref, what + " loss");
+        same_bits(dpred, dpred_ref, what + " dpred");
+      }
+    }
+    const std::string what = std::string("MeanSquaredError ") + std::string(DTypeName(in)) +
+                             " -> " + std::string(DTypeName(out));
+    nn::DeviceTensor pred = input(in, 35, logits_shape), target = input(out, 36, logits_shape);
+    nn::DeviceTensor loss = b.Allocate(out, Shape{6}).value();
+    nn::DeviceTensor loss_ref = b.Allocate(out, Shape{6}).value();
+    nn::DeviceTensor dpred = b.Allocate(out, logits_shape).value();
+    nn::DeviceTensor dpred_ref = b.Allocate(out, logits_shape).value();
+    SLUICE_ASSERT_OK(b.MeanSquaredError(pred, target, 0.5f, &loss, &dpred));
+    SLUICE_ASSERT_OK(staged::MeanSquaredError(b, pred, target, 0.5f, &loss_ref, &dpred_ref));
+    same_bits(loss, loss_ref, what + " loss");
+    same_bits(dpred, dpred_ref, what + " dpred");
+  }
+
   // The checks name the dtype a mixed-precision kernel accepts.
   nn::DeviceTensor ints = b.Allocate(DType::kInt32, shape).value();
   nn::DeviceTensor y = b.Allocate(kB, shape).value();
@@ -284,14 +327,20 @@ TEST_P(Bf16Test, CapturedStagingReplaysExactly) {
   if (!b->can_capture()) GTEST_SKIP() << b->name() << " cannot capture";
   Pair a = Bf16Random(Shape{24, 40}, 13), w = Bf16Random(Shape{40, 8}, 14);
   SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor c, b->Allocate(DType::kBFloat16, Shape{24, 8}));
+  // A 2x2 SAME convolution pads asymmetrically, which cuDNN cannot: it
+  // stages through float32 scratch on a GPU too.
+  Pair x = Bf16Random(Shape{2, 5, 5, 3}, 15), f = Bf16Random(Shape{2, 2, 3, 4}, 16);
+  const nn::Window2D window{2, 2, 1, 1, nn::Padding::kSame};
+  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor y, b->Allocate(DType::kBFloat16, Shape{2, 5, 5, 4}));
   auto step = [&]() -> Status {
     SLUICE_RETURN_IF_ERROR(b->MatMul(a.gpu, false, w.gpu, false, 0.0f, &c));
-    // Softmax stages bfloat16 rows through float32 scratch.
-    return b->ActivationForward(nn::Activation::kSoftmax, c, &c);
+    SLUICE_RETURN_IF_ERROR(b->ActivationForward(nn::Activation::kSoftmax, c, &c));
+    return b->Conv2DForward(x.gpu, f.gpu, nullptr, window, &y);
   };
   SLUICE_ASSERT_OK(step());
-  const std::vector<float> eager = GpuValues(c);
+  const std::vector<float> eager = GpuValues(c), eager_y = GpuValues(y);
   SLUICE_ASSERT_OK(b->Fill(0.0f, &c));
+  SLUICE_ASSERT_OK(b->Fill(0.0f, &y));
   SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<nn::CapturedWork> work, b->Capture(step));
   // Allocations after the capture must not reuse the recording's scratch.
   SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor other, b->Allocate(DType::kFloat32, Shape{24, 40}));
@@ -299,6 +348,7 @@ TEST_P(Bf16Test, CapturedStagingReplaysExactly) {
   for (int r = 0; r < 3; ++r) {
     SLUICE_ASSERT_OK(work->Replay());
     EXPECT_EQ(GpuValues(c), eager) << "replay " << r;
+    EXPECT_EQ(GpuValues(y), eager_y) << "replay " << r;
   }
 }
 

@@ -10,6 +10,7 @@ namespace sluice::gpu::backend::internal {
 
 using ::sluice::gpu::internal::Add;
 using ::sluice::gpu::internal::Div;
+using ::sluice::gpu::internal::FloatView;
 using ::sluice::gpu::internal::ForEach;
 using ::sluice::gpu::internal::LoadFloat;
 using ::sluice::gpu::internal::Mul;

@@ -25,47 +25,43 @@ SLUICE_HD float Sigmoid(float x) {
   return Div(e, Add(1.0f, e));
 }
 
+// exp(x_j - max) is computed twice, for the sum and for y_j, so a bfloat16
+// y never holds a partial result (the same float values either time).
 int SoftmaxForward(const ActivationForwardArgs& a, KernelTarget target) {
-  const float* x = static_cast<const float*>(a.x);
-  float* y = static_cast<float*>(a.y);
+  const void* x = a.x;
+  void* y = a.y;
+  const bool xb = a.x_bf16, yb = a.y_bf16;
   const int64_t c = a.row;
   return ForEach(a.count / c, target, [=] __host__ __device__(int64_t r) {
-    const float* xr = x + r * c;
-    float* yr = y + r * c;  // may be xr: each j reads xr[j] before writing it
+    const FloatView xr{x, xb, r * c};  // y may be x: each y_j is written after its last read
     float max = xr[0];
     for (int64_t j = 1; j < c; ++j) max = max < xr[j] ? xr[j] : max;  // std::max
     float sum = 0.0f;
-    for (int64_t j = 0; j < c; ++j) {
-      yr[j] = expf(Sub(xr[j], max));
-      sum = Add(sum, yr[j]);
-    }
+    for (int64_t j = 0; j < c; ++j) sum = Add(sum, expf(Sub(xr[j], max)));
     const float inv = Div(1.0f, sum);
-    for (int64_t j = 0; j < c; ++j) yr[j] = Mul(yr[j], inv);
+    for (int64_t j = 0; j < c; ++j) StoreFloat(y, yb, r * c + j, Mul(expf(Sub(xr[j], max)), inv));
   });
 }
 
 int SoftmaxBackward(const ActivationBackwardArgs& a, KernelTarget target) {
-  const float* y = static_cast<const float*>(a.y);
-  const float* dy = static_cast<const float*>(a.dy);
-  float* dx = static_cast<float*>(a.dx);
+  const void* y = a.y;
+  const void* dy = a.dy;
+  void* dx = a.dx;
+  const bool yb = a.y_bf16, dyb = a.dy_bf16, dxb = a.dx_bf16;
   const int64_t c = a.row;
   return ForEach(a.count / c, target, [=] __host__ __device__(int64_t r) {
-    const float* yr = y + r * c;
-    const float* dyr = dy + r * c;
+    const FloatView yr{y, yb, r * c}, dyr{dy, dyb, r * c};
     float dot = 0.0f;
     for (int64_t j = 0; j < c; ++j) dot = Add(dot, Mul(dyr[j], yr[j]));
-    float* dxr = dx + r * c;  // may be dyr: each j reads dyr[j] before writing
-    for (int64_t j = 0; j < c; ++j) dxr[j] = Mul(yr[j], Sub(dyr[j], dot));
+    // dx may be dy: each j reads dy_j before writing dx_j.
+    for (int64_t j = 0; j < c; ++j) StoreFloat(dx, dxb, r * c + j, Mul(yr[j], Sub(dyr[j], dot)));
   });
 }
 
 }  // namespace
 
 int RunActivationForward(const ActivationForwardArgs& a, KernelTarget target) {
-  if (a.f == ActivationKind::kSoftmax) {
-    if (a.x_bf16 || a.y_bf16) return static_cast<int>(cudaErrorInvalidValue);
-    return SoftmaxForward(a, target);
-  }
+  if (a.f == ActivationKind::kSoftmax) return SoftmaxForward(a, target);
   const void* x = a.x;
   void* y = a.y;
   const bool xb = a.x_bf16, yb = a.y_bf16;
@@ -94,10 +90,7 @@ int RunActivationForward(const ActivationForwardArgs& a, KernelTarget target) {
 }
 
 int RunActivationBackward(const ActivationBackwardArgs& a, KernelTarget target) {
-  if (a.f == ActivationKind::kSoftmax) {
-    if (a.y_bf16 || a.dy_bf16 || a.dx_bf16) return static_cast<int>(cudaErrorInvalidValue);
-    return SoftmaxBackward(a, target);
-  }
+  if (a.f == ActivationKind::kSoftmax) return SoftmaxBackward(a, target);
   const void* y = a.y;
   const void* dy = a.dy;
   void* dx = a.dx;

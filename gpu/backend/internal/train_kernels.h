@@ -26,8 +26,9 @@ enum class ActivationKind : uint8_t { kLinear, kRelu, kSigmoid, kTanh, kSoftmax 
 
 // y = f(x) over `count` elements; softmax over rows of `row` elements (one
 // thread per row). y may be x. Each of x and y is float32, or bfloat16
-// when its *_bf16 flag is set (read as float, written rounded once);
-// softmax takes float32 only.
+// when its *_bf16 flag is set (read as float, written rounded once, the
+// bits of float32 staging; softmax keeps its partial exponentials in float
+// registers, not in y).
 struct ActivationForwardArgs {
   ActivationKind f = ActivationKind::kLinear;
   const void* x = nullptr;
@@ -39,8 +40,7 @@ struct ActivationForwardArgs {
 int RunActivationForward(const ActivationForwardArgs& args, KernelTarget target);
 
 // dx = f'(x) · dy from the forward output y; softmax by rows (one thread
-// per row). dx may be dy. float32 or bfloat16 each, as above; softmax
-// float32 only.
+// per row). dx may be dy. float32 or bfloat16 each, as above.
 struct ActivationBackwardArgs {
   ActivationKind f = ActivationKind::kLinear;
   const void* y = nullptr;
@@ -60,31 +60,36 @@ enum class LabelKind : uint8_t { kInt32, kInt64, kDense };
 // = grad_scale · dloss/dpred. `row_stats` is scratch of 2n floats that the
 // per-row pass leaves for the per-element gradient pass (needed only with
 // dpred). A class id outside [0, c) makes that row's loss NaN and its dpred
-// row zero, and is recorded in *error (the first one found wins).
+// row zero, and is recorded in *error (the first one found wins). pred,
+// dense labels, loss and dpred are float32, or bfloat16 when flagged (the
+// bits of float32 staging).
 struct CrossEntropyArgs {
-  const float* pred = nullptr;
+  const void* pred = nullptr;
   const void* labels = nullptr;
   LabelKind labels_kind = LabelKind::kInt32;
   bool from_logits = false;
   float grad_scale = 1.0f;
   int64_t n = 0, c = 1;
-  float* loss = nullptr;
-  float* dpred = nullptr;      // may be null
+  void* loss = nullptr;
+  void* dpred = nullptr;       // may be null
   float* row_stats = nullptr;  // 2n floats when dpred is non-null
   DeferredError* error = nullptr;
+  bool pred_bf16 = false, labels_bf16 = false, loss_bf16 = false, dpred_bf16 = false;
 };
 int RunCrossEntropy(const CrossEntropyArgs& args, KernelTarget target);
 
 // loss[i] = mean over the d elements of row i of (pred - target)²;
 // dpred (may be null) = grad_scale · 2 / d · (pred - target).
+// Each tensor float32, or bfloat16 when flagged.
 struct MeanSquaredErrorArgs {
-  const float* pred = nullptr;
-  const float* target = nullptr;
+  const void* pred = nullptr;
+  const void* target = nullptr;
   float grad_scale = 1.0f;
   int64_t n = 0, d = 0;
   float inv_d = 0.0f;  // 1.0f / d in float, 0 when d == 0 (the CPU backend's)
-  float* loss = nullptr;
-  float* dpred = nullptr;
+  void* loss = nullptr;
+  void* dpred = nullptr;
+  bool pred_bf16 = false, target_bf16 = false, loss_bf16 = false, dpred_bf16 = false;
 };
 int RunMeanSquaredError(const MeanSquaredErrorArgs& args, KernelTarget target);
 

@@ -19,6 +19,7 @@ template <LabelKind kKind>
 struct RowLabels {
   const void* labels;
   int64_t i, c;
+  bool bf16;  // dense weights stored as bfloat16
   SLUICE_HD int64_t id() const {
     if constexpr (kKind == LabelKind::kInt32) {
       return static_cast<const int32_t*>(labels)[i];
@@ -39,7 +40,7 @@ struct RowLabels {
   }
   SLUICE_HD float weight(int64_t j) const {
     if constexpr (kKind == LabelKind::kDense) {
-      return static_cast<const float*>(labels)[i * c + j];
+      return LoadFloat(labels, bf16, i * c + j);
     } else {
       return j == id() ? 1.0f : 0.0f;
     }
@@ -68,7 +69,7 @@ SLUICE_HD void RecordBadId(DeferredError* e, int64_t row, int64_t value, int64_t
 // Per row of logits: loss = -Σ t (x - lse); stats = (lse, Σt) for the
 // gradient softmax(x) · Σt - t.
 template <LabelKind kKind>
-SLUICE_HD float LogitsRow(const float* x, const RowLabels<kKind>& t, float* stats) {
+SLUICE_HD float LogitsRow(const FloatView& x, const RowLabels<kKind>& t, float* stats) {
   const int64_t c = t.c;
   float max = x[0];
   for (int64_t j = 1; j < c; ++j) max = max < x[j] ? x[j] : max;  // std::max
@@ -92,7 +93,7 @@ SLUICE_HD float LogitsRow(const float* x, const RowLabels<kKind>& t, float* stat
 // -Σ t log r; stats = (1 / Σp, Σ_j g_j q_j) with g = dloss/dq, zero where q
 // is clipped (as tf.clip_by_value's gradient).
 template <LabelKind kKind>
-SLUICE_HD float ProbabilitiesRow(const float* p, const RowLabels<kKind>& t, float* stats) {
+SLUICE_HD float ProbabilitiesRow(const FloatView& p, const RowLabels<kKind>& t, float* stats) {
   const int64_t c = t.c;
   float s = 0.0f;
   for (int64_t j = 0; j < c; ++j) s = Add(s, p[j]);
@@ -115,47 +116,51 @@ SLUICE_HD float ProbabilitiesRow(const float* p, const RowLabels<kKind>& t, floa
 
 template <LabelKind kKind>
 int CrossEntropy(const CrossEntropyArgs& a, KernelTarget target) {
-  const float* pred = a.pred;
+  const void* pred = a.pred;
   const void* labels = a.labels;
   const bool logits = a.from_logits;
   const float scale = a.grad_scale;
   const int64_t c = a.c;
-  float* loss = a.loss;
-  float* dpred = a.dpred;
+  void* loss = a.loss;
+  void* dpred = a.dpred;
+  const bool pb = a.pred_bf16, tb = a.labels_bf16, lb = a.loss_bf16, db = a.dpred_bf16;
   float* stats = a.dpred != nullptr ? a.row_stats : nullptr;
   DeferredError* error = a.error;
   int err = ForEach(a.n, target, [=] __host__ __device__(int64_t i) {
-    const RowLabels<kKind> t{labels, i, c};
+    const RowLabels<kKind> t{labels, i, c, tb};
     if (!t.valid()) {
       RecordBadId(error, i, t.id(), c);
-      loss[i] = NAN;
+      StoreFloat(loss, lb, i, NAN);
       return;
     }
     float* row_stats = stats != nullptr ? stats + 2 * i : nullptr;
-    loss[i] = logits ? LogitsRow(pred + i * c, t, row_stats)
-                     : ProbabilitiesRow(pred + i * c, t, row_stats);
+    const FloatView row{pred, pb, i * c};
+    StoreFloat(loss, lb, i,
+               logits ? LogitsRow(row, t, row_stats) : ProbabilitiesRow(row, t, row_stats));
   });
   if (err != 0 || dpred == nullptr) return err;
   return ForEach(a.n * c, target, [=] __host__ __device__(int64_t k) {
     const int64_t i = k / c, j = k - i * c;
-    const RowLabels<kKind> t{labels, i, c};
+    const RowLabels<kKind> t{labels, i, c, tb};
     if (!t.valid()) {
-      dpred[k] = 0.0f;
+      StoreFloat(dpred, db, k, 0.0f);
       return;
     }
     const float w = t.weight(j);
+    const float p = LoadFloat(pred, pb, k);
     if (logits) {  // grad_scale · (e^(x - lse) · Σt - t)
       const float lse = stats[2 * i], tsum = stats[2 * i + 1];
-      dpred[k] = Mul(scale, Sub(Mul(expf(Sub(pred[k], lse)), tsum), w));
+      StoreFloat(dpred, db, k, Mul(scale, Sub(Mul(expf(Sub(p, lse)), tsum), w)));
       return;
     }
     const float inv_s = stats[2 * i], gq = stats[2 * i + 1];
     float g = 0.0f;  // dloss/dq_j
     if (w != 0.0f) {
-      const float q = Mul(pred[k], inv_s);
+      const float q = Mul(p, inv_s);
       if (q >= kEpsilon && q <= kOneMinusEpsilon) g = Div(-w, q);
     }
-    dpred[k] = Mul(Mul(scale, Sub(g, gq)), inv_s);  // grad_scale · (g - Σ g q) / Σp
+    // grad_scale · (g - Σ g q) / Σp
+    StoreFloat(dpred, db, k, Mul(Mul(scale, Sub(g, gq)), inv_s));
   });
 }
 
@@ -171,23 +176,26 @@ int RunCrossEntropy(const CrossEntropyArgs& a, KernelTarget target) {
 }
 
 int RunMeanSquaredError(const MeanSquaredErrorArgs& a, KernelTarget target) {
-  const float* p = a.pred;
-  const float* t = a.target;
+  const void* p = a.pred;
+  const void* t = a.target;
+  const bool pb = a.pred_bf16, tb = a.target_bf16, lb = a.loss_bf16, db = a.dpred_bf16;
   const int64_t d = a.d;
   const float inv_d = a.inv_d, scale = a.grad_scale;
-  float* loss = a.loss;
-  float* dpred = a.dpred;
+  void* loss = a.loss;
+  void* dpred = a.dpred;
   const int err = ForEach(a.n, target, [=] __host__ __device__(int64_t i) {
     float sum = 0.0f;
     for (int64_t j = i * d; j < (i + 1) * d; ++j) {
-      const float e = Sub(p[j], t[j]);
+      const float e = Sub(LoadFloat(p, pb, j), LoadFloat(t, tb, j));
       sum = Add(sum, Mul(e, e));
     }
-    loss[i] = Mul(sum, inv_d);
+    StoreFloat(loss, lb, i, Mul(sum, inv_d));
   });
   if (err != 0 || dpred == nullptr) return err;
   return ForEach(a.n * d, target, [=] __host__ __device__(int64_t k) {
-    dpred[k] = Mul(Mul(Mul(scale, 2.0f), inv_d), Sub(p[k], t[k]));  // grad_scale · 2 / d · e
+    // grad_scale · 2 / d · e
+    StoreFloat(dpred, db, k,
+               Mul(Mul(Mul(scale, 2.0f), inv_d), Sub(LoadFloat(p, pb, k), LoadFloat(t, tb, k))));
   });
 }
 
