@@ -45,6 +45,8 @@ const std::vector<Case>& ConvCases() {
       {1, 9, 11, 16, 8, Win(5, 5, 2, 2, Padding::kValid)},
       {2, 6, 7, 16, 3, Win(5, 5, 1, 1, Padding::kSame)},  // pads 2 / 2
       {2, 7, 8, 3, 6, Win(2, 3, 1, 2, Padding::kSame)},   // rows 0 / 1, cols 1 / 1
+      {2, 6, 7, 3, 4, Win(4, 4, 1, 1, Padding::kSame)},   // pads 1 / 2 (explicit padding)
+      {2, 9, 10, 3, 2, Win(4, 5, 2, 3, Padding::kSame)},  // rows 1 / 2, cols 1 / 2
       {3, 9, 6, 1, 2, Win(4, 2, 2, 1, Padding::kValid)},
       {2, 5, 5, 3, 2, Win(1, 1, 2, 2, Padding::kSame)},
       {1, 5, 4, 3, 2, Win(5, 4, 1, 1, Padding::kValid)},  // the whole image

@@ -74,6 +74,22 @@ struct Conv2DBackwardFilterArgs {
 };
 int RunConv2DBackwardFilter(const Conv2DBackwardFilterArgs& args, KernelTarget target);
 
+// An NHWC image x [batch, h, w, c] and the same image with its padding
+// written out: padded [batch, padded_h, padded_w, c], x at (pad_top,
+// pad_left), zeros around it. Pad writes padded from x; Crop writes x from
+// padded's interior (a gradient computed over the padded image). Elements
+// of elem_size bytes (2 or 4: bfloat16 or float32) are moved, not
+// converted; zero is all zero bits in both.
+struct PadNhwcArgs {
+  int64_t batch = 0, h = 0, w = 0, c = 0;
+  int64_t padded_h = 0, padded_w = 0, pad_top = 0, pad_left = 0;
+  int elem_size = 4;
+  const void* src = nullptr;
+  void* dst = nullptr;
+};
+int RunPadNhwc(const PadNhwcArgs& args, KernelTarget target);
+int RunCropNhwc(const PadNhwcArgs& args, KernelTarget target);
+
 // A filter between HWIO [kh, kw, in, out] and KRSC [out, kh, kw, in]
 // (to_krsc picks the direction); a pure permutation. in and out are float
 // or, when in_bf16 / out_bf16, bfloat16 bits (bfloat16 to float is exact;
