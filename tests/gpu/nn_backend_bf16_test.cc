@@ -327,15 +327,16 @@ TEST_P(Bf16Test, CapturedStagingReplaysExactly) {
   if (!b->can_capture()) GTEST_SKIP() << b->name() << " cannot capture";
   Pair a = Bf16Random(Shape{24, 40}, 13), w = Bf16Random(Shape{40, 8}, 14);
   SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor c, b->Allocate(DType::kBFloat16, Shape{24, 8}));
-  // A 2x2 SAME convolution pads asymmetrically, which cuDNN cannot: it
+  // A convolution with a bfloat16 bias (cuDNN's path takes a float32 one)
   // stages through float32 scratch on a GPU too.
   Pair x = Bf16Random(Shape{2, 5, 5, 3}, 15), f = Bf16Random(Shape{2, 2, 3, 4}, 16);
+  Pair bias = Bf16Random(Shape{4}, 17);
   const nn::Window2D window{2, 2, 1, 1, nn::Padding::kSame};
   SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor y, b->Allocate(DType::kBFloat16, Shape{2, 5, 5, 4}));
   auto step = [&]() -> Status {
     SLUICE_RETURN_IF_ERROR(b->MatMul(a.gpu, false, w.gpu, false, 0.0f, &c));
     SLUICE_RETURN_IF_ERROR(b->ActivationForward(nn::Activation::kSoftmax, c, &c));
-    return b->Conv2DForward(x.gpu, f.gpu, nullptr, window, &y);
+    return b->Conv2DForward(x.gpu, f.gpu, &bias.gpu, window, &y);
   };
   SLUICE_ASSERT_OK(step());
   const std::vector<float> eager = GpuValues(c), eager_y = GpuValues(y);
