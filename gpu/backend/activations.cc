@@ -30,14 +30,13 @@ int64_t RowLength(nn::Activation f, const DeviceTensor& t) {
 // float32 or bfloat16 tensors, read and written as they are (one pass,
 // float arithmetic, the bits of float32 staging).
 Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationForward(
-      device(), f, x, y, nn::internal::FloatTypes::kFloat32OrBFloat16));
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationForward(device(), f, x, y, kFloatOrBf16));
   internal::ActivationForwardArgs a;
   a.f = static_cast<ActivationKind>(f);
   a.x = x.raw_data();
   a.y = y->raw_data();
-  a.x_bf16 = x.dtype() == DType::kBFloat16;
-  a.y_bf16 = y->dtype() == DType::kBFloat16;
+  a.x_bf16 = IsBf16(x);
+  a.y_bf16 = IsBf16(*y);
   a.count = x.num_elements();
   a.row = RowLength(f, x);
   if (a.count == 0) return Status::OK();  // also softmax over rows of 0
@@ -47,16 +46,16 @@ Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, De
 
 Status GpuBackend::ActivationBackward(nn::Activation f, const DeviceTensor& y,
                                       const DeviceTensor& dy, DeviceTensor* dx) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationBackward(
-      device(), f, y, dy, dx, nn::internal::FloatTypes::kFloat32OrBFloat16));
+  SLUICE_RETURN_IF_ERROR(
+      nn::internal::CheckActivationBackward(device(), f, y, dy, dx, kFloatOrBf16));
   internal::ActivationBackwardArgs a;
   a.f = static_cast<ActivationKind>(f);
   a.y = y.raw_data();
   a.dy = dy.raw_data();
   a.dx = dx->raw_data();
-  a.y_bf16 = y.dtype() == DType::kBFloat16;
-  a.dy_bf16 = dy.dtype() == DType::kBFloat16;
-  a.dx_bf16 = dx->dtype() == DType::kBFloat16;
+  a.y_bf16 = IsBf16(y);
+  a.dy_bf16 = IsBf16(dy);
+  a.dx_bf16 = IsBf16(*dx);
   a.count = y.num_elements();
   a.row = RowLength(f, y);
   if (a.count == 0) return Status::OK();

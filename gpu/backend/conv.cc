@@ -45,15 +45,15 @@ ConvGeometry Unpadded(ConvGeometry g) {
 }
 
 // The image side (x or dx) of a convolution as the kernels see it: g and
-// the tensor itself, or, when `explicit_padding` and g pads asymmetrically,
-// Unpadded(g) and a scratch image of the padded shape (`padded` holds it).
+// the tensor itself, or, when g pads asymmetrically, Unpadded(g) and a
+// scratch image of the padded shape (`padded` holds it).
 struct Image {
   ConvGeometry g;
   DeviceTensor padded;
 };
 
-Result<Image> ImageFor(GpuBackend& b, const ConvGeometry& g, DType dtype, bool explicit_padding) {
-  if (!explicit_padding || g.symmetric_padding()) return Image{g, DeviceTensor()};
+Result<Image> ImageFor(GpuBackend& b, const ConvGeometry& g, DType dtype) {
+  if (g.symmetric_padding()) return Image{g, DeviceTensor()};
   Image im{Unpadded(g), DeviceTensor()};
   SLUICE_ASSIGN_OR_RETURN(im.padded,
                           b.Scratch(dtype, Shape{g.batch, im.g.in_h, im.g.in_w, g.in_c}));
@@ -104,7 +104,7 @@ Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
           ConvGeometry g, nn::internal::CheckConv2DForward(nn_device_, x, filter, bias, window, y,
                                                            DType::kBFloat16));
       if (y->num_elements() == 0) return Status::OK();
-      SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kBFloat16, true));
+      SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kBFloat16));
       SLUICE_ASSIGN_OR_RETURN(const void* in, PaddedInput(*this, g, im, x));
       SLUICE_ASSIGN_OR_RETURN(
           bool done,
@@ -117,7 +117,7 @@ Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
                           nn::internal::CheckConv2DForward(nn_device_, x, filter, bias, window, y));
   if (y->num_elements() == 0) return Status::OK();
-  SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kFloat32, true));
+  SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kFloat32));
   SLUICE_ASSIGN_OR_RETURN(const void* in, PaddedInput(*this, g, im, x));
   SLUICE_ASSIGN_OR_RETURN(bool done, internal::CudnnConv2DForward(*this, im.g, In(in), In(&filter),
                                                                   Out(y->raw_data())));
@@ -135,7 +135,7 @@ Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor
           ConvGeometry g, nn::internal::CheckConv2DBackwardData(nn_device_, dy, filter, window, dx,
                                                                 DType::kBFloat16));
       if (dx->num_elements() == 0) return Status::OK();
-      SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kBFloat16, true));
+      SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kBFloat16));
       void* out = im.padded.empty() ? dx->raw_data() : im.padded.raw_data();
       SLUICE_ASSIGN_OR_RETURN(bool done,
                               internal::CudnnConv2DBackwardData(*this, im.g, dy.raw_data(),
@@ -148,7 +148,7 @@ Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor
   SLUICE_ASSIGN_OR_RETURN(
       ConvGeometry g, nn::internal::CheckConv2DBackwardData(nn_device_, dy, filter, window, dx));
   if (dx->num_elements() == 0) return Status::OK();
-  SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kFloat32, true));
+  SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kFloat32));
   float* out = Out(im.padded.empty() ? dx->raw_data() : im.padded.raw_data());
   SLUICE_ASSIGN_OR_RETURN(
       bool done, internal::CudnnConv2DBackwardData(*this, im.g, In(&dy), In(&filter), out));
@@ -166,13 +166,13 @@ Status GpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTenso
   if (nn::internal::AnyBFloat16({&x, &dy, dfilter, dbias})) {
     if (on_gpu() && AllBf16({&x, &dy}) && dfilter != nullptr &&
         (dbias == nullptr || dbias->dtype() == DType::kFloat32)) {
-      const bool dfilter_bf16 = dfilter->dtype() == DType::kBFloat16;
+      const bool dfilter_bf16 = IsBf16(*dfilter);
       SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
                               nn::internal::CheckConv2DBackwardFilter(
                                   nn_device_, x, dy, window, dfilter, dbias, DType::kBFloat16,
                                   dfilter_bf16 ? DType::kBFloat16 : DType::kFloat32));
       if (dfilter->num_elements() > 0) {
-        SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kBFloat16, true));
+        SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kBFloat16));
         SLUICE_ASSIGN_OR_RETURN(const void* in, PaddedInput(*this, g, im, x));
         SLUICE_ASSIGN_OR_RETURN(bool done, internal::CudnnConv2DBackwardFilter(
                                                *this, im.g, in, dy.raw_data(), dfilter->raw_data(),
@@ -187,7 +187,7 @@ Status GpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTenso
                                               nn_device_, x, dy, window, dfilter, dbias));
   if (dbias != nullptr) SLUICE_RETURN_IF_ERROR(BiasGrad(dy, 0.0f, dbias));
   if (dfilter->num_elements() == 0) return Status::OK();
-  SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kFloat32, true));
+  SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kFloat32));
   SLUICE_ASSIGN_OR_RETURN(const void* in, PaddedInput(*this, g, im, x));
   // An empty batch leaves cuDNN out: the kernel writes the zero sums.
   SLUICE_ASSIGN_OR_RETURN(bool done, internal::CudnnConv2DBackwardFilter(

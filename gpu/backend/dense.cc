@@ -14,8 +14,7 @@ namespace sluice::gpu::backend {
 Status GpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
                           bool transpose_b, float beta, DeviceTensor* c) {
   if (nn::internal::AnyBFloat16({&a, &b, c})) {
-    if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16 && c != nullptr &&
-        on_gpu()) {
+    if (IsBf16(a) && IsBf16(b) && c != nullptr && on_gpu()) {
       return MatMulBf16(a, transpose_a, b, transpose_b, beta, c);
     }
     return nn::internal::in_float32::MatMul(*this, a, transpose_a, b, transpose_b, beta, c);
@@ -49,7 +48,7 @@ Status GpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceT
 
 Status GpuBackend::MatMulBf16(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
                               bool transpose_b, float beta, DeviceTensor* c) {
-  const DType out = c->dtype() == DType::kBFloat16 ? DType::kBFloat16 : DType::kFloat32;
+  const DType out = IsBf16(*c) ? DType::kBFloat16 : DType::kFloat32;
   SLUICE_ASSIGN_OR_RETURN(const nn::internal::MatMulDims d,
                           nn::internal::CheckMatMul(device(), a, transpose_a, b, transpose_b, c,
                                                     DType::kBFloat16, out));
@@ -84,22 +83,16 @@ Status GpuBackend::MatMulBf16(const DeviceTensor& a, bool transpose_a, const Dev
 // BiasAdd and BiasGrad read and write bfloat16 tensors as they are (mixed
 // precision: a float32 bias into a bfloat16 y), with float32 staging's bits.
 Status GpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(
-      nn::internal::CheckBiasAdd(device(), bias, y, nn::internal::FloatTypes::kFloat32OrBFloat16));
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckBiasAdd(device(), bias, y, kFloatOrBf16));
   const int64_t c = bias.dim(0);
   if (c == 0 || y->num_elements() == 0) return Status::OK();
-  const internal::BiasAddArgs a{bias.raw_data(),
-                                y->raw_data(),
-                                y->num_elements() / c,
-                                c,
-                                bias.dtype() == DType::kBFloat16,
-                                y->dtype() == DType::kBFloat16};
+  const internal::BiasAddArgs a{bias.raw_data(), y->raw_data(), y->num_elements() / c, c,
+                                IsBf16(bias),    IsBf16(*y)};
   return Launch("BiasAdd", [a](KernelTarget t) { return internal::RunBiasAdd(a, t); });
 }
 
 Status GpuBackend::BiasGrad(const DeviceTensor& dy, float beta, DeviceTensor* db) {
-  SLUICE_RETURN_IF_ERROR(
-      nn::internal::CheckBiasGrad(device(), dy, db, nn::internal::FloatTypes::kFloat32OrBFloat16));
+  SLUICE_RETURN_IF_ERROR(nn::internal::CheckBiasGrad(device(), dy, db, kFloatOrBf16));
   const int64_t c = db->dim(0);
   if (c == 0) return Status::OK();
   const int64_t rows = dy.num_elements() / c;
@@ -115,8 +108,8 @@ Status GpuBackend::BiasGrad(const DeviceTensor& dy, float beta, DeviceTensor* db
                                  rows,
                                  c,
                                  beta,
-                                 dy.dtype() == DType::kBFloat16,
-                                 db->dtype() == DType::kBFloat16};
+                                 IsBf16(dy),
+                                 IsBf16(*db)};
   return Launch("BiasGrad", [a](KernelTarget t) { return internal::RunBiasGrad(a, t); });
 }
 

@@ -16,9 +16,6 @@ internal::ElemType ElemTypeOf(DType dtype) {
   return static_cast<internal::ElemType>(dtype);
 }
 
-constexpr nn::internal::FloatTypes kFloatOrBf16 = nn::internal::FloatTypes::kFloat32OrBFloat16;
-bool IsBf16(const DeviceTensor& t) { return t.dtype() == DType::kBFloat16; }
-
 }  // namespace
 
 // Fill, Axpby, Multiply and the dropout masks read and write bfloat16
@@ -33,9 +30,8 @@ Status GpuBackend::Fill(float value, DeviceTensor* x) {
 Status GpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
   SLUICE_RETURN_IF_ERROR(nn::internal::CheckCast(device(), x, y));
   if (x.num_elements() == 0) return Status::OK();
-  const internal::ScaledCastArgs a{x.raw_data(),     ElemTypeOf(x.dtype()),
-                                   y->raw_data(),    y->dtype() == DType::kBFloat16,
-                                   x.num_elements(), scale};
+  const internal::ScaledCastArgs a{x.raw_data(), ElemTypeOf(x.dtype()), y->raw_data(),
+                                   IsBf16(*y),   x.num_elements(),      scale};
   return Launch("Cast", [a](KernelTarget t) { return internal::RunScaledCast(a, t); });
 }
 

@@ -26,6 +26,7 @@
 #include "sluice/gpu/internal/launch.h"
 #include "sluice/gpu/stream.h"
 #include "sluice/nn/backend.h"
+#include "sluice/nn/internal/backend_checks.h"
 
 namespace sluice::gpu::backend {
 
@@ -106,6 +107,11 @@ class GpuBackend final : public nn::Backend {
                                      const DeviceTensor& labels) override;
 
   // --- For the method files ----------------------------------------------------
+  // The float types the kernels take (each tensor float32 or bfloat16,
+  // read and written as it is), and a tensor's flag for them.
+  static constexpr nn::internal::FloatTypes kFloatOrBf16 =
+      nn::internal::FloatTypes::kFloat32OrBFloat16;
+  static bool IsBf16(const DeviceTensor& t) { return t.dtype() == DType::kBFloat16; }
   const Device& gpu_device() const { return device_; }
   bool on_gpu() const { return !device_.is_host(); }
   Stream& stream() { return *stream_; }

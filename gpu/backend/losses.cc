@@ -12,11 +12,6 @@ namespace sluice::gpu::backend {
 
 using internal::LabelKind;
 
-namespace {
-constexpr nn::internal::FloatTypes kFloatOrBf16 = nn::internal::FloatTypes::kFloat32OrBFloat16;
-bool IsBf16(const DeviceTensor& t) { return t.dtype() == DType::kBFloat16; }
-}  // namespace
-
 Status GpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& labels,
                                 bool from_logits, float grad_scale, DeviceTensor* loss,
                                 DeviceTensor* dpred) {

@@ -26,16 +26,15 @@ Status GpuBackend::Pool2DForward(nn::PoolMode mode, const DeviceTensor& x,
                                  const nn::Window2D& window, DeviceTensor* y,
                                  DeviceTensor* workspace) {
   constexpr std::string_view kMethod = "Pool2DForward";
-  SLUICE_ASSIGN_OR_RETURN(
-      ConvGeometry g, nn::internal::CheckPool2DForward(
-                          nn_device_, x, window, y, nn::internal::FloatTypes::kFloat32OrBFloat16));
+  SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
+                          nn::internal::CheckPool2DForward(nn_device_, x, window, y, kFloatOrBf16));
   internal::Pool2DForwardArgs a;
   a.g = internal::ToWindowGeometry(g);
   a.kind = Kind(mode);
   a.x = x.raw_data();
   a.y = y->raw_data();
-  a.x_bf16 = x.dtype() == DType::kBFloat16;
-  a.y_bf16 = y->dtype() == DType::kBFloat16;
+  a.x_bf16 = IsBf16(x);
+  a.y_bf16 = IsBf16(*y);
   if (workspace != nullptr) {
     // Only max pooling needs one to go backward.
     if (mode == nn::PoolMode::kMax) {
@@ -54,16 +53,15 @@ Status GpuBackend::Pool2DBackward(nn::PoolMode mode, const DeviceTensor& x, cons
                                   const nn::Window2D& window, DeviceTensor* dx) {
   constexpr std::string_view kMethod = "Pool2DBackward";
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g, nn::internal::CheckPool2DBackward(
-                                              nn_device_, x, y, dy, window, dx,
-                                              nn::internal::FloatTypes::kFloat32OrBFloat16));
+                                              nn_device_, x, y, dy, window, dx, kFloatOrBf16));
   if (dx->num_elements() == 0) return Status::OK();
   internal::Pool2DBackwardArgs a;
   a.g = internal::ToWindowGeometry(g);
   a.kind = Kind(mode);
   a.dy = dy.raw_data();
   a.dx = dx->raw_data();
-  a.dy_bf16 = dy.dtype() == DType::kBFloat16;
-  a.dx_bf16 = dx->dtype() == DType::kBFloat16;
+  a.dy_bf16 = IsBf16(dy);
+  a.dx_bf16 = IsBf16(*dx);
   DeviceTensor ws = workspace;
   if (mode == nn::PoolMode::kMax) {
     if (ws.num_elements() == 0) {

@@ -10,12 +10,15 @@
 // even). Tensors that are not bfloat16 are passed as they are. So products
 // of bfloat16 values accumulate in float32 and each output is rounded once,
 // the numerics of a bfloat16 tensor-core kernel; a call that fails writes
-// no output. A backend method starts with
+// no output. A backend method checks its arguments allowing either type
+// (FloatTypes::kFloat32OrBFloat16, nn/internal/backend_checks.h), so both
+// backends name the same errors, then
 //
 //   if (internal::AnyBFloat16({&x, y})) return internal::in_float32::M(*this, ...);
 //
 // and leaves the rest of its body float32-only. A backend with a native
-// bfloat16 kernel for a case (the GPU's cuBLAS MatMul) checks for it first.
+// bfloat16 kernel (the GPU backend's elementwise, pooling and loss kernels,
+// cuBLAS, cuDNN) runs it instead and stages only what it cannot take.
 //
 // Thread-safety: as the backend's own methods.
 #ifndef SLUICE_NN_INTERNAL_FLOAT32_STAGING_H_

@@ -171,49 +171,41 @@ int RunFilterTranspose(const FilterTransposeArgs& a, KernelTarget target) {
 
 namespace {
 
+// Pad (to_padded) or crop: one element of the destination per thread,
+// where (h, w) of x is (h + pad_top, w + pad_left) of the padded image.
 template <typename U>
-int PadNhwc(const PadNhwcArgs& a, KernelTarget target) {
-  const U* x = static_cast<const U*>(a.src);
-  U* padded = static_cast<U*>(a.dst);
+int PadOrCrop(const PadNhwcArgs& a, bool to_padded, KernelTarget target) {
+  const U* src = static_cast<const U*>(a.src);
+  U* dst = static_cast<U*>(a.dst);
   const int64_t h = a.h, w = a.w, c = a.c, ph = a.padded_h, pw = a.padded_w;
   const int64_t top = a.pad_top, left = a.pad_left;
-  return ForEach(a.batch * ph * pw * c, target, [=] __host__ __device__(int64_t i) {
+  const int64_t count = a.batch * (to_padded ? ph * pw : h * w) * c;
+  return ForEach(count, target, [=] __host__ __device__(int64_t i) {
+    if (!to_padded) {
+      const Nhwc e = Unflatten(i, h, w, c);
+      dst[i] = src[((e.b * ph + e.h + top) * pw + e.w + left) * c + e.c];
+      return;
+    }
     const Nhwc p = Unflatten(i, ph, pw, c);
     const int64_t ih = p.h - top, iw = p.w - left;
     const bool inside = ih >= 0 && ih < h && iw >= 0 && iw < w;
-    padded[i] = inside ? x[((p.b * h + ih) * w + iw) * c + p.c] : U{0};
+    dst[i] = inside ? src[((p.b * h + ih) * w + iw) * c + p.c] : U{0};
   });
 }
 
-template <typename U>
-int CropNhwc(const PadNhwcArgs& a, KernelTarget target) {
-  const U* padded = static_cast<const U*>(a.src);
-  U* x = static_cast<U*>(a.dst);
-  const int64_t h = a.h, w = a.w, c = a.c, ph = a.padded_h, pw = a.padded_w;
-  const int64_t top = a.pad_top, left = a.pad_left;
-  return ForEach(a.batch * h * w * c, target, [=] __host__ __device__(int64_t i) {
-    const Nhwc e = Unflatten(i, h, w, c);
-    x[i] = padded[((e.b * ph + e.h + top) * pw + e.w + left) * c + e.c];
-  });
+int PadOrCrop(const PadNhwcArgs& a, bool to_padded, KernelTarget target) {
+  switch (a.elem_size) {
+    case 2: return PadOrCrop<uint16_t>(a, to_padded, target);
+    case 4: return PadOrCrop<uint32_t>(a, to_padded, target);
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
 }
 
 }  // namespace
 
-int RunPadNhwc(const PadNhwcArgs& a, KernelTarget target) {
-  switch (a.elem_size) {
-    case 2: return PadNhwc<uint16_t>(a, target);
-    case 4: return PadNhwc<uint32_t>(a, target);
-  }
-  return static_cast<int>(cudaErrorInvalidValue);
-}
+int RunPadNhwc(const PadNhwcArgs& a, KernelTarget target) { return PadOrCrop(a, true, target); }
 
-int RunCropNhwc(const PadNhwcArgs& a, KernelTarget target) {
-  switch (a.elem_size) {
-    case 2: return CropNhwc<uint16_t>(a, target);
-    case 4: return CropNhwc<uint32_t>(a, target);
-  }
-  return static_cast<int>(cudaErrorInvalidValue);
-}
+int RunCropNhwc(const PadNhwcArgs& a, KernelTarget target) { return PadOrCrop(a, false, target); }
 
 int RunPool2DForward(const Pool2DForwardArgs& a, KernelTarget target) {
   const WindowGeometry g = a.g;
