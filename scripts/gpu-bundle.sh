@@ -27,6 +27,11 @@ DEST=${2:-.gpu-bundle}
 case "${1:-}" in -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;; esac
 [ -d "$BUILD/tests/gpu" ] || { echo "gpu-bundle: no $BUILD/tests/gpu (build with the gpu module first: make build)" >&2; exit 1; }
 FASHION=/usr/share/datasets/fashion-mnist
+# Replace only an earlier bundle or an empty folder, never anything else.
+if [ -d "$DEST" ] && [ -n "$(ls -A "$DEST")" ] && [ ! -f "$DEST/payload.tar.xz" ]; then
+  echo "gpu-bundle: $DEST is not empty and holds no bundle; not replacing it" >&2
+  exit 1
+fi
 cmake --build "$BUILD" --target gpu_test gpu_runtime_test gpu_stream_test gpu_image_ops_test \
   gpu_nn_backend_test gpu_nn_model_test gpu_bench gpu_train_bench sluice fashion_mnist_mlp \
   image_classifier sluice_cases bare_decode make_imagenet_like >/dev/null
@@ -42,11 +47,6 @@ for b in "${BINS[@]}"; do strip -o "$STAGE/bin/$(basename "$b")" "$b"; done
 ldd "${BINS[@]}" | awk '/=> \//{print $3}' | sort -u |
   grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s|libcuda)\.so' |
   while read -r lib; do cp -L "$lib" "$STAGE/lib/"; done
-# Replace only an earlier bundle or an empty folder, never anything else.
-if [ -d "$DEST" ] && [ -n "$(ls -A "$DEST")" ] && [ ! -f "$DEST/payload.tar.xz" ]; then
-  echo "gpu-bundle: $DEST is not empty and holds no bundle; not replacing it" >&2
-  exit 1
-fi
 rm -rf "$DEST" && mkdir -p "$DEST"
 tar -C "$STAGE" -cJf "$DEST/payload.tar.xz" bin lib
 cp bench/gpu/torch_train_step.py bench/peers/torch_cases.py "$DEST/"

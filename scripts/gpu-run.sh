@@ -22,18 +22,20 @@
 # One device call may run 600 s at most. Steps start only while the run is
 # inside BUDGET_S seconds (default 570), and each step's timeout is cut to
 # what is left, so a hanging test cannot take the logs with it. Suggested
-# calls: `run.sh tests samples`, then `run.sh bench`.
+# calls: `run.sh tests samples`, then `run.sh bench`, then `run.sh pipeline`.
 #
-# Env: OUT, BUDGET_S, DEVICE (default gpu; cpu runs the samples phase on a
-# machine without a GPU, to try the script itself), EPOCHS (samples, 2),
-# PIPELINE_CORES (default "16 8 4 2"), PIPELINE_SECONDS (timed, default 8).
+# Env: OUT, BUDGET_S, SLUICE_GPU_ROOT (where the payload is unpacked and the
+# phases work, default /tmp/sluice-gpu), DEVICE (default gpu; cpu runs the
+# samples phase on a machine without a GPU, to try the script itself),
+# EPOCHS (samples, 2), PIPELINE_CORES (default "16 8 4 2"), PIPELINE_SECONDS
+# (timed, default 8).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-/tmp/gpu-out}
 BUDGET_S=${BUDGET_S:-570}
 DEVICE=${DEVICE:-gpu}
 EPOCHS=${EPOCHS:-2}
-ROOT=/tmp/sluice-gpu
+ROOT=${SLUICE_GPU_ROOT:-/tmp/sluice-gpu}
 WORK=$ROOT/work
 SUMMARY=$OUT/summary.txt
 case "${1:-}" in -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;; esac
@@ -41,7 +43,7 @@ case "${1:-}" in -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, "");
 mkdir -p "$OUT" "$WORK"
 # Unpacked once per payload (a newer bundle replaces what an older one left).
 if [ ! "$ROOT/unpacked" -nt "$HERE/payload.tar.xz" ]; then
-  rm -rf "$ROOT/bin" "$ROOT/lib" && tar -C "$ROOT" -xJf "$HERE/payload.tar.xz" && touch "$ROOT/unpacked"
+  rm -rf "${ROOT:?}/bin" "${ROOT:?}/lib" && tar -C "$ROOT" -xJf "$HERE/payload.tar.xz" && touch "$ROOT/unpacked"
 fi
 # cuBLAS and cuDNN are opened at run time: the toolkit's, or PyTorch's wheels'.
 LIBS=$ROOT/lib
@@ -56,14 +58,15 @@ cd "$ROOT" || exit 1
 left() { echo $((BUDGET_S - SECONDS)); }
 
 # step LIMIT STDOUT STDERR CMD...: runs CMD under min(LIMIT, time left),
-# appending its output to the two files; one line in the summary.
+# appending its output to the two files; one line in the summary. Returns
+# CMD's status (1 when the budget skipped it).
 step() {
   local limit=$1 out=$2 err=$3 remaining
   shift 3
   remaining=$(left)
   if ((remaining < 20)); then
     echo "SKIPPED (budget, ${remaining} s left): $*" | tee -a "$SUMMARY"
-    return 0
+    return 1
   fi
   ((limit > remaining)) && limit=$remaining
   [ "$out" = "$err" ] && echo "== $*" >> "$out"
@@ -73,6 +76,7 @@ step() {
   local what="exit $rc"
   ((rc == 124 || rc == 137)) && what="TIMED OUT after $limit s"
   echo "$* : $what ($((SECONDS - t0)) s)" | sed "s|$ROOT/||g" | tee -a "$SUMMARY"
+  return "$rc"
 }
 
 header() {
@@ -183,7 +187,7 @@ phase_pipeline() {
   if [ ! -f "$shards/done" ]; then
     rm -rf "$shards"
     step 60 /dev/null "$SUMMARY" bin/sluice convert images "$HERE/images" --out "$shards/train" \
-      --shards 8 --index
+      --shards 8 --index || return 0
     touch "$shards/done"
   fi
   cat "$shards"/* "$HERE"/images/*/* > /dev/null  # the page cache, as bench-peers.sh

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/gpu-bundle.sh and scripts/gpu-run.sh without a GPU: packs a bundle
-# (fast compression, no pipeline images), unpacks it as the GPU machine would, checks that every
-# program in it starts with only the bundle's libraries, and runs the tests
-# phase, whose /gpu:0 cases skip here. A renamed target, a library left out
+# (fast compression, no pipeline images), unpacks it as the GPU machine
+# would, checks that every program in it starts with only the bundle's
+# libraries, and runs the tests phase (in a temporary root), whose /gpu:0
+# cases skip here. A renamed target, a library left out
 # or a broken run.sh fails here instead of on a scarce GPU lease.
 #   tests/gpu/gpu_bundle_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
@@ -37,6 +38,7 @@ LD_LIBRARY_PATH="$TMP/root/lib" "$TMP/root/bin/sluice" --help > /dev/null || fai
 LD_LIBRARY_PATH="$TMP/root/lib" "$TMP/root/bin/fashion_mnist_mlp" --help > /dev/null ||
   fail "fashion_mnist_mlp --help"
 
+export SLUICE_GPU_ROOT="$TMP/run-root"
 OUT="$TMP/out" bash "$TMP/bundle/run.sh" tests > "$TMP/run.log" 2>&1 || { cat "$TMP/run.log"; fail "run.sh tests"; }
 summary="$TMP/out/summary.txt"
 [ "$(grep -c ': exit 0 (' "$summary")" -ge 6 ] || { cat "$summary"; fail "not every test binary ran and passed"; }
