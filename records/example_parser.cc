@@ -77,7 +77,8 @@ Result<ExampleParser> ExampleParser::Create(const ParseSpec& spec) {
   for (const CompiledFeature& f : features) {
     impl->single_names->push_back(f.key);
     impl->batch_names->push_back(f.key);
-    if (f.kind == FeatureKind::kVarLen) impl->batch_names->push_back(f.key + ".row_lengths");
+    if (f.kind == FeatureKind::kVarLen)
+      impl->batch_names->push_back(f.key + std::string(kRowLengthsSuffix));
   }
   impl->features = std::move(features);
   return ExampleParser(std::move(impl));

@@ -15,7 +15,8 @@
 // created (ExampleParser::Create, SequenceExampleParser::Create), which
 // reports InvalidArgument naming the key for: an unsupported dtype, a shape
 // that is not fully defined, a default whose dtype or shape differs from the
-// spec's, a duplicate key, and the TensorFlow rules noted below. A default
+// spec's, a duplicate key, a feature named like another VarLen feature's
+// row lengths ("<key>.row_lengths"), and the TensorFlow rules noted below. A default
 // Tensor is shared, not copied: don't modify it afterwards.
 //
 // Value type; thread-safety of any value.
@@ -24,6 +25,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,6 +34,10 @@
 #include "sluice/core/tensor.h"
 
 namespace sluice {
+
+// A VarLen feature's row lengths are output beside its values as
+// "<key>.row_lengths" (in batches, and per step in SequenceExamples).
+inline constexpr std::string_view kRowLengthsSuffix = ".row_lengths";
 
 enum class FeatureKind : uint8_t {
   // Exactly shape.num_elements() values per example, or the default.

@@ -232,7 +232,8 @@ Result<SequenceExampleParser> SequenceExampleParser::Create(const ParseSpec& con
   for (const CompiledFeature& f : context) impl->context_names->push_back(f.key);
   for (const CompiledFeature& f : sequence) {
     impl->sequence_names->push_back(f.key);
-    if (f.kind == FeatureKind::kVarLen) impl->sequence_names->push_back(f.key + ".row_lengths");
+    if (f.kind == FeatureKind::kVarLen)
+      impl->sequence_names->push_back(f.key + std::string(kRowLengthsSuffix));
   }
   impl->context = std::move(context);
   impl->sequence = std::move(sequence);

@@ -127,6 +127,20 @@ Result<std::vector<CompiledFeature>> CompileSpec(const ParseSpec& spec, SpecRole
     }
     out.push_back(std::move(f));
   }
+  // A VarLen feature's row lengths come out beside it as "<key>.row_lengths"
+  // (batches; sequence features): a feature of that name could not be told
+  // apart from them.
+  if (role != SpecRole::kContext) {
+    for (const CompiledFeature& f : out) {
+      if (f.kind != FeatureKind::kVarLen) continue;
+      const std::string lengths = f.key + std::string(kRowLengthsSuffix);
+      if (seen.count(lengths) > 0) {
+        return SpecError(lengths, "clashes with the row lengths of VarLen feature " +
+                                      Quoted(f.key) + ", which are output as " + Quoted(lengths) +
+                                      "; rename one of the two features");
+      }
+    }
+  }
   return out;
 }
 

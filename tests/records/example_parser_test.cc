@@ -77,6 +77,19 @@ TEST(ExampleSpecTest, RejectsInvalidSpecsNamingTheKey) {
   for (const Case& c : cases) {
     SLUICE_EXPECT_ERROR(ExampleParser::Create(c.spec), StatusCode::kInvalidArgument, c.needle);
   }
+  // Row lengths are output as "<key>.row_lengths": a feature of that name
+  // would be unreachable beside them, in whichever order the spec lists them.
+  for (bool varlen_first : {true, false}) {
+    ParseSpec clash = {{"tags", VarLenFeature(DType::kInt64)},
+                       {"tags.row_lengths", FixedLenFeature(DType::kInt64, {})}};
+    if (!varlen_first) std::swap(clash[0], clash[1]);
+    SLUICE_EXPECT_ERROR(
+        ExampleParser::Create(clash), StatusCode::kInvalidArgument,
+        "'tags.row_lengths': clashes with the row lengths of VarLen feature 'tags'");
+  }
+  EXPECT_TRUE(ExampleParser::Create({{"tags", FixedLenFeature(DType::kInt64, {})},
+                                     {"tags.row_lengths", FixedLenFeature(DType::kInt64, {})}})
+                  .ok());
   FeatureSpec varlen_with_shape = VarLenFeature(DType::kInt64);
   varlen_with_shape.shape = Shape{3};
   SLUICE_EXPECT_ERROR(ExampleParser::Create({{"v", varlen_with_shape}}),

@@ -77,6 +77,15 @@ TEST(SequenceExampleSpecTest, RejectsKindsOutOfPlace) {
   // The same key in both specs is fine.
   SLUICE_EXPECT_OK(SequenceExampleParser::Create({{"k", VarLenFeature(DType::kInt64)}},
                                                  {{"k", VarLenFeature(DType::kInt64)}}));
+  // A feature list named like another's row lengths could not be told apart;
+  // context outputs are a separate list, so there it is fine.
+  SLUICE_EXPECT_ERROR(
+      SequenceExampleParser::Create(
+          {}, {{"s", VarLenFeature(DType::kInt64)},
+               {"s.row_lengths", FixedLenSequenceFeature(DType::kInt64, {}, true)}}),
+      StatusCode::kInvalidArgument, "clashes with the row lengths of VarLen feature 's'");
+  SLUICE_EXPECT_OK(SequenceExampleParser::Create({{"s.row_lengths", VarLenFeature(DType::kInt64)}},
+                                                 {{"s", VarLenFeature(DType::kInt64)}}));
 }
 
 TEST(SequenceExampleErrorsTest, NameTheFeatureListAndStep) {
