@@ -56,9 +56,9 @@ class GlobalShuffleIterator : public IteratorNode {
  protected:
   NextResult GetNext() override {
     if (next_ >= n_) return std::optional<Element>();
-    const int64_t j = static_cast<int64_t>(perm_(static_cast<uint64_t>(next_)));
+    const int64_t j = static_cast<int64_t>(perm_(static_cast<uint64_t>(next_++)));
+    // A failed element is passed like any other: the next call moves on.
     SLUICE_ASSIGN_OR_RETURN(Element e, node_.inputs()[0]->Get(*ctx(), j));
-    ++next_;
     return std::optional<Element>(std::move(e));
   }
 

@@ -36,7 +36,7 @@ class IgnoreErrorsIterator : public IteratorNode {
         return r;
       }
       if (r.status().code() == StatusCode::kCancelled || ctx()->cancelled()) return r;
-      counters()->errors_ignored.fetch_add(1, std::memory_order_relaxed);
+      Keep(r.status());
       if (++consecutive_ >= kMaxConsecutiveErrors) {
         consecutive_ = 0;
         return r.status().WithContext(
@@ -48,6 +48,16 @@ class IgnoreErrorsIterator : public IteratorNode {
   }
 
  private:
+  // Counts the error and keeps its message while there are few (stats).
+  void Keep(const Status& s) {
+    StageCounters* c = counters();
+    if (c->errors_ignored.fetch_add(1, std::memory_order_relaxed) <
+        static_cast<int64_t>(StageCounters::kKeptErrors)) {
+      std::lock_guard<std::mutex> l(c->reason_mu);
+      c->errors_kept.push_back(s.ToString());
+    }
+  }
+
   const DatasetNode& node_;
   std::unique_ptr<IteratorNode> input_;
   int64_t consecutive_ = 0;

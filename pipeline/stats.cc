@@ -52,7 +52,13 @@ std::string IteratorStats::ToJson() const {
     f("buffered_bytes", s.buffered_bytes);
     f("errors_ignored", s.errors_ignored);
     o += std::string(", \"autotuned\": ") + (s.autotuned ? "true" : "false");
-    o += ", \"tuner_reason\": " + Quote(s.tuner_reason) + "}";
+    o += ", \"tuner_reason\": " + Quote(s.tuner_reason);
+    if (!s.errors.empty()) {
+      o += ", \"errors\": [";
+      for (size_t k = 0; k < s.errors.size(); ++k) o += (k ? ", " : "") + Quote(s.errors[k]);
+      o += "]";
+    }
+    o += "}";
   }
   o += "\n  ]\n}\n";
   return o;
@@ -79,6 +85,14 @@ std::string IteratorStats::ToString() const {
                   static_cast<long long>(s.buffer_capacity),
                   s.autotuned ? s.tuner_reason.c_str() : "-");
     o += line;
+    if (s.errors_ignored > 0) {
+      std::snprintf(
+          line, sizeof(line), "%-20s %lld errors skipped%s\n", "",
+          static_cast<long long>(s.errors_ignored),
+          s.errors_ignored > static_cast<int64_t>(s.errors.size()) ? ", the first:" : ":");
+      o += line;
+      for (const std::string& e : s.errors) o += std::string(21, ' ') + e + "\n";
+    }
   }
   return o;
 }

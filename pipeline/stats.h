@@ -31,7 +31,10 @@ struct StageStats {
   int64_t buffered_bytes = 0;
   bool autotuned = false;
   int64_t errors_ignored = 0;  // ignore_errors only
-  std::string tuner_reason;    // why the autotuner last changed this stage
+  // ignore_errors only: the first 16 errors skipped, each naming what failed
+  // and where (file, byte offset, record).
+  std::vector<std::string> errors;
+  std::string tuner_reason;  // why the autotuner last changed this stage
 };
 
 struct IteratorStats {

@@ -18,6 +18,13 @@
 // TFRecordReader; the state is the rotation (which file is in which slot,
 // at which record) and restore seeks with the file's index when there is
 // one, else reads up to the record.
+//
+// Errors: a record that cannot be read is returned as an error in its place
+// and the next call goes on after it, so ignore_errors skips exactly it. A
+// record whose data checksum fails takes its turn in the round robin; a
+// reader that cannot move past an error (a truncated last record, a corrupt
+// header, a file that does not open) ends its file, and the next file takes
+// the slot.
 #include <algorithm>
 #include <new>
 #include <utility>
@@ -341,19 +348,44 @@ class TFRecordIterator : public IteratorNode {
       if (slots_.empty()) return std::optional<Record>();
       if (ctx()->cancelled()) return Status::Cancelled("TFRecordDataset: cancelled");
       OpenSlot& s = slots_[static_cast<size_t>(ptr_)];
-      if (!s.reader) SLUICE_RETURN_IF_ERROR(OpenAt(s));
-      SLUICE_ASSIGN_OR_RETURN(std::optional<Record> rec, s.reader->Next());
-      if (rec) {
+      if (!s.reader) {
+        Status opened = OpenAt(s);
+        if (!opened.ok()) {
+          EndSlot();  // reported once; the next call goes on with the next file
+          return opened;
+        }
+      }
+      const uint64_t before = s.reader->next_record_number();
+      Result<std::optional<Record>> rec = s.reader->Next();
+      if (!rec.ok()) {
+        // A record whose data is corrupt was passed (the framing held): it
+        // takes its turn in the rotation like a record. A reader that could
+        // not move (a truncated tail, a corrupt header) ends its file.
+        if (s.reader->next_record_number() > before) {
+          ptr_ = (ptr_ + 1) % static_cast<int64_t>(slots_.size());
+        } else {
+          EndSlot();
+        }
+        return rec.status();
+      }
+      if (*rec) {
         last_file_ = s.file;
         ptr_ = (ptr_ + 1) % static_cast<int64_t>(slots_.size());
         return rec;
       }
-      if (next_file_ < static_cast<int64_t>(node_.files().size())) {
-        s = OpenSlot{next_file_++, 0, nullptr};
-      } else {
-        slots_.erase(slots_.begin() + ptr_);
-        if (ptr_ >= static_cast<int64_t>(slots_.size())) ptr_ = 0;
-      }
+      EndSlot();
+    }
+  }
+
+  // The file in slots_[ptr_] is done: the next file takes its place, or the
+  // slot leaves the rotation.
+  void EndSlot() {
+    OpenSlot& s = slots_[static_cast<size_t>(ptr_)];
+    if (next_file_ < static_cast<int64_t>(node_.files().size())) {
+      s = OpenSlot{next_file_++, 0, nullptr};
+    } else {
+      slots_.erase(slots_.begin() + ptr_);
+      if (ptr_ >= static_cast<int64_t>(slots_.size())) ptr_ = 0;
     }
   }
 

@@ -365,6 +365,7 @@ IteratorStats IteratorContext::Snapshot() const {
     {
       std::lock_guard<std::mutex> rl(c->reason_mu);
       s.tuner_reason = c->tuner_reason;
+      s.errors = c->errors_kept;
     }
     st.stages.push_back(std::move(s));
   }

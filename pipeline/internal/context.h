@@ -61,6 +61,10 @@ struct StageCounters {
   std::atomic<int64_t> elements{0}, bytes{0}, total_ns{0}, busy_ns{0}, wait_ns{0};
   std::atomic<int64_t> parallelism{1}, buffer_depth{0}, buffer_capacity{0}, buffered_bytes{0};
   std::atomic<int64_t> errors_ignored{0};
+  // The first kKeptErrors errors ignore_errors skipped (their messages name
+  // the file and offset), under reason_mu.
+  static constexpr size_t kKeptErrors = 16;
+  std::vector<std::string> errors_kept;
   // Sampled calls of an async stage's function: their thread CPU time and
   // wall time. cpu/wall is the stage's CPU share: about 1 for compute,
   // near 0 for a function that waits (I/O, sleep, a remote call).

@@ -38,24 +38,30 @@ class IndexedIterator : public IteratorNode {
   }
 
  protected:
+  // An element that fails is still passed: the next call moves on to the
+  // one after it (so ignore_errors skips exactly the failed element).
   NextResult GetNext() override {
     if (next_ >= n_) return std::optional<Element>();
-    SLUICE_ASSIGN_OR_RETURN(Element e, Fetch(next_));
-    ++next_;
-    return std::optional<Element>(std::move(e));
+    Result<Element> e = Fetch(next_++);
+    if (!e.ok()) return e.status();
+    return std::optional<Element>(std::move(e).value());
   }
   std::optional<NextResult> GetNextStacked(int64_t n) override {
     if (next_ >= n_) return NextResult(std::optional<Element>());
     std::optional<Result<Element>> r = FetchStacked(next_, std::min(n, n_ - next_));
     if (!r) return std::nullopt;
-    if (!r->ok()) return NextResult(r->status());
+    if (!r->ok()) {
+      ++next_;  // the element at next_ failed (see FetchStacked)
+      return NextResult(r->status());
+    }
     next_ += StackedCount(**r);
     return NextResult(std::optional<Element>(std::move(*r).value()));
   }
   // Element i, called for i = position() only.
   virtual Result<Element> Fetch(int64_t i) { return node_.Get(*ctx(), i); }
   // Elements i .. i + k - 1 (1 <= k <= n) stacked, for i = position() only;
-  // nullopt: not supported (see IteratorNode::NextStacked).
+  // nullopt: not supported (see IteratorNode::NextStacked). An error must be
+  // element i's own: one met after k > 0 elements ends the stack before it.
   virtual std::optional<Result<Element>> FetchStacked(int64_t /*i*/, int64_t /*n*/) {
     return std::nullopt;
   }
