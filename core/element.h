@@ -68,6 +68,14 @@ class Element {
   // "file.tfrecord record 12", "record 12", or "" when unknown.
   std::string OriginString() const;
 
+  // The element's position in its dataset before shard() (or distribute)
+  // split it among shards, or -1 when it was not split. MapContext::rng()
+  // keys per-element randomness by it, so a random augmentation does not
+  // depend on how many ranks read the data. Carried like the origin; not
+  // part of saved iterator state.
+  int64_t key() const { return key_; }
+  void set_key(int64_t key) { key_ = key; }
+
   // "(label: int64[] {3}, image: uint8[2,2,3] {...})"
   std::string DebugString(int max_entries = 6) const;
 
@@ -76,6 +84,7 @@ class Element {
   std::shared_ptr<const std::vector<std::string>> names_;  // null: no components yet
   std::shared_ptr<const std::string> origin_source_;
   int64_t origin_index_ = -1;
+  int64_t key_ = -1;
 };
 
 }  // namespace sluice

@@ -26,6 +26,7 @@ const ElementSpec& Dataset::element_spec() const {
 }
 
 int64_t Dataset::cardinality() const { return node_ ? node_->cardinality() : kUnknownCardinality; }
+bool Dataset::random_access() const { return node_ && node_->random_access(); }
 
 std::string Dataset::DebugString() const {
   if (!node_) return "<error: " + status_.ToString() + ">";
@@ -50,6 +51,18 @@ std::string Dataset::DebugString() const {
     if (i) out += " -> ";
   }
   return out;
+}
+
+std::vector<std::string> Dataset::source_files() const {
+  const std::vector<std::string>* files = node_ ? node_->source_files() : nullptr;
+  return files ? *files : std::vector<std::string>();
+}
+
+Dataset Dataset::with_source_files(std::vector<std::string> files) const {
+  if (!status_.ok()) return *this;
+  Result<std::shared_ptr<const pi::DatasetNode>> n = node_->WithSourceFiles(std::move(files));
+  if (!n.ok()) return FromError(n.status());
+  return Dataset(std::move(n).value());
 }
 
 // Keeps the first error of a chain.
@@ -114,8 +127,13 @@ Dataset Dataset::prefetch(int64_t buffer_size, PrefetchOptions options) const {
 Dataset Dataset::repeat(int64_t count) const { SLUICE_CHAIN(pi::MakeRepeat(*this, count)); }
 Dataset Dataset::take(int64_t count) const { SLUICE_CHAIN(pi::MakeTake(*this, count)); }
 Dataset Dataset::skip(int64_t count) const { SLUICE_CHAIN(pi::MakeSkip(*this, count)); }
-Dataset Dataset::shard(int64_t num_shards, int64_t index) const {
-  SLUICE_CHAIN(pi::MakeShard(*this, num_shards, index));
+Dataset Dataset::shard(int64_t num_shards, int64_t index, ShardOptions options) const {
+  SLUICE_CHAIN(pi::MakeShard(*this, num_shards, index, std::move(options)));
+}
+Dataset Dataset::apply(const std::function<Dataset(const Dataset&)>& transformation) const {
+  if (!status_.ok()) return *this;
+  if (!transformation) return FromError(Status::InvalidArgument("apply: no transformation"));
+  return transformation(*this);
 }
 Dataset Dataset::cache(std::string filename) const {
   SLUICE_CHAIN(pi::MakeCache(*this, std::move(filename)));

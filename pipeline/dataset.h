@@ -120,9 +120,12 @@ class Dataset {
   Dataset repeat(int64_t count = -1) const;
   Dataset take(int64_t count) const;  // -1: all
   Dataset skip(int64_t count) const;  // -1: all
-  // Every num_shards-th element from index. On a random-access input this
-  // picks records directly (no reading of the others).
-  Dataset shard(int64_t num_shards, int64_t index) const;
+  // Element `index` of every round of num_shards consecutive elements
+  // (elements index, index + num_shards, ...). On a positional input (range,
+  // indexed TFRecord files, global_shuffle, maps over them) it reads only its
+  // own elements. ShardOptions makes every shard the same length (equal,
+  // pad), as distributed training needs; see also sluice/distribute.
+  Dataset shard(int64_t num_shards, int64_t index, ShardOptions options = {}) const;
   // The first iteration's elements are kept (in memory if filename is
   // empty, else in that file, written under a temporary name and renamed
   // when the pass completes) and later iterations read them back.
@@ -136,6 +139,11 @@ class Dataset {
   // ending the pipeline. Cancellation is never ignored.
   Dataset ignore_errors() const;
   Dataset with_options(Options options) const;
+  // transformation(*this): a reusable piece of pipeline written as a
+  // function, applied in the chain (tf.data's apply), e.g.
+  //   ds.apply(sluice::distribute(input_context)).map(...)
+  // A dataset that carries an error returns it without calling the function.
+  Dataset apply(const std::function<Dataset(const Dataset&)>& transformation) const;
 
   // ---- Consuming -------------------------------------------------------
   // Folds fn over every element, from `initial`.
@@ -153,8 +161,18 @@ class Dataset {
   const ElementSpec& element_spec() const;
   // A count, kInfiniteCardinality or kUnknownCardinality.
   int64_t cardinality() const;
+  // Element i can be computed without reading the others (range,
+  // from_tensor_slices, list_files, indexed TFRecord files, and maps, take,
+  // skip, shard, global_shuffle over them): what global_shuffle needs.
+  bool random_access() const;
   // "range(10) -> map -> batch(4)".
   std::string DebugString() const;
+  // A file source (TFRecordDataset): the files it reads, in order; empty for
+  // any other dataset.
+  std::vector<std::string> source_files() const;
+  // The same source over `files` instead (how file-level sharding gives each
+  // rank its files). FailedPrecondition if this is not a file source.
+  Dataset with_source_files(std::vector<std::string> files) const;
 
   // For stage implementations.
   explicit Dataset(std::shared_ptr<const pipeline_internal::DatasetNode> node);

@@ -16,7 +16,10 @@ Result<Element> ApplyMap(const MapFn& fn, const std::optional<ElementSpec>& spec
                          const std::string& stage, Element in, const MapContext& mc) {
   auto source = in.origin_source();
   const int64_t origin = in.origin_index();
-  Result<Element> out = fn(std::move(in), mc);
+  const int64_t key = in.key();
+  MapContext keyed = mc;
+  keyed.key = key;
+  Result<Element> out = fn(std::move(in), keyed);
   if (!out.ok()) return StageError(out.status(), stage, mc.index, source, origin);
   if (spec) {
     Status s = spec->Check(*out);
@@ -26,6 +29,7 @@ Result<Element> ApplyMap(const MapFn& fn, const std::optional<ElementSpec>& spec
     }
   }
   if (!out->origin_source() && out->origin_index() < 0) out->set_origin(source, origin);
+  if (out->key() < 0) out->set_key(key);
   return out;
 }
 

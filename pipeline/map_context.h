@@ -23,9 +23,14 @@ struct MapContext {
   int64_t index = 0;  // position of the element in the stage's input
   uint64_t seed = 0;  // the stage's seed (from Options::seed, or random)
   const std::atomic<bool>* cancel_flag = nullptr;
+  // The element's position before shard()/distribute split the data among
+  // ranks (Element::key), or -1 when it was not split.
+  int64_t key = -1;
 
-  // A generator for this element alone: Rng(seed, index).
-  Rng rng() const { return Rng(seed, static_cast<uint64_t>(index)); }
+  // A generator for this element alone: Rng(seed, key), or Rng(seed, index)
+  // for data that was not split, so that every rank draws what one process
+  // reading everything would.
+  Rng rng() const { return Rng(seed, static_cast<uint64_t>(key >= 0 ? key : index)); }
   // True once the iterator is being destroyed: a slow function may poll it
   // and return early (its result is discarded).
   bool cancelled() const {

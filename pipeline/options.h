@@ -114,6 +114,22 @@ struct PrefetchOptions {
   std::string name;
 };
 
+struct ShardOptions {
+  // Every shard the same length: only complete rounds count, so each of the
+  // num_shards shards gets floor(n / num_shards) elements and the n mod
+  // num_shards of an incomplete last round are dropped. Over an input read
+  // in order (unknown cardinality) a shard reads each round to its end
+  // before returning its element.
+  bool equal = false;
+  // Every shard gets ceil(n / num_shards) elements (implies equal): a shard
+  // whose element of the last round does not exist gets a copy of that
+  // round's first element instead. Every element gains a float32 scalar
+  // component `weight_name`: 1, and 0 for the copies, so losses and metrics
+  // weighted by it count each real element exactly once (evaluation).
+  bool pad = false;
+  std::string weight_name = "sample_weight";
+};
+
 struct GlobalShuffleOptions {
   std::optional<uint64_t> seed;
   bool reshuffle_each_iteration = true;

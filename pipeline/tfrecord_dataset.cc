@@ -151,6 +151,13 @@ class TFRecordNode : public DatasetNode {
     return d + ")";
   }
   bool random_access() const override { return !indexed_.empty(); }
+  const std::vector<std::string>* source_files() const override { return &files_; }
+  Result<std::shared_ptr<const DatasetNode>> WithSourceFiles(
+      std::vector<std::string> files) const override {
+    Dataset d = MakeTFRecordDataset(std::move(files), options_);
+    SLUICE_RETURN_IF_ERROR(d.status());
+    return d.node();
+  }
   // Element i of the round robin: (file, record). REQUIRES: indexed.
   std::pair<int64_t, int64_t> Locate(int64_t i) const {
     auto it = std::upper_bound(segments_.begin(), segments_.end(), i,
@@ -248,27 +255,52 @@ class IndexedTFRecordIterator : public IndexedIterator {
   }
 
  private:
-  // Record `record` of `file`, from its run (read when needed).
+  // Record `record` of `file`, from its run (read when needed). A reader
+  // that skips records (shard: every W-th one) reads through gaps of up to
+  // kReadThrough bytes, which costs less than a system call per record;
+  // past wider gaps it reads each record alone, so ranks of a job do not
+  // read each other's large records.
+  //
+  // A run holds every stride-th record from its first (the stride the
+  // reader last moved by, in this file), so a strided reader neither checks
+  // nor keeps the records it skips.
   Result<const Record*> RecordOf(int64_t file, int64_t record) {
-    std::vector<Record>& run = runs_[static_cast<size_t>(file)];
+    FileRun& fr = runs_[static_cast<size_t>(file)];
+    std::vector<Record>& run = fr.records;
     const uint64_t r = static_cast<uint64_t>(record);
-    if (run.empty() || r < run.front().number || r > run.back().number) {
-      run.clear();  // drop the old buffer before reading the next
-      SLUICE_ASSIGN_OR_RETURN(
-          run, node_.indexed(file).ReadRun(r, static_cast<size_t>(std::max<int64_t>(
-                                                  node_.record_options().buffer_size, 1))));
+    const int64_t last = std::exchange(fr.last, record);
+    if (!run.empty() && r >= run.front().number && r <= run.back().number &&
+        (r - run.front().number) % fr.stride == 0) {
+      return &run[static_cast<size_t>((r - run.front().number) / fr.stride)];
     }
-    return &run[static_cast<size_t>(r - run.front().number)];
+    run.clear();  // drop the old buffer before reading the next
+    size_t bytes = static_cast<size_t>(std::max<int64_t>(node_.record_options().buffer_size, 1));
+    fr.stride = last >= 0 && record > last ? static_cast<uint64_t>(record - last) : 1;
+    if (fr.stride > 1) {
+      const RecordIndex& index = node_.indexed(file).index();
+      const RecordIndexEntry& prev = index[static_cast<size_t>(last)];
+      if (index[r].offset - (prev.offset + prev.length) > kReadThrough) bytes = 1;  // alone
+    }
+    SLUICE_ASSIGN_OR_RETURN(run, node_.indexed(file).ReadRun(r, bytes, fr.stride));
+    return &run[0];
   }
+  static constexpr uint64_t kReadThrough = 64 << 10;
   // The record was taken: drop the run after its last one (the file's next
   // run comes later; elements keep the buffer they view alive).
   void Done(int64_t file, int64_t record) {
-    std::vector<Record>& run = runs_[static_cast<size_t>(file)];
+    std::vector<Record>& run = runs_[static_cast<size_t>(file)].records;
     if (static_cast<uint64_t>(record) == run.back().number) run.clear();
   }
 
+  // Per file: the records read ahead, their stride, and the record taken
+  // last (-1: none yet).
+  struct FileRun {
+    std::vector<Record> records;
+    uint64_t stride = 1;
+    int64_t last = -1;
+  };
   const TFRecordNode& node_;
-  std::vector<std::vector<Record>> runs_;  // per file: the records read ahead
+  std::vector<FileRun> runs_;
 };
 
 // Sequential reading: the round robin over open readers.

@@ -153,8 +153,10 @@ Result<Record> IndexedTFRecordFile::Read(uint64_t i, Buffer* scratch) const {
   return CheckFramed(i, bytes, *scratch);
 }
 
-Result<std::vector<Record>> IndexedTFRecordFile::ReadRun(uint64_t first, size_t max_bytes) const {
+Result<std::vector<Record>> IndexedTFRecordFile::ReadRun(uint64_t first, size_t max_bytes,
+                                                         uint64_t stride) const {
   const Impl& m = *impl_;
+  stride = std::max<uint64_t>(stride, 1);
   SLUICE_RETURN_IF_ERROR(CheckEntry(first));
   // The longest run of adjacent records from `first` within max_bytes (at
   // least one record, whatever its size).
@@ -180,8 +182,8 @@ Result<std::vector<Record>> IndexedTFRecordFile::ReadRun(uint64_t first, size_t 
                     m.Where(first, start), first, last, bytes, *got));
   }
   std::vector<Record> run;
-  run.reserve(static_cast<size_t>(last - first + 1));
-  for (uint64_t i = first; i <= last; ++i) {
+  run.reserve(static_cast<size_t>((last - first) / stride + 1));
+  for (uint64_t i = first; i <= last; i += stride) {
     Result<Record> r = CheckFramed(i, buf->data() + (m.index[i].offset - start), *buf);
     if (!r.ok()) {
       if (i == first) return r.status();

@@ -86,7 +86,10 @@ class IndexedTFRecordFile {
   // adjacent records whose framed bytes fit in `max_bytes` (at least one).
   // Each Record views one shared buffer. Errors as Read(first); a later
   // record's corruption is its own DataLoss (naming it).
-  Result<std::vector<Record>> ReadRun(uint64_t first, size_t max_bytes) const;
+  // With stride k > 1 the same bytes are read, but only records first,
+  // first + k, first + 2k, ... of the run are checked and returned (a reader
+  // that takes every k-th record pays for one read, not for the others).
+  Result<std::vector<Record>> ReadRun(uint64_t first, size_t max_bytes, uint64_t stride = 1) const;
 
  private:
   Status CheckEntry(uint64_t i) const;

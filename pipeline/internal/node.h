@@ -167,6 +167,15 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
     return Status::FailedPrecondition(name_ + " does not allow random access");
   }
 
+  // A source that reads files (TFRecordDataset): the files, in reading
+  // order; nullptr for every other node.
+  virtual const std::vector<std::string>* source_files() const { return nullptr; }
+  // The same source over `files` instead. REQUIRES: source_files().
+  virtual Result<std::shared_ptr<const DatasetNode>> WithSourceFiles(
+      std::vector<std::string> /*files*/) const {
+    return Status::FailedPrecondition(name_ + " does not read files");
+  }
+
   // Counter of iterator() calls made on this node as a root.
   uint64_t NextIterationNumber() const { return iterations_.fetch_add(1); }
 

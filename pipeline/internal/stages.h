@@ -38,7 +38,7 @@ Dataset MakeUnbatch(const Dataset& input);
 Dataset MakeRepeat(const Dataset& input, int64_t count);
 Dataset MakeTake(const Dataset& input, int64_t count);
 Dataset MakeSkip(const Dataset& input, int64_t count);
-Dataset MakeShard(const Dataset& input, int64_t num_shards, int64_t index);
+Dataset MakeShard(const Dataset& input, int64_t num_shards, int64_t index, ShardOptions options);
 // cache.cc
 Dataset MakeCache(const Dataset& input, std::string filename);
 // zip.cc, concatenate.cc, enumerate.cc

@@ -416,6 +416,120 @@ TEST(ShardTest, ConformanceAndCardinality) {
                       "index");
 }
 
+// (value, weight) elements of shard(..., {.pad = true}).
+std::vector<std::string> Weighted(const std::vector<std::pair<int64_t, float>>& values) {
+  std::vector<std::string> out;
+  for (const auto& [v, w] : values) {
+    out.push_back(Element({Tensor::Scalar<int64_t>(v), Tensor::Scalar<float>(w)},
+                          std::vector<std::string>{"", "sample_weight"})
+                      .DebugString(1000));
+  }
+  return out;
+}
+
+TEST(ShardTest, EqualSharesConformance) {
+  // Rounds of 4: {0..3}, {4..7}, then 8, 9, 10 (incomplete: dropped).
+  RunConformance({.name = "shard equal random access",
+                  .make = [](int) { return Dataset::range(11).shard(4, 3, {.equal = true}); },
+                  .expected = Int64Elements({3, 7})});
+  RunConformance(
+      {.name = "shard equal sequential",
+       .make =
+           [](int) { return Dataset::from_generator(CountTo(11)).shard(4, 2, {.equal = true}); },
+       .expected = Int64Elements({2, 6})});
+  RunConformance({.name = "shard equal positional",
+                  .make =
+                      [](int p) {
+                        return Dataset::range(11)
+                            .map([](Element e) { return e; }, {.parallelism = p})
+                            .prefetch(2)
+                            .shard(4, 0, {.equal = true});
+                      },
+                  .expected = Int64Elements({0, 4})});
+  // Padding: the last round's missing elements are copies of its first.
+  RunConformance({.name = "shard pad random access",
+                  .make = [](int) { return Dataset::range(10).shard(4, 3, {.pad = true}); },
+                  .expected = Weighted({{3, 1}, {7, 1}, {8, 0}})});
+  RunConformance(
+      {.name = "shard pad sequential",
+       .make = [](int) { return Dataset::from_generator(CountTo(10)).shard(4, 1, {.pad = true}); },
+       .expected = Weighted({{1, 1}, {5, 1}, {9, 1}})});
+  RunConformance(
+      {.name = "shard pad sequential copy",
+       .make = [](int) { return Dataset::from_generator(CountTo(10)).shard(4, 2, {.pad = true}); },
+       .expected = Weighted({{2, 1}, {6, 1}, {8, 0}})});
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(Dataset::range(11).shard(4, i, {.equal = true}).cardinality(), 2);
+    EXPECT_EQ(Dataset::range(11).shard(4, i, {.pad = true}).cardinality(), 3);
+  }
+  EXPECT_EQ(Dataset::range(11).shard(4, 0, {.pad = true}).element_spec().size(), 2u);
+  // A weight component the input has already: at once if its spec says so,
+  // else at the first element.
+  auto with_weight = Dataset::range(3).map([](Element e) {
+    e.push_back(Tensor::Scalar<float>(1), "sample_weight");
+    return e;
+  });
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, with_weight.shard(2, 0, {.pad = true}).iterator());
+  SLUICE_EXPECT_ERROR(it.next().status(), StatusCode::kInvalidArgument,
+                      "already has a component named 'sample_weight'");
+  SLUICE_EXPECT_ERROR(
+      Dataset::range(3).shard(2, 0, {.pad = true}).shard(2, 0, {.pad = true}).status(),
+      StatusCode::kInvalidArgument, "already has a component named");
+}
+
+TEST(ShardTest, KeysElementsByTheirPositionForMaps) {
+  // A random map after shard draws what one unsharded pipeline would.
+  auto draw = [](Element e, const MapContext& c) -> Result<Element> {
+    Rng rng = c.rng();
+    e.push_back(Tensor::Scalar<int64_t>(static_cast<int64_t>(rng.NextU64() % 1000000)), "draw");
+    return e;
+  };
+  const std::vector<std::string> all =
+      ReadAll(Dataset::range(12).map(draw, {.parallelism = 2}).with_options({.seed = 5}));
+  for (int64_t n : {2, 3}) {
+    for (int64_t i = 0; i < n; ++i) {
+      const std::vector<std::string> mine = ReadAll(
+          Dataset::range(12).shard(n, i).map(draw, {.parallelism = 2}).with_options({.seed = 5}));
+      for (size_t k = 0; k < mine.size(); ++k) {
+        EXPECT_EQ(mine[k], all[static_cast<size_t>(k * n + i)]) << n << " shards, shard " << i;
+      }
+    }
+  }
+}
+
+TEST(ShardTest, RestoresOnAnotherShardCount) {
+  // 3 shards read 2 elements each (positions 0..5 of the input), save; 2
+  // shards restored from shard 0's state read the rest: 6, 8, ... and 7, 9...
+  auto make = [](int64_t n, int64_t i) {
+    return Dataset::range(20)
+        .shard(n, i, {.equal = true})
+        .map([](Element e) { return e; }, {.parallelism = 2});
+  };
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, make(3, 0).iterator());
+  for (int k = 0; k < 2; ++k) SLUICE_ASSERT_OK(it.next().status());
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::string state, it.save());
+  std::vector<std::string> rest[2];
+  for (int64_t i = 0; i < 2; ++i) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator r, make(2, i).iterator());
+    SLUICE_ASSERT_OK(r.restore(state));
+    for (;;) {
+      SLUICE_ASSERT_OK_AND_ASSIGN(auto e, r.next());
+      if (!e) break;
+      rest[i].push_back(e->DebugString(1000));
+    }
+  }
+  EXPECT_EQ(rest[0], Int64Elements({6, 8, 10, 12, 14, 16, 18}));
+  EXPECT_EQ(rest[1], Int64Elements({7, 9, 11, 13, 15, 17, 19}));
+  // Read in order, a state saved mid-round cannot move to another count.
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator seq,
+                              Dataset::from_generator(CountTo(20)).shard(3, 0).iterator());
+  SLUICE_ASSERT_OK(seq.next().status());
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::string mid, seq.save());
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator other,
+                              Dataset::from_generator(CountTo(20)).shard(2, 0).iterator());
+  SLUICE_EXPECT_ERROR(other.restore(mid), StatusCode::kInvalidArgument, "middle of a round");
+}
+
 TEST(ShardTest, IndexedFilesReadOnlyTheirRecords) {
   ScratchDir dir;
   const auto files = WriteFiles(dir, "i", {6}, true);

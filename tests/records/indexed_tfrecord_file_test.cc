@@ -140,6 +140,30 @@ TEST(IndexedTFRecordFileTest, ReadRunStopsBeforeACorruptRecord) {
   EXPECT_EQ(tail.at(0).data, "three");
 }
 
+TEST(IndexedTFRecordFileTest, StridedRunsCheckAndKeepOnlyEveryKthRecord) {
+  ScratchDir dir;
+  const std::string path = dir.file("data.tfrecord");
+  const std::vector<std::string> payloads = MakePayloads(40);
+  WriteFile(path, payloads);
+  SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex index, RecordIndex::LoadFor(path));
+  // Record 6 is damaged: a reader taking records 1, 4, 7, ... never sees it.
+  std::string bytes = ReadFileOrDie(path);
+  bytes[index[6].offset + 12] ^= 0x40;
+  WriteFileOrDie(path, bytes);
+  SLUICE_ASSERT_OK_AND_ASSIGN(IndexedTFRecordFile file, IndexedTFRecordFile::Open(path));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::vector<Record> run, file.ReadRun(1, 1 << 20, 3));
+  ASSERT_EQ(run.size(), 13u);  // 1, 4, ..., 37
+  for (size_t k = 0; k < run.size(); ++k) {
+    EXPECT_EQ(run[k].number, 1 + 3 * k);
+    EXPECT_EQ(run[k].data, payloads[1 + 3 * k]);
+  }
+  // Stride 2 from 0 meets record 6: the run stops before it, and reading
+  // from it names it.
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::vector<Record> even, file.ReadRun(0, 1 << 20, 2));
+  ASSERT_EQ(even.size(), 3u);  // 0, 2, 4
+  SLUICE_EXPECT_ERROR(file.ReadRun(6, 1 << 20, 2), StatusCode::kDataLoss, "record 6 at offset");
+}
+
 TEST(IndexedTFRecordFileTest, ReadsGoldenFileWithTfrecord2idxIndex) {
   SLUICE_ASSERT_OK_AND_ASSIGN(IndexedTFRecordFile file,
                               IndexedTFRecordFile::Open(TestDataPath("tf/records_none.tfrecord")));
