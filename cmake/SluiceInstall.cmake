@@ -32,5 +32,7 @@ set(SLUICE_PC_CUDA_LIBS "")
 if(SLUICE_HAVE_CUDA)
   set(SLUICE_PC_CUDA_LIBS "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -lpthread")
 endif()
+# sluice_distribute's MPI library, when built with it.
+list(JOIN SLUICE_MPI_LIBRARIES " " SLUICE_PC_MPI_LIBS)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/sluice.pc.in ${CMAKE_BINARY_DIR}/sluice.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/sluice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -21,6 +21,8 @@ PACKAGES=(
   # CMake config calls find_package(OpenCL): only recommended by libdnnl-dev,
   # so named here (it pulls in opencl-c-headers).
   libdnnl-dev ocl-icd-opencl-dev
+  # distribute/: MPI communicator and the multi-process tests under mpirun
+  libopenmpi-dev openmpi-bin
   # make demo and the training samples: Fashion-MNIST's IDX files
   dataset-fashion-mnist
   # tests and benchmarks

@@ -13,6 +13,7 @@ cmake -S "$src/tests/cmake_consumer" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PA
   || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/build" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
 "$work/build/consumer" "$work/a.tfrecord"
+"$work/build/dist_consumer"
 if [[ -x "$work/build/gpu_consumer" ]]; then "$work/build/gpu_consumer"; fi
 libdir=$(find "$work/prefix" -name sluice.pc -printf '%h\n' | head -1)
 flags=$(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs --static sluice)
