@@ -130,6 +130,8 @@ int WriteFolder(const ConvertIdxOptions& o, const IdxArray& images, const IdxArr
 int RunConvertIdx(const ConvertIdxOptions& o) {
   const ConvertCommonOptions& c = o.common;
   const bool folder = !o.to_folder.empty();
+  Result<ConvertTask> task = ResolveTask(c);
+  if (!task.ok()) return Fail(kCommand, task.status());
   Status st = folder ? Status::OK() : PrepareOutputPrefix(c.out);
   if (!st.ok()) return Fail(kCommand, st);
   Result<IdxArray> images = ReadIdxFile(o.images, 3);
@@ -175,18 +177,20 @@ int RunConvertIdx(const ConvertIdxOptions& o) {
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;
   if (c.shuffle) SeededShuffle(order, c.seed);
-  ConvertJob job = MakeConvertJob(c);
+  ConvertJob job = MakeConvertJob(c, *task);
   job.shards = PlanShardsByCount(n, c.shards > 0 ? c.shards : 1);
-  st = WriteLabelsFile(c.out, names, counts);
-  if (!st.ok()) return Fail(kCommand, st);
+  if (task->writes_labels()) {  // every label counted: the same for every task
+    st = WriteLabelsFile(c.out, names, counts);
+    if (!st.ok()) return Fail(kCommand, st);
+  }
   const std::string prefix = o.name_prefix.empty() ? DefaultNamePrefix(o.images) : o.name_prefix;
   job.process = [&](size_t i) {
     return ConvertIdxImage(*images, *labels, order[i], names, prefix);
   };
   job.item_bytes.assign(n, static_cast<uint64_t>(images->dims[1] * images->dims[2]));
-  job.progress_label = "converting " + o.images;
+  job.progress_label = (task->split() ? TaskName(*task) + ": " : "") + "converting " + o.images;
   const ConvertReport report = RunConversion(job);
-  return ReportConversion(kCommand, c, job, report, "images",
+  return ReportConversion(kCommand, c, job, *task, report, "images",
                           [&](size_t i) { return fmt::format("{}-{:05d}", prefix, order[i]); });
 }
 
@@ -217,7 +221,8 @@ void AddConvertIdxCommand(CLI::App& convert, int* exit_code) {
                       "`sluice convert images` or other tools; honours --workers and --resume")
           ->type_name("DIR")
           ->excludes(out);
-  for (const char* name : {"--shards", "--shuffle", "--seed", "--compression", "--index"}) {
+  for (const char* name : {"--shards", "--shuffle", "--seed", "--compression", "--index",
+                           "--num-tasks", "--task-index", "--mpi"}) {
     to_folder->excludes(cmd->get_option(name));
   }
   CLI::Option* names =
@@ -236,6 +241,8 @@ void AddConvertIdxCommand(CLI::App& convert, int* exit_code) {
       "  sluice convert idx $D/train-images-idx3-ubyte.gz $D/train-labels-idx1-ubyte.gz "
       "--fashion --out data/fashion-train --shards 4 --shuffle\n"
       "  sluice convert idx t10k-images-idx3-ubyte t10k-labels-idx1-ubyte --out data/mnist-test\n"
+      "  mpirun -np 4 sluice convert idx $D/train-images-idx3-ubyte.gz "
+      "$D/train-labels-idx1-ubyte.gz --fashion --out data/fashion-train --shards 16 --mpi\n"
       "  sluice convert idx $D/t10k-images-idx3-ubyte.gz $D/t10k-labels-idx1-ubyte.gz --fashion "
       "--to-folder data/fashion-test && sluice convert images data/fashion-test --out "
       "data/fashion-test-rec\n"
@@ -252,6 +259,7 @@ void AddConvertIdxCommand(CLI::App& convert, int* exit_code) {
     if (o->common.out.empty() && o->to_folder.empty()) {
       throw CLI::RequiredError("--out or --to-folder");
     }
+    CheckTaskOptionsOrThrow(o->common);
     *exit_code = RunConvertIdx(*o);
   });
 }

@@ -72,6 +72,8 @@ Status CheckOutputOutside(const std::string& dir, const std::string& prefix) {
 
 int RunConvertImages(const ConvertImagesOptions& o) {
   const ConvertCommonOptions& c = o.common;
+  Result<ConvertTask> task = ResolveTask(c);
+  if (!task.ok()) return Fail(kCommand, task.status());
   Status st = CheckOutputOutside(o.dir, c.out);
   if (st.ok()) st = PrepareOutputPrefix(c.out);
   if (!st.ok()) return Fail(kCommand, st);
@@ -89,15 +91,19 @@ int RunConvertImages(const ConvertImagesOptions& o) {
   sizes.reserve(files.size());
   for (const ImageFile& f : files) sizes.push_back(f.size);
 
-  ConvertJob job = MakeConvertJob(c);
+  ConvertJob job = MakeConvertJob(c, *task);
   if (c.shards > 0) {
     job.shards = PlanShardsByCount(files.size(), c.shards);
   } else {
     const double mb = c.shard_size_mb > 0 ? c.shard_size_mb : kDefaultShardMb;
     job.shards = PlanShardsBySize(sizes, std::max<uint64_t>(1, static_cast<uint64_t>(mb * 1e6)));
   }
-  st = WriteLabelsFile(c.out, folder->classes, folder->class_counts);
-  if (!st.ok()) return Fail(kCommand, st);
+  // The counts are of the files listed (skipped ones included): they depend
+  // on the folder alone, so task 0 writes what a single run writes.
+  if (task->writes_labels()) {
+    st = WriteLabelsFile(c.out, folder->classes, folder->class_counts);
+    if (!st.ok()) return Fail(kCommand, st);
+  }
 
   ImageConvertOptions image_options;
   image_options.full_check = o.check == "full";
@@ -110,9 +116,9 @@ int RunConvertImages(const ConvertImagesOptions& o) {
     return ConvertImageFile(o.dir, files[i], classes[files[i].label], image_options);
   };
   job.item_bytes = std::move(sizes);
-  job.progress_label = "converting " + o.dir;
+  job.progress_label = (task->split() ? TaskName(*task) + ": " : "") + "converting " + o.dir;
   const ConvertReport report = RunConversion(job);
-  return ReportConversion(kCommand, c, job, report, "images",
+  return ReportConversion(kCommand, c, job, *task, report, "images",
                           [&](size_t i) { return files[i].relative; });
 }
 
@@ -165,9 +171,15 @@ void AddConvertImagesCommand(CLI::App& convert, int* exit_code) {
       "  sluice convert images photos --out out/photos --shard-size 200 --resize 256x256 "
       "--quality 90\n"
       "  sluice convert images photos --out out/photos --resume   # finish an interrupted run\n"
-      "Exit status: 0 all converted, 3 some files skipped (listed on stderr), 1 error, 2 usage.\n"
+      "  sluice convert images photos --out out/photos --shards 64 --num-tasks 8 --task-index 3\n"
+      "  mpirun -np 4 sluice convert images photos --out out/photos --shards 64 --mpi\n"
+      "Exit status: 0 all converted, 3 some files skipped (listed on stderr; a rank under --mpi "
+      "exits 0 then, so that mpirun does not stop the others), 1 error, 2 usage.\n"
       "Docs: docs/convert.md");
-  cmd->callback([o, exit_code] { *exit_code = RunConvertImages(*o); });
+  cmd->callback([o, exit_code] {
+    CheckTaskOptionsOrThrow(o->common);
+    *exit_code = RunConvertImages(*o);
+  });
 }
 
 }  // namespace sluice::tools

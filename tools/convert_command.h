@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "convert_runner.h"
+#include "convert_tasks.h"
 #include "sluice/core/status.h"
 
 namespace sluice::tools {
@@ -29,11 +30,23 @@ struct ConvertCommonOptions {
   std::string compression = "none";
   bool index = false;
   bool resume = false;
+  ConvertTaskOptions tasks;  // --num-tasks, --task-index, --mpi
 };
 
 // Registers --out, --shards, [--shard-size,] --workers, --shuffle, --seed,
-// --compression, --index and --resume on `cmd`.
+// --compression, --index, --resume, --num-tasks, --task-index and --mpi on
+// `cmd`.
 void AddConvertCommonOptions(CLI::App* cmd, ConvertCommonOptions* o, bool shard_size_option);
+
+// Throws CLI::ValidationError (a usage error, exit status 2) when
+// --num-tasks, --task-index and --mpi do not go together
+// (CheckConvertTaskOptions). For the commands' callbacks, before anything
+// is written.
+void CheckTaskOptionsOrThrow(const ConvertCommonOptions& o);
+
+// This process's task (ResolveConvertTask), after printing a note when --mpi
+// finds no launcher. Errors (the launcher's variables disagree) name them.
+Result<ConvertTask> ResolveTask(const ConvertCommonOptions& o);
 
 // Checks PREFIX (not a folder, not ending in '/') and creates its folder.
 Status PrepareOutputPrefix(const std::string& prefix);
@@ -43,15 +56,17 @@ Status PrepareOutputPrefix(const std::string& prefix);
 Status WriteLabelsFile(const std::string& prefix, const std::vector<std::string>& names,
                        const std::vector<uint64_t>& counts);
 
-// The job's fields that come from the common options (prefix, compression,
-// index, resume, workers).
-ConvertJob MakeConvertJob(const ConvertCommonOptions& o);
+// The job's fields that come from the common options and the task (prefix,
+// compression, index, resume, workers, the task's share of the shards).
+ConvertJob MakeConvertJob(const ConvertCommonOptions& o, const ConvertTask& task);
 
-// Prints the summary (stdout) and the skipped items (stderr, named by
-// `item_name`), and returns the exit status: 0, kExitSkipped, or 1 after a
-// fatal error.
+// Prints the summary (stdout: with several tasks, which shards this one
+// wrote) and the skipped items (stderr, named by `item_name`), and returns
+// the exit status: 0, kExitSkipped, or 1 after a fatal error. A rank placed
+// by a launcher (--mpi) returns 0 rather than kExitSkipped: mpirun stops all
+// ranks when one exits non-zero.
 int ReportConversion(std::string_view command, const ConvertCommonOptions& o, const ConvertJob& job,
-                     const ConvertReport& report, std::string_view unit,
+                     const ConvertTask& task, const ConvertReport& report, std::string_view unit,
                      const std::function<std::string(size_t)>& item_name);
 
 // `sluice convert images` and `sluice convert idx`.

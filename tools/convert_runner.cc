@@ -83,6 +83,8 @@ void Conversion::Plan() {
   const size_t n = job_.shards.size();
   std::vector<std::string> paths;
   for (size_t i = 0; i < n; ++i) {
+    if (!job_.task.Owns(i)) continue;  // another task's: not even looked at
+    ++report_.shards_owned;
     std::string path = ShardPath(job_.prefix, i, n, job_.compression);
     const bool done =
         job_.resume && IsFile(path) && (!job_.write_index || IsFile(RecordIndex::PathFor(path)));

@@ -9,6 +9,9 @@
 // renamed when the shard is complete (TFRecordWriter's atomic mode), its
 // .idx likewise.
 //
+// With a TaskShare of several tasks only the owned shards' items are
+// processed; every task's shards are still the bytes a single run writes.
+//
 // An item whose function fails is skipped and reported with its Status;
 // the run goes on. Writing errors (an unwritable output, a full disk) are
 // fatal: the run stops, unfinished shards are discarded and finished ones
@@ -65,6 +68,10 @@ struct ConvertJob {
   bool write_index = false;
   // Skip shards whose file (and .idx, with write_index) already exists.
   bool resume = false;
+  // This process's share when several split the run (convert_shards.h): it
+  // writes, resumes and removes the temporaries of only the shards it owns,
+  // and never touches the others' files. Default: all of them.
+  TaskShare task;
   // Worker threads (>= 1).
   int workers = 1;
   // The serialized record for item i, or why it is skipped. Thread-safe.
@@ -79,6 +86,7 @@ struct ConvertJob {
 struct ConvertReport {
   Status status;                 // a fatal error; OK otherwise
   size_t shards_total = 0;       // in the plan
+  size_t shards_owned = 0;       // of those, this task's (all of them with one task)
   size_t shards_written = 0;     // by this run
   size_t shards_resumed = 0;     // complete already, left as they were
   size_t stale_temporaries = 0;  // files of an interrupted run removed

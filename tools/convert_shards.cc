@@ -74,6 +74,26 @@ std::vector<ShardRange> PlanShardsBySize(std::span<const uint64_t> item_bytes,
   return plan;
 }
 
+std::string DescribeTaskShards(const TaskShare& task, size_t num_shards) {
+  const size_t n = task.ShardsOf(num_shards);
+  if (n == 0) return "no shards";
+  if (n == 1) return fmt::format("shard {}", task.index);
+  const auto nth = [&](size_t k) { return task.index + k * task.count; };
+  std::string out = "shards ";
+  const size_t listed = n <= 5 ? n : 3;
+  for (size_t k = 0; k < listed; ++k) out += fmt::format("{}{}", k ? ", " : "", nth(k));
+  if (listed == n) return out;
+  out += fmt::format(", ..., {}", nth(n - 1));
+  if (task.count == 1) return out;
+  const size_t c = task.count;
+  const char* suffix = (c % 100 >= 11 && c % 100 <= 13) ? "th"
+                       : c % 10 == 1                    ? "st"
+                       : c % 10 == 2                    ? "nd"
+                       : c % 10 == 3                    ? "rd"
+                                                        : "th";
+  return out + fmt::format(" (every {}{})", c, suffix);
+}
+
 size_t RemoveStaleTemporaries(std::span<const std::string> shard_paths) {
   // Directory -> the file names whose temporaries to look for.
   std::map<std::string, std::set<std::string>> wanted;

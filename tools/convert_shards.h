@@ -55,6 +55,26 @@ std::vector<ShardRange> PlanShardsByCount(size_t num_items, size_t num_shards);
 std::vector<ShardRange> PlanShardsBySize(std::span<const uint64_t> item_bytes,
                                          uint64_t target_bytes);
 
+// One task's share of the shards when several processes (tasks) split one
+// conversion: task `index` of `count` writes the shards s with
+// s % count == index. Every task computes the same list and plan, so the
+// shards are the bytes a single process would write.
+struct TaskShare {
+  size_t count = 1;  // >= 1
+  size_t index = 0;  // < count
+  bool Owns(size_t shard) const { return shard % count == index; }
+  // How many of shards [0, num_shards) it owns.
+  size_t ShardsOf(size_t num_shards) const {
+    return num_shards > index ? (num_shards - 1 - index) / count + 1 : 0;
+  }
+};
+
+// The shards of [0, num_shards) that `task` owns, compactly: "shard 2",
+// "shards 1, 4, 7", "shards 1, 4, 7, ..., 97 (every 3rd)" (the first three
+// and the last when there are more than five; "every Nth" only when
+// count > 1), or "no shards".
+std::string DescribeTaskShards(const TaskShare& task, size_t num_shards);
+
 // Shuffles `items` with a seeded Fisher-Yates over core/rng.h's Rng: the
 // same order for the same seed on every platform (std::shuffle's algorithm
 // is the standard library's choice).

@@ -3,10 +3,7 @@
 #include "idx_folder.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <zlib.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -14,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "convert_cli_util.h"
 #include "sluice/ops/png.h"
 #include "sluice/records/example_parser.h"
 #include "sluice/records/tfrecord_reader.h"
@@ -23,53 +21,16 @@ namespace sluice {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CliRun;
+using testing::Contains;
+using testing::Gzip;
+using testing::Idx;
 using testing::ReadFileOrDie;
 using testing::ScratchDir;
+using testing::Sluice;
 using testing::WriteFileOrDie;
 using tools::ClassFolderNames;
 using tools::SafeFolderName;
-
-struct CliRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-CliRun Sluice(const ScratchDir& dir, const std::string& args) {
-  const std::string cmd = std::string(SLUICE_BINARY) + " " + args + " > " + dir.file("stdout") +
-                          " 2> " + dir.file("stderr") + " < /dev/null";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFileOrDie(dir.file("stdout")),
-          ReadFileOrDie(dir.file("stderr"))};
-}
-
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-std::string Idx(uint32_t magic, const std::vector<uint32_t>& dims, const std::string& data) {
-  std::string out;
-  auto be = [&](uint32_t v) {
-    for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<char>(v >> s));
-  };
-  be(magic);
-  for (uint32_t d : dims) be(d);
-  return out + data;
-}
-
-std::string Gzip(const std::string& data) {
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, data.size()) + 32, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
 
 struct Record {
   std::string encoded, text, filename;
