@@ -153,7 +153,7 @@ Status Checkpoint::Track(std::string name, Iterator* iterator) {
 
 int64_t Checkpoint::save_counter() const { return counter_->value; }
 
-Status Checkpoint::WriteBundle(const std::string& path) {
+Status Checkpoint::WriteBundle(const std::string& path, const CheckpointOptions& options) {
   internal::RootTrackable root(RootChildren());
   SLUICE_ASSIGN_OR_RETURN(internal::GraphWalk walk, internal::WalkGraph(&root));
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
@@ -165,7 +165,7 @@ Status Checkpoint::WriteBundle(const std::string& path) {
                                         " for checkpoint " + path + ": " + ec.message());
     }
   }
-  SLUICE_ASSIGN_OR_RETURN(BundleWriter writer, BundleWriter::Create(path));
+  SLUICE_ASSIGN_OR_RETURN(BundleWriter writer, BundleWriter::Create(path, {.sync = options.sync}));
   for (size_t i = 0; i < walk.objects.size(); ++i) {
     internal::WalkedObject& w = walk.objects[i];
     for (size_t a = 0; a < w.attributes.size(); ++a) {
@@ -182,17 +182,18 @@ Status Checkpoint::WriteBundle(const std::string& path) {
   return writer.Finish();
 }
 
-Result<std::string> Checkpoint::Write(const std::string& path) {
-  SLUICE_RETURN_IF_ERROR(WriteBundle(path));
+Result<std::string> Checkpoint::Write(const std::string& path, const CheckpointOptions& options) {
+  SLUICE_RETURN_IF_ERROR(WriteBundle(path, options));
   return path;
 }
 
 Result<std::string> Checkpoint::SaveNumbered(const std::string& prefix,
-                                             std::optional<int64_t> number) {
+                                             std::optional<int64_t> number,
+                                             const CheckpointOptions& options) {
   const int64_t previous = counter_->value;
   counter_->value = previous + 1;
   const std::string path = prefix + "-" + std::to_string(number.value_or(counter_->value));
-  Status s = WriteBundle(path);
+  Status s = WriteBundle(path, options);
   if (!s.ok()) {
     counter_->value = previous;
     return s;
@@ -200,13 +201,13 @@ Result<std::string> Checkpoint::SaveNumbered(const std::string& prefix,
   return path;
 }
 
-Result<std::string> Checkpoint::Save(const std::string& prefix) {
-  SLUICE_ASSIGN_OR_RETURN(std::string path, SaveNumbered(prefix, std::nullopt));
+Result<std::string> Checkpoint::Save(const std::string& prefix, const CheckpointOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(std::string path, SaveNumbered(prefix, std::nullopt, options));
   CheckpointState state;
   state.model_checkpoint_path = path;
   state.all_model_checkpoint_paths = {path};
   std::string dir = std::filesystem::path(prefix).parent_path().string();
-  SLUICE_RETURN_IF_ERROR(WriteCheckpointState(dir.empty() ? "." : dir, state));
+  SLUICE_RETURN_IF_ERROR(WriteCheckpointState(dir.empty() ? "." : dir, state, options.sync));
   return path;
 }
 

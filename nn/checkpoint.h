@@ -97,6 +97,16 @@ class RestoreResult {
   std::shared_ptr<internal::RestoreSession> session_;
 };
 
+// How a checkpoint is saved (tf.train.CheckpointOptions' place in the API).
+struct CheckpointOptions {
+  // Power-loss safety: fsync the bundle's files before their renames and
+  // the state file, then their folder after, so a save that returned keeps
+  // its checkpoint, and the state file names one that exists, after a power
+  // loss. (Without it a killed process is already safe: every file is
+  // renamed into place whole.) Costs a few fsyncs per save.
+  bool sync = false;
+};
+
 class Checkpoint {
  public:
   Checkpoint();
@@ -119,10 +129,10 @@ class Checkpoint {
   // at it as tf.train.Checkpoint.save does. Returns "prefix-N". On error
   // the previous checkpoint, state file and counter are unchanged (except
   // when only the state file update fails).
-  Result<std::string> Save(const std::string& prefix);
+  Result<std::string> Save(const std::string& prefix, const CheckpointOptions& options = {});
   // Writes a checkpoint at `path` exactly (no counter change, no state
   // file), as tf.train.Checkpoint.write.
-  Result<std::string> Write(const std::string& path);
+  Result<std::string> Write(const std::string& path, const CheckpointOptions& options = {});
   // Restores from the checkpoint at prefix `path` (e.g. "dir/ckpt-3" or
   // LatestCheckpoint(dir)). NotFound if there is none; DataLoss (naming the
   // file) if it is corrupt; InvalidArgument (naming the key and both
@@ -140,10 +150,11 @@ class Checkpoint {
 
   // Root children: tracked objects by name, then save_counter.
   std::vector<Trackable::Child> RootChildren() const;
-  Status WriteBundle(const std::string& path);
+  Status WriteBundle(const std::string& path, const CheckpointOptions& options);
   // Increments the counter and writes "prefix-<number or counter>"; the
   // counter is rolled back on error.
-  Result<std::string> SaveNumbered(const std::string& prefix, std::optional<int64_t> number);
+  Result<std::string> SaveNumbered(const std::string& prefix, std::optional<int64_t> number,
+                                   const CheckpointOptions& options);
   static std::shared_ptr<internal::DeferredRestore>& DeferredOf(Trackable* t) {
     return t->deferred_;
   }
@@ -171,9 +182,11 @@ Result<CheckpointState> ReadCheckpointState(const std::string& dir);
 // file); `name` is used in errors.
 Result<CheckpointState> ParseCheckpointState(std::string_view text, const std::string& dir,
                                              const std::string& name);
-// Writes `dir`/checkpoint atomically (temporary file, then rename), paths
-// inside `dir` made relative, in TensorFlow's text format.
-Status WriteCheckpointState(const std::string& dir, const CheckpointState& state);
+// Writes `dir`/checkpoint atomically (temporary file, fsynced, then rename),
+// paths inside `dir` made relative, in TensorFlow's text format. With
+// `sync`, `dir` is fsynced after the rename too.
+Status WriteCheckpointState(const std::string& dir, const CheckpointState& state,
+                            bool sync = false);
 // The newest checkpoint prefix the state file in `dir` names, if that file
 // exists, parses and the checkpoint's index file exists
 // (tf.train.latest_checkpoint).
@@ -193,15 +206,19 @@ class CheckpointManager {
 
   // Writes "directory/name-N", N = `checkpoint_number` or else the
   // checkpoint's save counter after incrementing it (always incremented).
-  // Returns the prefix written. Creates `directory` if needed.
-  Result<std::string> Save(std::optional<int64_t> checkpoint_number = {});
+  // Returns the prefix written. Creates `directory` if needed. A process
+  // killed at any moment of a Save() leaves latest_checkpoint() restorable
+  // (the previous checkpoint, or this one); `options.sync` extends that to
+  // a power loss.
+  Result<std::string> Save(std::optional<int64_t> checkpoint_number = {},
+                           const CheckpointOptions& options = {});
   std::optional<std::string> latest_checkpoint() const { return latest_; }
   // The checkpoints managed (oldest first), which later saves may delete.
   const std::vector<std::string>& checkpoints() const { return checkpoints_; }
   const std::string& directory() const { return directory_; }
 
  private:
-  Status RecordState();
+  Status RecordState(bool sync);
 
   Checkpoint* checkpoint_;
   std::string directory_;

@@ -218,8 +218,9 @@ class TextReader {
   size_t pos_ = 0;
 };
 
-// Writes `contents` to `path` through a temporary file renamed over it.
-Status AtomicWrite(const std::string& path, std::string_view contents) {
+// Writes `contents` to `path` through a temporary file renamed over it; with
+// `sync_dir`, the folder is fsynced after the rename.
+Status AtomicWrite(const std::string& path, std::string_view contents, bool sync_dir) {
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -246,6 +247,16 @@ Status AtomicWrite(const std::string& path, std::string_view contents) {
     const std::string err = std::strerror(errno);
     ::unlink(tmp.c_str());
     return Status::Unavailable("cannot rename " + tmp + " to " + path + ": " + err);
+  }
+  if (sync_dir) {
+    const std::string dir = fs::path(path).parent_path().empty()
+                                ? std::string(".")
+                                : fs::path(path).parent_path().string();
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int rc = dfd < 0 ? -1 : ::fsync(dfd);
+    const std::string err = std::strerror(errno);
+    if (dfd >= 0) ::close(dfd);
+    if (rc != 0) return Status::Unavailable("cannot sync folder " + dir + ": " + err);
   }
   return Status::OK();
 }
@@ -291,7 +302,7 @@ Result<CheckpointState> ParseCheckpointState(std::string_view text, const std::s
   return state;
 }
 
-Status WriteCheckpointState(const std::string& dir, const CheckpointState& state) {
+Status WriteCheckpointState(const std::string& dir, const CheckpointState& state, bool sync) {
   std::string text;
   if (!state.model_checkpoint_path.empty()) {
     text += "model_checkpoint_path: \"" + CEscape(RelativeTo(dir, state.model_checkpoint_path)) +
@@ -306,7 +317,7 @@ Status WriteCheckpointState(const std::string& dir, const CheckpointState& state
   if (state.last_preserved_timestamp != 0) {
     text += "last_preserved_timestamp: " + FormatDouble(state.last_preserved_timestamp) + "\n";
   }
-  return AtomicWrite(StatePath(dir), text);
+  return AtomicWrite(StatePath(dir), text, sync);
 }
 
 std::optional<std::string> LatestCheckpoint(const std::string& dir) {
@@ -350,17 +361,19 @@ CheckpointManager::CheckpointManager(Checkpoint* checkpoint, std::string directo
   }
 }
 
-Status CheckpointManager::RecordState() {
+Status CheckpointManager::RecordState(bool sync) {
   CheckpointState state;
   state.model_checkpoint_path = latest_.value_or("");
   state.all_model_checkpoint_paths = checkpoints_;
   state.all_model_checkpoint_timestamps = timestamps_;
   state.last_preserved_timestamp = last_preserved_timestamp_;
-  return WriteCheckpointState(directory_, state);
+  return WriteCheckpointState(directory_, state, sync);
 }
 
-Result<std::string> CheckpointManager::Save(std::optional<int64_t> checkpoint_number) {
-  SLUICE_ASSIGN_OR_RETURN(std::string path, checkpoint_->SaveNumbered(prefix_, checkpoint_number));
+Result<std::string> CheckpointManager::Save(std::optional<int64_t> checkpoint_number,
+                                            const CheckpointOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(std::string path,
+                          checkpoint_->SaveNumbered(prefix_, checkpoint_number, options));
   const double now = Now();
   for (size_t i = 0; i < checkpoints_.size(); ++i) {
     if (checkpoints_[i] == path) {  // overwritten: it moves to the back
@@ -374,14 +387,14 @@ Result<std::string> CheckpointManager::Save(std::optional<int64_t> checkpoint_nu
   latest_ = path;
   // Record the new checkpoint before deleting, then again without the
   // deleted ones, as TensorFlow does.
-  SLUICE_RETURN_IF_ERROR(RecordState());
+  SLUICE_RETURN_IF_ERROR(RecordState(options.sync));
   if (max_to_keep_ > 0 && checkpoints_.size() > static_cast<size_t>(max_to_keep_)) {
     while (checkpoints_.size() > static_cast<size_t>(max_to_keep_)) {
       DeleteCheckpointFiles(checkpoints_.front());
       checkpoints_.erase(checkpoints_.begin());
       timestamps_.erase(timestamps_.begin());
     }
-    SLUICE_RETURN_IF_ERROR(RecordState());
+    SLUICE_RETURN_IF_ERROR(RecordState(options.sync));
   }
   return path;
 }

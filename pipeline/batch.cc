@@ -1,5 +1,12 @@
 // batch: stacks batch_size consecutive elements. A map input places its
 // rows into the batch's buffer (map-and-batch fusion, RowPlacer).
+//
+// RAM: the rows a batch collects are charged as it takes them (they left
+// the input's buffers, or were made for it), and from the first row on the
+// stage keeps room reserved for one stacked batch (batch_size x the largest
+// row; none when fused, where the rows already are the batch), so read-ahead
+// below leaves it free. A batch that cannot fit in the whole budget is
+// ResourceExhausted naming the sizes.
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/stack.h"
 #include "sluice/pipeline/internal/stages.h"
@@ -20,12 +27,14 @@ ElementSpec BatchedSpec(const ElementSpec& in, int64_t dim0) {
 class BatchIterator : public IteratorNode {
  public:
   BatchIterator(IteratorContext& ctx, const DatasetNode& node, std::unique_ptr<IteratorNode> input,
-                int64_t bs, BatchOptions o)
+                int64_t bs, BatchOptions o, bool fused)
       : IteratorNode(&ctx, ctx.CountersFor(&node)),
         node_(node),
         input_(std::move(input)),
         bs_(bs),
-        o_(std::move(o)) {}
+        o_(std::move(o)),
+        fused_(fused) {}
+  ~BatchIterator() override { ctx()->memory().ReleaseRequired(reserved_); }
 
   Status Save(StateWriter& w) override {
     w.Tag("batch");
@@ -47,11 +56,15 @@ class BatchIterator : public IteratorNode {
     }
     std::vector<Element> rows;
     rows.reserve(static_cast<size_t>(bs_));
+    ScopedCharge charge(ctx()->memory());
     input_->ExpectNext(bs_);
     while (static_cast<int64_t>(rows.size()) < bs_) {
       SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, input_->Next());
       if (!e) break;
+      const int64_t b = ElementBytes(*e);
+      charge.Add(b);
       rows.push_back(std::move(*e));
+      SLUICE_RETURN_IF_ERROR(ReserveFor(b));
     }
     if (rows.empty() || (o_.drop_remainder && static_cast<int64_t>(rows.size()) < bs_)) {
       return std::optional<Element>();
@@ -92,11 +105,37 @@ class BatchIterator : public IteratorNode {
     return NextResult(std::optional<Element>(std::move(b).value()));
   }
 
+  // A row of `b` bytes was taken: the reservation for the stacked batch
+  // follows the largest row, and a batch that cannot fit is an error.
+  Status ReserveFor(int64_t b) {
+    if (b <= row_est_) return Status::OK();
+    row_est_ = b;
+    const int64_t limit = ctx()->memory().limit();
+    const int64_t rows = bs_ * row_est_;
+    const int64_t need = fused_ ? rows : 2 * rows;
+    if (need > limit) {
+      return TooBigForBudget(node_.name(),
+                             "a batch of " + std::to_string(bs_) + " rows of up to " +
+                                 ByteSize(row_est_) +
+                                 (fused_ ? "" : ", with its rows while it is stacked,"),
+                             need, limit);
+    }
+    const int64_t want = fused_ ? 0 : rows;
+    if (want > reserved_) {
+      ctx()->memory().ChargeRequired(want - reserved_);
+      reserved_ = want;
+    }
+    return ctx()->memory().CheckRequired(node_.name());
+  }
+
   const DatasetNode& node_;
   std::unique_ptr<IteratorNode> input_;
   const int64_t bs_;
   const BatchOptions o_;
-  bool stacked_ = true;  // until the input says it does not make stacked reads
+  const bool fused_;      // the map below places rows into the batch's buffer
+  int64_t row_est_ = 0;   // the largest row taken
+  int64_t reserved_ = 0;  // charged for the stacked output
+  bool stacked_ = true;   // until the input says it does not make stacked reads
 };
 
 class BatchNode : public DatasetNode {
@@ -118,8 +157,8 @@ class BatchNode : public DatasetNode {
       p.rows_per_batch = bs_;
     }
     SLUICE_ASSIGN_OR_RETURN(auto input, MakeIteratorOf(*inputs()[0], ctx, p));
-    return std::unique_ptr<IteratorNode>(
-        std::make_unique<BatchIterator>(ctx, *this, std::move(input), bs_, o_));
+    return std::unique_ptr<IteratorNode>(std::make_unique<BatchIterator>(
+        ctx, *this, std::move(input), bs_, o_, p.rows_per_batch > 0));
   }
 
  private:

@@ -3,7 +3,10 @@
 //
 // In memory (filename empty): the elements of the first pass that reaches
 // the end of the input are stored in the node (shared by every iterator of
-// the Dataset, under a mutex; not charged to the RAM budget). Until then,
+// the Dataset, under a mutex). They are charged to the RAM budget of the
+// iterator that records them (a pass whose cache would exceed the whole
+// budget is ResourceExhausted) and of every iterator that reads them, for
+// its life, since they stay in memory while it runs. Until then,
 // each new iterator runs the input and records what it sees; the first to
 // finish publishes. A pass that stops early, fails, or was restored from a
 // checkpoint mid-way publishes nothing.
@@ -103,13 +106,17 @@ class CacheIterator : public IteratorNode {
  public:
   CacheIterator(IteratorContext& ctx, const CacheNode& node, const IteratorParams& params)
       : IteratorNode(&ctx, ctx.CountersFor(&node)), node_(node), params_(params) {}
-  ~CacheIterator() override { AbandonFile(); }
+  ~CacheIterator() override {
+    AbandonFile();
+    ChargeTo(0);
+  }
 
   // Chooses the mode for a fresh pass.
   Status Start() {
     if (node_.filename().empty()) {
       if ((memory_ = node_.memory())) {
         mode_ = Mode::kReadMemory;
+        ChargeTo(Bytes(*memory_));
         return Status::OK();
       }
       mode_ = Mode::kWrite;
@@ -164,6 +171,7 @@ class CacheIterator : public IteratorNode {
     AbandonFile();
     reader_.reset();
     elements_.clear();
+    ChargeTo(0);
     publish_ = false;
     switch (static_cast<Mode>(mode)) {
       case Mode::kReadMemory:
@@ -175,6 +183,7 @@ class CacheIterator : public IteratorNode {
           }
           mode_ = Mode::kReadMemory;
           pos_ = pos;
+          ChargeTo(Bytes(*memory_));
           return Status::OK();
         }
         // The cache is gone (a new process): replay the input up to pos.
@@ -210,6 +219,8 @@ class CacheIterator : public IteratorNode {
     NextResult e = input_->Next();
     if (!e.ok()) {
       publish_ = false;
+      elements_.clear();
+      ChargeTo(0);
       AbandonFile();
       return e;
     }
@@ -227,6 +238,19 @@ class CacheIterator : public IteratorNode {
         return s.WithContext("cache: writing " + node_.filename());
       }
     } else if (publish_) {
+      const int64_t b = ElementBytes(**e);
+      if (charged_ + b > ctx()->memory().limit()) {
+        const int64_t need = charged_ + b;
+        publish_ = false;
+        elements_.clear();
+        ChargeTo(0);
+        return Status::ResourceExhausted(
+            "stage '" + node_.name() + "': cache() in memory would hold " + ByteSize(need) +
+            " after " + std::to_string(pos_) + " elements, more than the whole ram_budget of " +
+            ByteSize(ctx()->memory().limit()) +
+            "; cache to a file (cache(filename)) or raise Options::ram_budget");
+      }
+      ChargeTo(charged_ + b);
       elements_.push_back(**e);
     }
     return e;
@@ -345,6 +369,18 @@ class CacheIterator : public IteratorNode {
     return std::optional<Element>(std::move(e));
   }
 
+  static int64_t Bytes(const Elements& elements) {
+    int64_t n = 0;
+    for (const Element& e : elements) n += ElementBytes(e);
+    return n;
+  }
+  // Sets what this iterator has charged for cached elements to `bytes`.
+  void ChargeTo(int64_t bytes) {
+    if (bytes > charged_) ctx()->memory().ChargeRequired(bytes - charged_);
+    if (bytes < charged_) ctx()->memory().ReleaseRequired(charged_ - bytes);
+    charged_ = bytes;
+  }
+
   void AbandonFile() {
     writer_.reset();
     if (!tmp_.empty()) {
@@ -366,6 +402,7 @@ class CacheIterator : public IteratorNode {
   std::unique_ptr<IteratorNode> input_;
   bool publish_ = false;
   Elements elements_;
+  int64_t charged_ = 0;  // for elements_ (writing) or memory_ (reading)
   std::unique_ptr<TFRecordWriter> writer_;
   std::string tmp_;
   std::string encoded_;

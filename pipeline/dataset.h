@@ -136,7 +136,9 @@ class Dataset {
   // Prepends an int64 index component named "index" (start, start+1...).
   Dataset enumerate(int64_t start = 0) const;
   // Skips elements whose production failed (counted in stats) instead of
-  // ending the pipeline. Cancellation is never ignored.
+  // ending the pipeline. Cancellation and RAM budget errors (a budget too
+  // small for an element, a batch or what the pipeline must hold) are never
+  // ignored.
   Dataset ignore_errors() const;
   Dataset with_options(Options options) const;
   // transformation(*this): a reusable piece of pipeline written as a

@@ -1,5 +1,6 @@
 // ignore_errors: skips elements whose production failed, counting them.
 #include "sluice/pipeline/internal/context.h"
+#include "sluice/pipeline/internal/errors.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
 
@@ -35,7 +36,10 @@ class IgnoreErrorsIterator : public IteratorNode {
         if (r->has_value()) consecutive_ = 0;
         return r;
       }
-      if (r.status().code() == StatusCode::kCancelled || ctx()->cancelled()) return r;
+      if (r.status().code() == StatusCode::kCancelled || IsBudgetError(r.status()) ||
+          ctx()->cancelled()) {
+        return r;
+      }
       Keep(r.status());
       if (++consecutive_ >= kMaxConsecutiveErrors) {
         consecutive_ = 0;

@@ -5,17 +5,19 @@
 //
 // With parallelism > 1 every open dataset's iterator is read ahead by tasks
 // of the iterator's graph into a small per-slot buffer (a task never blocks:
-// it leaves when its slot's buffer is full, the RAM budget is reached or the
-// iterator is paused). The consumer takes elements in the sequential order
-// (deterministic) or from any slot with one ready; when nobody is reading
-// the slot it needs, it reads it itself rather than wait. Empty slots are
-// opened ahead, by the consumer, in the order the sequential algorithm would
-// open them, so the output equals the sequential one.
+// it leaves when no slot needs reading, the RAM budget is reached or the
+// iterator is paused; a task whose slot the consumer took reads another).
+// The consumer takes elements in the sequential order (deterministic) or
+// from any slot with one ready; when nobody is reading the slot it needs, it
+// reads it itself rather than wait. Empty slots are opened ahead, by the
+// consumer, in the order the sequential algorithm would open them, so the
+// output equals the sequential one.
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/stages.h"
@@ -72,8 +74,11 @@ class InterleaveIterator : public IteratorNode {
     stopping_ = true;
     shared_->stopping = true;
     // Tasks queued but not started will see `stopping` and not touch this.
+    CpuIdle idle(ctx()->cpu());
     cv_.wait(l, [this] { return shared_->running == 0; });
     for (Slot& s : slots_) ReleaseBufferLocked(s);
+    ctx()->memory().ReleaseRequired(consumer_reserved_);
+    consumer_reserved_ = 0;
     l.unlock();
     for (Slot& s : slots_) {
       s.it.reset();
@@ -90,6 +95,7 @@ class InterleaveIterator : public IteratorNode {
   Status Save(StateWriter& w) override {
     std::unique_lock<std::mutex> l(mu_);
     paused_ = true;
+    CpuIdle idle(ctx()->cpu());
     cv_.wait(l, [this] { return shared_->running == 0; });
     Status s = SaveLocked(w);
     paused_ = false;
@@ -100,6 +106,7 @@ class InterleaveIterator : public IteratorNode {
   Status Restore(StateReader& r) override {
     std::unique_lock<std::mutex> l(mu_);
     paused_ = true;
+    CpuIdle idle(ctx()->cpu());
     cv_.wait(l, [this] { return shared_->running == 0; });
     Status s = RestoreLocked(r);
     paused_ = false;
@@ -156,6 +163,7 @@ class InterleaveIterator : public IteratorNode {
           }
         }
         LaunchLocked();
+        CpuIdle idle(ctx()->cpu());
         cv_.wait_for(l, kWaitSlice);
         continue;
       }
@@ -163,8 +171,11 @@ class InterleaveIterator : public IteratorNode {
       s.pulling = true;
       IteratorNode* it = s.it.get();
       l.unlock();
-      NextResult r = it->Next();
-      l.lock();
+      NextResult r = [&] {
+        CpuUse use(ctx()->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
+        return it->Next();
+      }();
+      MeasureLocked(l, r);
       s.pulling = false;
       cv_.notify_all();
       if (!r.ok()) return r;
@@ -283,6 +294,27 @@ class InterleaveIterator : public IteratorNode {
     l.lock();
   }
 
+  // Re-locks `l` (released for a read of `r`), then measures what was read:
+  // the estimate grows, room stays reserved for the consumer's element, and
+  // an element larger than the whole budget becomes a ResourceExhausted
+  // error. Returns its bytes (0 for an error or the end).
+  int64_t MeasureLocked(std::unique_lock<std::mutex>& l, NextResult& r) {
+    int64_t bytes = r.ok() && r->has_value() ? ElementBytes(**r) : 0;
+    const int64_t limit = ctx()->memory().limit();
+    if (bytes > limit) {
+      r = TooBigForBudget(node_.name(), "an element read from sub-dataset", bytes, limit);
+      bytes = 0;
+    }
+    l.lock();
+    if (bytes > 0 || (r.ok() && r->has_value())) size_known_ = true;
+    est_bytes_ = std::max(est_bytes_, bytes);
+    if (est_bytes_ > consumer_reserved_) {
+      ctx()->memory().ChargeRequired(est_bytes_ - consumer_reserved_);
+      consumer_reserved_ = est_bytes_;
+    }
+    return bytes;
+  }
+
   void ReleaseLocked(int64_t charged) {
     if (charged == 0) return;
     ctx()->memory().Release(charged);
@@ -296,16 +328,13 @@ class InterleaveIterator : public IteratorNode {
 
   // Starts tasks reading ahead, nearest slots in the cycle first.
   void LaunchLocked() {
-    if (!parallel_ || stopping_ || paused_ || ctx()->cancelled()) return;
+    if (!parallel_ || !size_known_ || stopping_ || paused_ || ctx()->cancelled()) return;
     const int64_t parallelism = Parallelism();
     counters()->parallelism.store(parallelism, std::memory_order_relaxed);
     for (int64_t k = 0; k < config_.cycle_length && tasks_ < parallelism; ++k) {
       const size_t i = static_cast<size_t>((cycle_index_ + k) % config_.cycle_length);
       Slot& s = slots_[i];
-      if (!s.it || s.ended || s.queued || s.pulling ||
-          static_cast<int64_t>(s.buf.size()) >= capacity_) {
-        continue;
-      }
+      if (!Readable(s) || s.queued) continue;
       s.queued = true;
       ++tasks_;
       ctx()->Submit([sh = shared_, this, i] {
@@ -319,33 +348,57 @@ class InterleaveIterator : public IteratorNode {
     }
   }
 
-  // Reads ahead in slot i while there is room. REQUIRES: l holds mu_.
+  // A slot a task may read ahead in: open, not ended, not being read, room
+  // in its buffer.
+  bool Readable(const Slot& s) const {
+    return s.it && !s.ended && !s.pulling && static_cast<int64_t>(s.buf.size()) < capacity_;
+  }
+
+  // Reads ahead in slot i while there is room; when the slot cannot be read
+  // (the consumer got to it first, it is full or ended), goes on with the
+  // nearest readable slot no task has, so that a task launched for the slot
+  // the consumer then read itself is not wasted. REQUIRES: l holds mu_.
   void TaskBody(std::unique_lock<std::mutex>& l, size_t i) {
-    Slot& s = slots_[i];
     for (;;) {
-      if (stopping_ || paused_ || ctx()->cancelled() || !s.it || s.ended || s.pulling ||
-          static_cast<int64_t>(s.buf.size()) >= capacity_) {
-        break;
+      if (stopping_ || paused_ || ctx()->cancelled()) break;
+      if (!Readable(slots_[i])) {
+        std::optional<size_t> next;
+        for (int64_t k = 0; k < config_.cycle_length && !next; ++k) {
+          const size_t j = static_cast<size_t>((cycle_index_ + k) % config_.cycle_length);
+          if (Readable(slots_[j]) && !slots_[j].queued) next = j;
+        }
+        if (!next) break;
+        slots_[i].queued = false;
+        i = *next;
+        slots_[i].queued = true;
+        continue;
       }
+      Slot& s = slots_[i];
       const int64_t est = est_bytes_;
-      // The first element of a slot is allowed alone; later ones must fit.
-      if (!s.buf.empty() && !ctx()->memory().TryCharge(est)) break;
-      if (s.buf.empty()) ctx()->memory().Charge(est);
+      // Until an element has been measured only the consumer reads (what it
+      // reads is handed over, not buffered); then every read ahead must fit,
+      // a slot's first as much as the others.
+      if (!size_known_ || !ctx()->memory().TryCharge(est)) break;
       s.pulling = true;
       IteratorNode* it = s.it.get();
       l.unlock();
-      NextResult r = [&] {
+      NextResult r = [&]() -> NextResult {
+        // Reading ahead computes: it holds the stage's CPU share, taken
+        // before the timer starts (and not used after cancellation).
+        CpuUse use(ctx()->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
+        if (ctx()->cancelled()) return Status::Cancelled("pipeline cancelled");
         CallTimer timer(counters());
         return it->Next();
       }();
-      const int64_t bytes = r.ok() && r->has_value() ? ElementBytes(**r) : 0;
-      l.lock();
+      const int64_t bytes = MeasureLocked(l, r);
       s.pulling = false;
-      est_bytes_ = std::max(est_bytes_, bytes);
       if (r.ok() && !r->has_value()) {
         ctx()->memory().Release(est);
         s.ended = true;
       } else {
+        // Larger than every earlier element: it exists already, so it is
+        // charged past the limit, and no read ahead starts until the total
+        // is back under it.
         if (bytes > est)
           ctx()->memory().Charge(bytes - est);
         else
@@ -359,7 +412,7 @@ class InterleaveIterator : public IteratorNode {
       }
       cv_.notify_all();
     }
-    s.queued = false;
+    slots_[i].queued = false;
     --tasks_;
   }
 
@@ -479,6 +532,8 @@ class InterleaveIterator : public IteratorNode {
   bool paused_ = false;
   int64_t tasks_ = 0;  // tasks submitted and not finished (while the iterator lives)
   int64_t est_bytes_ = 0;
+  bool size_known_ = false;        // an element was read (and measured)
+  int64_t consumer_reserved_ = 0;  // charged for the consumer's element (MeasureLocked)
 };
 
 class InterleaveNode : public DatasetNode {

@@ -2,6 +2,7 @@
 
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/node.h"
+#include "sluice/pipeline/internal/reaper.h"
 #include "sluice/pipeline/internal/state.h"
 #include "sluice/records/internal/output_file.h"
 
@@ -11,6 +12,10 @@ namespace pi = pipeline_internal;
 
 namespace {
 constexpr std::string_view kMagic = "sluice-iterator-v1";
+// How long a destructor waits for cancelled tasks to leave before it hands
+// the pipeline to the reaper: every task but a slow user call leaves within
+// microseconds of Cancel(), and the whole destructor must take < 100 ms.
+constexpr int64_t kCancelGraceNs = 20'000'000;
 }  // namespace
 
 Iterator::Iterator(std::shared_ptr<const pi::DatasetNode> dataset,
@@ -21,9 +26,7 @@ Iterator::Iterator(Iterator&&) noexcept = default;
 
 Iterator& Iterator::operator=(Iterator&& other) noexcept {
   if (this != &other) {
-    if (ctx_) ctx_->Cancel();
-    root_.reset();
-    ctx_.reset();
+    Shutdown();
     ctx_ = std::move(other.ctx_);
     dataset_ = std::move(other.dataset_);
     root_ = std::move(other.root_);
@@ -33,10 +36,32 @@ Iterator& Iterator::operator=(Iterator&& other) noexcept {
   return *this;
 }
 
-Iterator::~Iterator() {
-  if (ctx_) ctx_->Cancel();
-  root_.reset();  // each stage waits for its own tasks
-  ctx_.reset();
+Iterator::~Iterator() { Shutdown(); }
+
+void Iterator::Shutdown() {
+  if (!ctx_) return;
+  ctx_->Cancel();
+  if (ctx_->WaitUntilIdle(kCancelGraceNs)) {
+    root_.reset();  // each stage waits for its own tasks (none is running)
+    ctx_.reset();
+    dataset_.reset();
+    return;
+  }
+  // A call that does not return soon: its task still uses the stages, the
+  // context and the function, so they are destroyed once it has returned,
+  // on the reaper's thread, in the same order.
+  struct Remains {
+    std::shared_ptr<const pi::DatasetNode> dataset;
+    std::shared_ptr<pi::IteratorContext> ctx;
+    std::unique_ptr<pi::IteratorNode> root;
+  };
+  auto remains =
+      std::make_shared<Remains>(Remains{std::move(dataset_), std::move(ctx_), std::move(root_)});
+  pi::DestroyLater([remains] {
+    remains->root.reset();
+    remains->ctx.reset();
+    remains->dataset.reset();
+  });
 }
 
 Result<std::optional<Element>> Iterator::next() {

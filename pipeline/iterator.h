@@ -3,9 +3,14 @@
 // Made by Dataset::iterator(). It owns the running pipeline: a task arena
 // capped at the CPU budget, a TBB flow graph for the asynchronous stages,
 // their bounded buffers (charged to the RAM budget) and the autotuner.
-// Destroying it cancels the pipeline: every task ends before the destructor
-// returns (a map call already running finishes first; MapContext::cancelled
-// lets a slow one stop early).
+// Destroying it cancels the pipeline and returns within 100 ms: no new work
+// starts and queued tasks are abandoned. A map or generator call already
+// running cannot be interrupted (MapContext::cancelled lets a slow one stop
+// early): if one has not returned within 20 ms, the destructor returns
+// anyway and the pipeline's stages, functions and buffers are freed on a
+// background thread once the call returns (process exit waits for it). Such
+// a call must therefore not use objects its caller destroys right after the
+// iterator; capture them by value or shared_ptr.
 //
 // Thread-safety: next(), save() and restore() must not be called
 // concurrently with each other (one consumer). stats() and WriteTrace() may
@@ -63,6 +68,9 @@ class Iterator {
   Iterator(std::shared_ptr<const pipeline_internal::DatasetNode> dataset,
            std::shared_ptr<pipeline_internal::IteratorContext> ctx,
            std::unique_ptr<pipeline_internal::IteratorNode> root);
+  // Cancels and destroys the pipeline (now, or on the reaper's thread when
+  // a call is slow to return); leaves this iterator empty.
+  void Shutdown();
 
   // Keeps the graph alive: stage iterators refer to their nodes.
   std::shared_ptr<const pipeline_internal::DatasetNode> dataset_;

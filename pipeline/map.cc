@@ -1,6 +1,8 @@
 // map (sequential, or parallel through AsyncMapIterator) and prefetch.
 // Followed by batch, map places its outputs into the batch's buffers
 // (RowPlacer) when the results come in order.
+#include <optional>
+
 #include "sluice/pipeline/internal/async_map.h"
 #include "sluice/pipeline/internal/errors.h"
 #include "sluice/pipeline/internal/row_placer.h"
@@ -86,7 +88,19 @@ class SyncMapIterator : public IteratorNode {
     SLUICE_ASSIGN_OR_RETURN(std::optional<Element> in, input_->Next());
     if (!in) return in;
     MapContext mc{index_++, seed_, &ctx()->cancel_flag()};
-    Result<Element> out = [&] {
+    Result<Element> out = [&]() -> Result<Element> {
+      // A call slower than 20 us holds the stage's CPU share (calls that
+      // wait, say file reads in a sub-dataset of a parallel interleave,
+      // overlap), taken before the share sampler starts; cancellation lets
+      // waiters through at once, and no call starts then. Cheaper calls are
+      // not governed (taking units would cost about what they do) and are
+      // sampled one in 256.
+      std::optional<CpuUse> use;
+      if (counters()->slow_calls.load(std::memory_order_relaxed)) {
+        use.emplace(ctx()->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
+        if (ctx()->cancelled()) return Status::Cancelled("pipeline cancelled");
+      }
+      CallTimer share(counters(), 1, /*count_busy=*/false, /*sample_every=*/256);
       WorkTimer timer(this);
       return ApplyAndPlace(fn_, spec_, node_.name(), placer_.get(), std::move(*in), mc);
     }();
@@ -124,6 +138,7 @@ class MapNode : public DatasetNode {
   Result<Element> Get(IteratorContext& ctx, int64_t i) const override {
     SLUICE_ASSIGN_OR_RETURN(Element in, inputs()[0]->Get(ctx, i));
     MapContext mc{i, ctx.StageSeed(this, std::nullopt), &ctx.cancel_flag()};
+    CpuUse use(ctx.cpu(), 1000);
     return ApplyMap(fn_, options_.output_spec, name(), std::move(in), mc);
   }
 

@@ -33,15 +33,20 @@ struct Options {
   // per-element randomness (MapContext::rng). Unset: a fresh random seed
   // for each iterator, as tf.data does without a seed.
   std::optional<uint64_t> seed;
-  // Cores the pipeline's computation may keep busy: the autotuner keeps
-  // the CPU its tuned stages use within it. The task arena has 4x as many
+  // Cores the pipeline's computation may keep busy, enforced: a thread holds
+  // a share of a core while it computes for the pipeline (a function call,
+  // a read-ahead), and no more than cpu_budget cores are held at once; the
+  // autotuner keeps its choices within it too. The task arena has 4x as many
   // slots, so functions that wait (I/O) do not hold compute's cores.
   // Default: the CPUs this process may run on (sched_getaffinity).
   std::optional<int> cpu_budget;
-  // Bytes the pipeline's buffers (prefetch, parallel map, interleave,
-  // shuffle) may hold together: a hard ceiling. An in-memory cache() belongs
-  // to the Dataset, not the iterator, and is not counted. Default: half of the memory
-  // available to the process (MemAvailable, or the cgroup limit if lower).
+  // Bytes the pipeline may hold, a hard ceiling: read-ahead (prefetch,
+  // parallel map and interleave buffers) starts only if it fits, and what it
+  // must hold (batches being built, shuffle buffers, an in-memory cache(),
+  // open files' read buffers) is charged too; a budget too small for that
+  // is ResourceExhausted naming the stage and the sizes (docs/pipeline.md,
+  // "RAM budget"). Default: half of the memory available to the process
+  // (MemAvailable, or the cgroup limit if lower).
   std::optional<int64_t> ram_budget;
   // Run the autotuner (default true). Off: kAutotune parameters stay at
   // their starting values.

@@ -70,11 +70,21 @@ class PaddedBatchIterator : public IteratorNode {
   NextResult GetNext() override {
     std::vector<Element> rows;
     rows.reserve(static_cast<size_t>(std::min<int64_t>(bs_, 4096)));
+    // The rows are charged while the batch is built (they left the input's
+    // buffers); rows that alone exceed the budget are an error.
+    ScopedCharge charge(ctx()->memory());
     input_->ExpectNext(bs_);
     while (static_cast<int64_t>(rows.size()) < bs_) {
       SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, input_->Next());
       if (!e) break;
+      charge.Add(ElementBytes(*e));
       rows.push_back(std::move(*e));
+      if (charge.bytes() > ctx()->memory().limit()) {
+        return TooBigForBudget(node_.name(),
+                               "the first " + std::to_string(rows.size()) + " rows of a batch of " +
+                                   std::to_string(bs_),
+                               charge.bytes(), ctx()->memory().limit());
+      }
     }
     if (rows.empty() || (o_.drop_remainder && static_cast<int64_t>(rows.size()) < bs_)) {
       return std::optional<Element>();

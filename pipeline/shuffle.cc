@@ -1,6 +1,8 @@
 // shuffle: a buffer of buffer_size elements from which each output is drawn
 // uniformly at random and replaced by the next input element (tf.data's
-// shuffle). The buffer's bytes are charged to the RAM budget; small
+// shuffle). The buffer's bytes are charged to the RAM budget as the
+// consumer's path holds them (read-ahead below then leaves them room); a
+// buffer that alone would exceed the budget is ResourceExhausted. Small
 // elements wait packed (internal/packed_element.h).
 #include <deque>
 
@@ -50,12 +52,12 @@ class ShuffleIterator : public IteratorNode {
     for (uint64_t i = 0; i < n; ++i) {
       SLUICE_ASSIGN_OR_RETURN(Element e, r.Elem());
       const int64_t b = ElementBytes(e);
-      if (!ctx()->memory().TryCharge(b)) {
-        return Status::ResourceExhausted("restoring stage '" + node_.name() +
-                                         "': " + std::to_string(i + 1) +
-                                         " buffered elements exceed the ram_budget of " +
-                                         std::to_string(ctx()->memory().limit()) + " bytes");
+      if (bytes_ + b > ctx()->memory().limit()) {
+        return Status::ResourceExhausted(
+            "restoring stage '" + node_.name() + "': " + std::to_string(i + 1) +
+            " buffered elements exceed the ram_budget of " + ByteSize(ctx()->memory().limit()));
       }
+      ctx()->memory().ChargeRequired(b);
       Add(std::move(e), b);
     }
     return input_->Restore(r);
@@ -71,15 +73,17 @@ class ShuffleIterator : public IteratorNode {
         break;
       }
       const int64_t b = ElementBytes(*e);
-      if (!ctx()->memory().TryCharge(b)) {
+      if (bytes_ + b > ctx()->memory().limit()) {
         return Status::ResourceExhausted(
             "stage '" + node_.name() + "' (buffer_size " + std::to_string(buffer_size_) +
-            "): holding " + std::to_string(buffer_.size()) + " elements of " +
-            std::to_string(bytes_) + " bytes, the next element (" + std::to_string(b) +
-            " bytes) would exceed the RAM budget of " + std::to_string(ctx()->memory().limit()) +
-            " bytes; use a smaller buffer_size or raise Options::ram_budget");
+            "): holding " + std::to_string(buffer_.size()) + " elements of " + ByteSize(bytes_) +
+            ", the next element (" + ByteSize(b) + ") would exceed the RAM budget of " +
+            ByteSize(ctx()->memory().limit()) +
+            "; use a smaller buffer_size or raise Options::ram_budget");
       }
+      ctx()->memory().ChargeRequired(b);
       Add(std::move(*e), b);
+      SLUICE_RETURN_IF_ERROR(ctx()->memory().CheckRequired(node_.name()));
     }
     if (buffer_.empty()) return std::optional<Element>();
     Rng rng(seed_, draws_++);
@@ -89,7 +93,7 @@ class ShuffleIterator : public IteratorNode {
     buffer_.pop_back();
     const int64_t b = ElementBytes(out);
     bytes_ -= b;
-    ctx()->memory().Release(b);
+    ctx()->memory().ReleaseRequired(b);
     counters()->buffered_bytes.fetch_sub(b, std::memory_order_relaxed);
     counters()->buffer_depth.store(static_cast<int64_t>(buffer_.size()), std::memory_order_relaxed);
     return std::optional<Element>(std::move(out));
@@ -103,7 +107,7 @@ class ShuffleIterator : public IteratorNode {
     counters()->buffer_depth.store(static_cast<int64_t>(buffer_.size()), std::memory_order_relaxed);
   }
   void Clear() {
-    ctx()->memory().Release(bytes_);
+    ctx()->memory().ReleaseRequired(bytes_);
     counters()->buffered_bytes.fetch_sub(bytes_, std::memory_order_relaxed);
     counters()->buffer_depth.store(0, std::memory_order_relaxed);
     bytes_ = 0;

@@ -389,6 +389,8 @@ class TFRecordIterator : public IteratorNode {
       }
       const uint64_t before = s.reader->next_record_number();
       Result<std::optional<Record>> rec = s.reader->Next();
+      s.charge.Set(static_cast<int64_t>(s.reader->buffer_bytes()));
+      SLUICE_RETURN_IF_ERROR(ctx()->memory().CheckRequired(node_.name()));
       if (!rec.ok()) {
         // A record whose data is corrupt was passed (the framing held): it
         // takes its turn in the rotation like a record. A reader that could
@@ -414,17 +416,53 @@ class TFRecordIterator : public IteratorNode {
   void EndSlot() {
     OpenSlot& s = slots_[static_cast<size_t>(ptr_)];
     if (next_file_ < static_cast<int64_t>(node_.files().size())) {
-      s = OpenSlot{next_file_++, 0, nullptr};
+      s = OpenSlot{next_file_++, 0, nullptr, {}};
     } else {
       slots_.erase(slots_.begin() + ptr_);
       if (ptr_ >= static_cast<int64_t>(slots_.size())) ptr_ = 0;
     }
   }
 
+  // An open reader's read buffers (TFRecordReader::buffer_bytes: at least
+  // buffer_size, more with records larger than that), charged to the RAM
+  // budget while the reader is open: with many files open (interleave,
+  // num_parallel_reads) they add up.
+  class BufferCharge {
+   public:
+    BufferCharge() = default;
+    BufferCharge(MemoryBudget* budget, int64_t bytes) : budget_(budget), bytes_(bytes) {
+      budget_->ChargeRequired(bytes_);
+    }
+    void Set(int64_t bytes) {
+      if (budget_ == nullptr) return;
+      if (bytes > bytes_) budget_->ChargeRequired(bytes - bytes_);
+      if (bytes < bytes_) budget_->ReleaseRequired(bytes_ - bytes);
+      bytes_ = bytes;
+    }
+    BufferCharge(BufferCharge&& o) noexcept
+        : budget_(std::exchange(o.budget_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+    BufferCharge& operator=(BufferCharge&& o) noexcept {
+      if (this != &o) {
+        if (budget_) budget_->ReleaseRequired(bytes_);
+        budget_ = std::exchange(o.budget_, nullptr);
+        bytes_ = std::exchange(o.bytes_, 0);
+      }
+      return *this;
+    }
+    ~BufferCharge() {
+      if (budget_) budget_->ReleaseRequired(bytes_);
+    }
+
+   private:
+    MemoryBudget* budget_ = nullptr;
+    int64_t bytes_ = 0;
+  };
+
   struct OpenSlot {
     int64_t file = 0;
     int64_t record = 0;  // where to start when the reader is opened
     std::unique_ptr<TFRecordReader> reader;
+    BufferCharge charge;  // for `reader`
   };
 
   void Reset() {
@@ -432,7 +470,7 @@ class TFRecordIterator : public IteratorNode {
     const int64_t f = static_cast<int64_t>(node_.files().size());
     for (next_file_ = 0; next_file_ < std::min(f, node_.record_options().num_parallel_reads);
          ++next_file_) {
-      slots_.push_back({next_file_, 0, nullptr});
+      slots_.push_back({next_file_, 0, nullptr, {}});
     }
     ptr_ = 0;
   }
@@ -463,6 +501,8 @@ class TFRecordIterator : public IteratorNode {
       }
     }
     s.reader = std::move(rd);
+    s.charge =
+        BufferCharge(&ctx()->memory(), std::max<int64_t>(node_.record_options().buffer_size, 4096));
     return Status::OK();
   }
 

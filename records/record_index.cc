@@ -141,8 +141,9 @@ std::string RecordIndex::ToText() const {
   return out;
 }
 
-Status RecordIndex::Save(const std::string& idx_path) const {
-  SLUICE_ASSIGN_OR_RETURN(auto out, records_internal::OutputFile::Create(idx_path, {}));
+Status RecordIndex::Save(const std::string& idx_path, bool sync) const {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto out, records_internal::OutputFile::Create(idx_path, {.atomic = true, .sync = sync}));
   SLUICE_RETURN_IF_ERROR(out->Append(ToText()));
   return out->Commit();
 }

@@ -56,7 +56,8 @@ class RecordIndex {
   // The index text ("offset length\n" per record).
   std::string ToText() const;
   // Writes ToText() to `idx_path` under a temporary name, renamed on success.
-  Status Save(const std::string& idx_path) const;
+  // With `sync`, the file and then its folder are fsynced (power-loss safe).
+  Status Save(const std::string& idx_path, bool sync = false) const;
 
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sluice/core/float16.h"
+#include "sluice/records/internal/wire.h"
 #include "sluice/records/proto/event.pb.h"
 #include "sluice/records/tfrecord_writer.h"
 
@@ -58,6 +59,25 @@ proto::TensorProto* AddValue(proto::Event* event, std::string_view tag, std::str
   v->set_tag(std::string(tag));
   v->mutable_metadata()->mutable_plugin_data()->set_plugin_name(std::string(plugin));
   return v->mutable_tensor();
+}
+
+// Summary.Value.tag is a proto3 string: a tag that is not UTF-8 would be
+// written, and then every reader (TensorBoard, ParseFromString) would
+// reject the event. Found by event_file_fuzz.
+Status CheckTag(std::string_view kind, std::string_view tag) {
+  if (records_internal::IsValidUtf8(reinterpret_cast<const uint8_t*>(tag.data()), tag.size())) {
+    return Status::OK();
+  }
+  std::string shown;
+  for (unsigned char c : tag) {
+    if (c >= 0x20 && c < 0x7f) {
+      shown += static_cast<char>(c);
+    } else {
+      shown += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return Status::InvalidArgument(fmt::format(
+      "{} tag '{}' is not valid UTF-8 (TensorBoard could not read the event)", kind, shown));
 }
 
 template <typename T>
@@ -106,6 +126,14 @@ Result<Tensor> HistogramBuckets(const Tensor& values, int buckets) {
   }
   std::span<double> rows = out.flat<double>();
   const double range = hi - lo;
+  if (!std::isfinite(range)) {
+    // float64 values more than DBL_MAX apart: every width and offset would
+    // be infinite or NaN, and a NaN bucket index wrote outside the rows.
+    return Status::InvalidArgument(fmt::format(
+        "histogram values span {} to {}: the range overflows a double, so they cannot be "
+        "bucketed (TensorFlow writes meaningless buckets for those)",
+        lo, hi));
+  }
   if (range == 0) {
     for (int64_t b = 0; b < k; ++b) rows[3 * b] = rows[3 * b + 1] = hi;
     rows[3 * (k - 1) + 2] = static_cast<double>(data.size());
@@ -116,7 +144,8 @@ Result<Tensor> HistogramBuckets(const Tensor& values, int buckets) {
   // min + width * i (tf.linspace), the last edge exactly max.
   const double width = range / static_cast<double>(k);
   for (double v : data) {
-    const int64_t b = std::min(static_cast<int64_t>(std::floor((v - lo) / width)), k - 1);
+    const double at = std::floor((v - lo) / width);  // finite: 0 <= v - lo <= range
+    const int64_t b = std::clamp<int64_t>(static_cast<int64_t>(at), 0, k - 1);
     rows[3 * b + 2] += 1;
   }
   for (int64_t b = 0; b < k; ++b) {
@@ -206,6 +235,7 @@ SummaryWriter::~SummaryWriter() {
 }
 
 Status SummaryWriter::Scalar(std::string_view tag, float value, int64_t step) {
+  SLUICE_RETURN_IF_ERROR(CheckTag("scalar", tag));
   proto::Event event;
   event.set_step(step);
   proto::TensorProto* t = AddValue(&event, tag, "scalars");
@@ -219,6 +249,7 @@ Status SummaryWriter::Scalar(std::string_view tag, float value, int64_t step) {
 
 Status SummaryWriter::Histogram(std::string_view tag, const Tensor& values, int64_t step,
                                 int buckets) {
+  SLUICE_RETURN_IF_ERROR(CheckTag("histogram", tag));
   Result<Tensor> rows = HistogramBuckets(values, buckets);
   if (!rows.ok()) {
     return Status(rows.status().code(),
@@ -240,6 +271,7 @@ Status SummaryWriter::Histogram(std::string_view tag, const Tensor& values, int6
 
 Status SummaryWriter::ImagePng(std::string_view tag, int64_t width, int64_t height,
                                std::span<const std::string> pngs, int64_t step) {
+  SLUICE_RETURN_IF_ERROR(CheckTag("image", tag));
   if (width < 0 || height < 0) {
     return Status::InvalidArgument(
         fmt::format("image {}: negative size {}x{}", tag, width, height));
@@ -258,6 +290,7 @@ Status SummaryWriter::ImagePng(std::string_view tag, int64_t width, int64_t heig
 }
 
 Status SummaryWriter::Text(std::string_view tag, std::string_view text, int64_t step) {
+  SLUICE_RETURN_IF_ERROR(CheckTag("text", tag));
   proto::Event event;
   event.set_step(step);
   proto::TensorProto* t = AddValue(&event, tag, "text");

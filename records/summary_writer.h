@@ -18,7 +18,9 @@
 // pending, when `flush_secs` have passed since the last flush (checked when
 // an event is written; there is no background thread), on Flush(), Close()
 // and destruction. After any write error, every later call returns that
-// error, which names the file.
+// error, which names the file. A tag must be valid UTF-8 (Summary.Value.tag
+// is a proto3 string, which readers refuse otherwise): InvalidArgument
+// naming the tag if not.
 //
 // Images: records/ depends on core only, so the writer takes PNG bytes
 // already encoded (ImagePng); encoding an image tensor with ops::EncodePng
@@ -106,8 +108,9 @@ class SummaryWriter {
 // equal-width buckets span [min, max]; a value falls in bucket
 // floor((v - min) / width), the maximum in the last. All values equal: every
 // row is (v, v, 0) but the last, (v, v, n). No values: `buckets` rows of
-// zeros. buckets <= 0: shape [0, 3]. InvalidArgument for a string tensor or
-// a NaN or infinite value (TensorFlow writes meaningless buckets for those).
+// zeros. buckets <= 0: shape [0, 3]. InvalidArgument for a string tensor, a
+// NaN or infinite value, or float64 values whose range (max - min)
+// overflows a double (TensorFlow writes meaningless buckets for those).
 Result<Tensor> HistogramBuckets(const Tensor& values, int buckets = kDefaultHistogramBuckets);
 
 }  // namespace sluice

@@ -92,6 +92,7 @@ std::optional<DType> DTypeFromTFDataType(int tf_dtype) {
 
 struct BundleWriter::Impl {
   std::string prefix;
+  bool sync = false;
   std::unique_ptr<OutputFile> data;
   std::map<std::string, proto::BundleEntryProto, std::less<>> entries;
   int64_t size = 0;
@@ -104,10 +105,13 @@ BundleWriter::BundleWriter(BundleWriter&&) noexcept = default;
 BundleWriter& BundleWriter::operator=(BundleWriter&&) noexcept = default;
 BundleWriter::~BundleWriter() = default;
 
-Result<BundleWriter> BundleWriter::Create(const std::string& prefix) {
+Result<BundleWriter> BundleWriter::Create(const std::string& prefix,
+                                          const BundleWriterOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->prefix = prefix;
-  SLUICE_ASSIGN_OR_RETURN(impl->data, OutputFile::Create(BundleDataFilename(prefix, 0, 1), {}));
+  impl->sync = options.sync;
+  SLUICE_ASSIGN_OR_RETURN(impl->data, OutputFile::Create(BundleDataFilename(prefix, 0, 1),
+                                                         {.atomic = true, .sync = options.sync}));
   return BundleWriter(std::move(impl));
 }
 
@@ -191,7 +195,8 @@ Status BundleWriter::Finish() {
   }
   const std::string index_bytes = table.Finish();
   // Both files are complete under temporary names before either is renamed.
-  Result<std::unique_ptr<OutputFile>> index = OutputFile::Create(BundleIndexFilename(w.prefix), {});
+  Result<std::unique_ptr<OutputFile>> index =
+      OutputFile::Create(BundleIndexFilename(w.prefix), {.atomic = true, .sync = w.sync});
   if (!index.ok()) {
     w.data->Abandon();
     return w.status = index.status();

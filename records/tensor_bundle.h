@@ -60,10 +60,17 @@ struct BundleEntry {
 // between the two renames can pair an old index with new data, which the
 // reader then reports as DataLoss (checksum mismatch). Destroying a writer
 // without Finish() removes its temporary files. Not thread-safe.
+struct BundleWriterOptions {
+  // Finish() fsyncs both files before their renames and the folder after,
+  // so a bundle Finish() published survives a power loss.
+  bool sync = false;
+};
+
 class BundleWriter {
  public:
   // Creates the temporary data file beside `prefix` (its folder must exist).
-  static Result<BundleWriter> Create(const std::string& prefix);
+  static Result<BundleWriter> Create(const std::string& prefix,
+                                     const BundleWriterOptions& options = {});
   BundleWriter(BundleWriter&&) noexcept;
   BundleWriter& operator=(BundleWriter&&) noexcept;
   ~BundleWriter();

@@ -26,7 +26,8 @@ struct TFRecordReader::Impl {
   size_t pos = 0;
   size_t end = 0;
   uint64_t base_offset = 0;
-  // Earlier buffers still referenced by Records; reused once they are not.
+  // Earlier buffers of Floor() bytes still referenced by Records; reused
+  // once they are not.
   std::vector<Buffer> spares;
   uint64_t number = 0;           // number of the next record
   uint64_t known_file_size = 0;  // for uncompressed length checks
@@ -36,6 +37,8 @@ struct TFRecordReader::Impl {
   Result<std::optional<Record>> Next();
   Result<size_t> Ensure(uint64_t need, bool trusted);
   Status Reserve(size_t capacity);
+  // The size of the reader's own buffers (buffer_size, at least 4 KiB).
+  size_t Floor() const { return std::max<size_t>(opts.buffer_size, 4096); }
   Result<std::optional<Record>> Truncated(uint64_t offset, uint64_t have, uint64_t need);
   std::string Where(uint64_t offset) const {
     return fmt::format("{}: record {} at offset {}{}", file->name(), number, offset,
@@ -82,7 +85,12 @@ Status TFRecordReader::Impl::Reserve(size_t capacity) {
   base_offset += pos;
   end = tail;
   pos = 0;
-  if (buf && !buf.unique()) {
+  // Only buffers of the reader's own size are kept to recycle (unique ones
+  // too: the next header read takes one instead of allocating): a bigger
+  // one (made for a record larger than buffer_size) belongs to the records
+  // in it, and the process's buffer pool recycles it once they are gone, so
+  // a reader does not keep big buffers resident after its records are gone.
+  if (buf && buf.size() <= Floor()) {
     if (spares.size() >= kMaxSpares) spares.erase(spares.begin());
     spares.push_back(std::move(buf));
   }
@@ -95,7 +103,7 @@ Status TFRecordReader::Impl::Reserve(size_t capacity) {
 // compressed stream) grows the buffer only as real bytes arrive.
 Result<size_t> TFRecordReader::Impl::Ensure(uint64_t need, bool trusted) {
   if (end - pos >= need) return end - pos;
-  const size_t floor = std::max<size_t>(opts.buffer_size, 4096);
+  const size_t floor = Floor();
   size_t capacity = std::max<uint64_t>(floor, trusted ? need : std::min<uint64_t>(need, floor));
   SLUICE_RETURN_IF_ERROR(Reserve(capacity));
   while (end - pos < need) {
@@ -191,6 +199,13 @@ Result<std::optional<Record>> TFRecordReader::Impl::Next() {
   pos += total;
   ++number;
   expected_length.reset();
+  if (pos == end && buf.size() > Floor()) {
+    // A buffer made for this record alone: the record keeps it, the reader
+    // lets go (it would otherwise stay resident after the record is gone).
+    base_offset += pos;
+    pos = end = 0;
+    buf = Buffer();
+  }
   return std::optional<Record>(std::move(record));
 }
 
@@ -254,6 +269,17 @@ Result<std::optional<Record>> TFRecordReader::Next() { return impl_->Next(); }
 const std::string& TFRecordReader::filename() const { return impl_->file->name(); }
 Compression TFRecordReader::compression() const { return impl_->compression; }
 uint64_t TFRecordReader::next_record_number() const { return impl_->number; }
+
+size_t TFRecordReader::buffer_bytes() const {
+  // Buffers of the reader's size, shared with records or not (small records
+  // keep a whole one alive), and a bigger one only while no record holds it
+  // (records are counted by whoever holds them).
+  const size_t floor = impl_->Floor();
+  size_t n = 0;
+  if (impl_->buf && (impl_->buf.size() <= floor || impl_->buf.unique())) n += impl_->buf.size();
+  for (const Buffer& b : impl_->spares) n += b.size();
+  return n;
+}
 
 TFRecordReader::TFRecordReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TFRecordReader::TFRecordReader(TFRecordReader&&) noexcept = default;

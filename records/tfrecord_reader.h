@@ -89,6 +89,10 @@ class TFRecordReader {
   Compression compression() const;
   // Records returned so far (or the position after Seek).
   uint64_t next_record_number() const;
+  // Bytes of the read buffers this reader keeps (the current one and up to
+  // three spares it recycles), some possibly shared with records it
+  // returned: what it holds in memory, for RAM accounting.
+  size_t buffer_bytes() const;
 
  private:
   struct Impl;

@@ -168,7 +168,8 @@ Status TFRecordWriter::Close() {
   if (!s.ok()) return m.Fail(s);
   m.out.reset();
   if (m.opts.write_index) {
-    Status idx = RecordIndex(std::move(m.index)).Save(RecordIndex::PathFor(m.path));
+    Status idx =
+        RecordIndex(std::move(m.index)).Save(RecordIndex::PathFor(m.path), m.opts.sync_on_close);
     if (!idx.ok()) return m.Fail(idx);
   }
   return Status::OK();

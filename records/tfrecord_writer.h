@@ -34,7 +34,8 @@ struct TFRecordWriterOptions {
   size_t buffer_size = 256 << 10;
   // Write under a temporary name and rename on Close().
   bool atomic = true;
-  // fsync the file (and, when atomic, its directory) before Close() returns.
+  // fsync the file (and, when atomic, its directory) before Close() returns;
+  // the .idx (write_index) likewise.
   bool sync_on_close = false;
   // Also write PATH.idx (see record_index.h) on Close().
   bool write_index = false;

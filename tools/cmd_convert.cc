@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "convert_command.h"
+#include "durable_file.h"
 
 namespace sluice::tools {
 
@@ -41,6 +42,10 @@ void AddConvertCommonOptions(CLI::App* cmd, ConvertCommonOptions* o, bool shard_
   cmd->add_flag("--index", o->index, "Also write each shard's .idx (records/record_index.h)");
   cmd->add_flag("--resume", o->resume,
                 "Keep shards that already exist (and their .idx with --index); write the rest");
+  cmd->add_flag("--sync", o->sync,
+                "fsync every shard, .idx and the labels file, and their folder, before they count "
+                "as written: a run that completed survives a power loss (a killed run is safe "
+                "without it)");
   // Several processes splitting the run (convert_tasks.h). Checked together
   // by CheckTaskOptionsOrThrow, so that every mistake gets one clear message.
   ConvertTaskOptions* t = &o->tasks;
@@ -109,7 +114,7 @@ Status PrepareOutputPrefix(const std::string& prefix) {
 }
 
 Status WriteLabelsFile(const std::string& prefix, const std::vector<std::string>& names,
-                       const std::vector<uint64_t>& counts) {
+                       const std::vector<uint64_t>& counts, bool sync) {
   std::string text = "# id\tclass\timages\n";
   for (size_t i = 0; i < names.size(); ++i) {
     text += fmt::format("{}\t{}\t{}\n", i, names[i], i < counts.size() ? counts[i] : 0);
@@ -126,13 +131,18 @@ Status WriteLabelsFile(const std::string& prefix, const std::vector<std::string>
         fmt::format("cannot create {}: {}", path, std::strerror(errno)));
   }
   const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const Status synced = written && sync ? SyncFile(f, tmp) : Status::OK();
   const bool closed = std::fclose(f) == 0;
+  if (!synced.ok()) {
+    std::remove(tmp.c_str());
+    return synced;
+  }
   if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     std::remove(tmp.c_str());
     return Status::Unavailable(fmt::format("cannot write {}: {}", path, std::strerror(err)));
   }
-  return Status::OK();
+  return sync ? SyncParentFolder(path) : Status::OK();
 }
 
 ConvertJob MakeConvertJob(const ConvertCommonOptions& o, const ConvertTask& task) {
@@ -142,6 +152,7 @@ ConvertJob MakeConvertJob(const ConvertCommonOptions& o, const ConvertTask& task
   job.compression = ParseCompression(o.compression).value_or(Compression::kNone);
   job.write_index = o.index;
   job.resume = o.resume;
+  job.sync = o.sync;
   job.workers = o.workers > 0 ? o.workers : AvailableCpus();
   return job;
 }

@@ -99,6 +99,7 @@ int WriteFolder(const ConvertIdxOptions& o, const IdxArray& images, const IdxArr
   }
   job.workers = o.common.workers > 0 ? o.common.workers : AvailableCpus();
   job.resume = o.common.resume;
+  job.sync = o.common.sync;
   const IdxFolderReport r = WriteIdxFolder(job);
   for (const std::string& name : r.foreign) {
     fmt::print(stderr,
@@ -180,7 +181,7 @@ int RunConvertIdx(const ConvertIdxOptions& o) {
   ConvertJob job = MakeConvertJob(c, *task);
   job.shards = PlanShardsByCount(n, c.shards > 0 ? c.shards : 1);
   if (task->writes_labels()) {  // every label counted: the same for every task
-    st = WriteLabelsFile(c.out, names, counts);
+    st = WriteLabelsFile(c.out, names, counts, c.sync);
     if (!st.ok()) return Fail(kCommand, st);
   }
   const std::string prefix = o.name_prefix.empty() ? DefaultNamePrefix(o.images) : o.name_prefix;

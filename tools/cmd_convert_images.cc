@@ -101,7 +101,7 @@ int RunConvertImages(const ConvertImagesOptions& o) {
   // The counts are of the files listed (skipped ones included): they depend
   // on the folder alone, so task 0 writes what a single run writes.
   if (task->writes_labels()) {
-    st = WriteLabelsFile(c.out, folder->classes, folder->class_counts);
+    st = WriteLabelsFile(c.out, folder->classes, folder->class_counts, c.sync);
     if (!st.ok()) return Fail(kCommand, st);
   }
 

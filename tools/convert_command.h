@@ -30,12 +30,13 @@ struct ConvertCommonOptions {
   std::string compression = "none";
   bool index = false;
   bool resume = false;
+  bool sync = false;         // --sync: fsync each output and its folder
   ConvertTaskOptions tasks;  // --num-tasks, --task-index, --mpi
 };
 
 // Registers --out, --shards, [--shard-size,] --workers, --shuffle, --seed,
-// --compression, --index, --resume, --num-tasks, --task-index and --mpi on
-// `cmd`.
+// --compression, --index, --resume, --sync, --num-tasks, --task-index and
+// --mpi on `cmd`.
 void AddConvertCommonOptions(CLI::App* cmd, ConvertCommonOptions* o, bool shard_size_option);
 
 // Throws CLI::ValidationError (a usage error, exit status 2) when
@@ -52,12 +53,13 @@ Result<ConvertTask> ResolveTask(const ConvertCommonOptions& o);
 Status PrepareOutputPrefix(const std::string& prefix);
 
 // Writes PREFIX-labels.txt atomically: a header comment line, then
-// "id<TAB>name<TAB>count" per class.
+// "id<TAB>name<TAB>count" per class. With `sync`, the file is fsynced before
+// the rename and its folder after.
 Status WriteLabelsFile(const std::string& prefix, const std::vector<std::string>& names,
-                       const std::vector<uint64_t>& counts);
+                       const std::vector<uint64_t>& counts, bool sync = false);
 
 // The job's fields that come from the common options and the task (prefix,
-// compression, index, resume, workers, the task's share of the shards).
+// compression, index, resume, sync, workers, the task's share of the shards).
 ConvertJob MakeConvertJob(const ConvertCommonOptions& o, const ConvertTask& task);
 
 // Prints the summary (stdout: with several tasks, which shards this one

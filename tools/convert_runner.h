@@ -68,6 +68,9 @@ struct ConvertJob {
   bool write_index = false;
   // Skip shards whose file (and .idx, with write_index) already exists.
   bool resume = false;
+  // fsync each shard and .idx, then their folder, as they are published
+  // (TFRecordWriterOptions::sync_on_close): power-loss safe.
+  bool sync = false;
   // This process's share when several split the run (convert_shards.h): it
   // writes, resumes and removes the temporaries of only the shards it owns,
   // and never touches the others' files. Default: all of them.

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "durable_file.h"
 #include "progress.h"
 #include "sluice/core/tensor.h"
 #include "sluice/ops/png.h"
@@ -28,9 +29,10 @@ bool SafeByte(char c) {
          c == '_' || c == '+' || c == '-';
 }
 
-// Writes `bytes` to `path` through a hidden temporary file beside it.
+// Writes `bytes` to `path` through a hidden temporary file beside it; with
+// `sync`, fsyncs the file before the rename and the folder after.
 Status WriteFileAtomically(const std::string& folder, const std::string& name,
-                           std::string_view bytes) {
+                           std::string_view bytes, bool sync) {
   const std::string path = folder + "/" + name;
   const std::string tmp = folder + "/." + name + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
@@ -40,7 +42,12 @@ Status WriteFileAtomically(const std::string& folder, const std::string& name,
   }
   const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   const int write_errno = errno;
+  const Status synced = written && sync ? SyncFile(f, tmp) : Status::OK();
   const bool closed = std::fclose(f) == 0;
+  if (!synced.ok()) {
+    std::remove(tmp.c_str());
+    return synced;
+  }
   if (!written || !closed) {
     const int err = !written ? write_errno : errno;
     std::remove(tmp.c_str());
@@ -52,7 +59,7 @@ Status WriteFileAtomically(const std::string& folder, const std::string& name,
     return Status::Unavailable(
         fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(err)));
   }
-  return Status::OK();
+  return sync ? SyncParentFolder(path) : Status::OK();
 }
 
 // Checks DIR (empty or absent unless resuming) and creates the class folders.
@@ -160,7 +167,7 @@ IdxFolderReport WriteIdxFolder(const IdxFolderJob& job) {
     std::memcpy(image->raw_data(), images.data.data() + i * pixels, pixels);
     Result<std::string> png = ops::EncodePng(*image);
     if (!png.ok()) return png.status().WithContext(folder + "/" + name);
-    SLUICE_RETURN_IF_ERROR(WriteFileAtomically(folder, name, *png));
+    SLUICE_RETURN_IF_ERROR(WriteFileAtomically(folder, name, *png, job.sync));
     ++written;
     bytes_out += png->size();
     return Status::OK();

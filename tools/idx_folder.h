@@ -56,6 +56,8 @@ struct IdxFolderJob {
   // Without it DIR must not exist or be empty; with it, DIR may hold the
   // files of an earlier run, which are kept.
   bool resume = false;
+  // fsync each image before its rename and its folder after (--sync).
+  bool sync = false;
   bool progress = true;
 };
 

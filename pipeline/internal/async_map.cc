@@ -65,6 +65,8 @@ AsyncMapIterator::~AsyncMapIterator() {
   }
   std::unique_lock<std::mutex> l(mu_);
   ReleaseAllLocked();
+  ctx_->memory().ReleaseRequired(consumer_reserved_);
+  consumer_reserved_ = 0;
   l.unlock();
   if (parallelism_tunable_) ctx_->RemoveTunable(parallelism_tunable_);
   if (buffer_tunable_) ctx_->RemoveTunable(buffer_tunable_);
@@ -169,7 +171,12 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
   std::vector<NextResult> items;
   items.reserve(static_cast<size_t>(k));
   {
+    // Waiting for the input's lock: hold no CPU (its holder may need some).
+    CpuIdle idle(ctx_->cpu());
     std::lock_guard<std::mutex> in(input_mu_);
+    // Pulling computes (the input's stages run in this thread): it holds
+    // the stage's share, and a function below takes what its calls need.
+    CpuUse use(ctx_->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
     bool ended = false;
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -209,11 +216,17 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
     int64_t total = 0;
     bool any_ok = false;
     std::vector<int64_t> sizes(static_cast<size_t>(upto - done), 0);
+    const int64_t limit = ctx_->memory().limit();
     for (int64_t i = done; i < upto; ++i) {
-      const NextResult& r = items[static_cast<size_t>(i)];
+      NextResult& r = items[static_cast<size_t>(i)];
       if (!r.ok()) continue;
-      any_ok = true;
       const int64_t bytes = ElementBytes(**r);
+      if (bytes > limit) {
+        // It cannot fit even alone: a clear error, not an overshoot.
+        r = TooBigForBudget(config_.name, "element " + std::to_string(seq0 + i), bytes, limit);
+        continue;
+      }
+      any_ok = true;
       int64_t e = est_bytes_.load(std::memory_order_relaxed);
       while (bytes > e && !est_bytes_.compare_exchange_weak(e, bytes)) {
       }
@@ -228,12 +241,14 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
     l.lock();
     inflight_ -= upto - done + unpulled;
     if (any_ok) size_known_ = true;
+    ReserveForConsumerLocked();
     if (account) {
       const int64_t reserved = est * (upto - done + unpulled);
       if (total > reserved) {
         // Larger than every earlier element: the one case that may pass the
-        // budget (by the difference), as the elements already exist.
-        if (!ctx_->memory().TryCharge(total - reserved)) ctx_->memory().Charge(total - reserved);
+        // budget (by the difference), as the elements already exist. No
+        // read-ahead starts until the total is back under the limit.
+        ctx_->memory().Charge(total - reserved);
       } else {
         ctx_->memory().Release(reserved - total);
       }
@@ -261,6 +276,9 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
     done = upto;
   };
   if (got > 0 && config_.fn) {
+    // The calls hold the stage's CPU share (taken before the timer starts:
+    // waiting for it is not the function's time).
+    CpuUse use(ctx_->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
     int64_t t0 = NowNs();
     CallTimer timer(counters(), got);
     for (int64_t i = 0; i < got; ++i) {
@@ -292,12 +310,23 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
 }
 
 bool AsyncMapIterator::WaitForRoom(std::unique_lock<std::mutex>& l) {
+  CpuIdle idle(ctx_->cpu());
   ++room_waiters_;
   const bool room = cv_.wait_for(l, kRoomWait, [this] {
     return stopping_ || paused_ || ctx_->cancelled() || buffered_ + inflight_ < Capacity();
   });
   --room_waiters_;
   return room && !stopping_ && !paused_ && !ctx_->cancelled();
+}
+
+void AsyncMapIterator::ReserveForConsumerLocked() {
+  const int64_t est = est_bytes_.load(std::memory_order_relaxed);
+  // One more buffered result costs about this much.
+  if (buffer_tunable_) buffer_tunable_->bytes_per_unit.store(std::max<int64_t>(est, 1));
+  if (est > consumer_reserved_) {
+    ctx_->memory().ChargeRequired(est - consumer_reserved_);
+    consumer_reserved_ = est;
+  }
 }
 
 void AsyncMapIterator::DrainLocked() {
@@ -367,6 +396,7 @@ NextResult AsyncMapIterator::GetNext() {
     if (!waited_from) waited_from = NowNs();
     LaunchLocked();
     want_ = std::min(expected, std::max<int64_t>(1, Capacity() / 2));
+    CpuIdle idle(ctx_->cpu());
     cv_.wait_for(l, kWaitSlice);
     want_ = 1;
   }
@@ -378,6 +408,7 @@ void AsyncMapIterator::QuiesceLocked(std::unique_lock<std::mutex>& l) {
   // Queued workers are abandoned; started ones see paused_ and exit.
   ++generation_;
   workers_ = running_bodies_;
+  CpuIdle idle(ctx_->cpu());
   cv_.wait(l, [this] { return running_bodies_ == 0 && inflight_ == 0; });
   workers_ = 0;
 }

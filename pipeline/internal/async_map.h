@@ -91,6 +91,10 @@ class AsyncMapIterator : public IteratorNode {
   // REQUIRES: mu_ held. Waits up to kRoomWait for the buffer to have room;
   // false if it did not, or if the worker must stop.
   bool WaitForRoom(std::unique_lock<std::mutex>& l);
+  // REQUIRES: mu_ held. Keeps room for one element of the current estimate
+  // for the consumer's hands (the element it computes itself, or takes):
+  // read-ahead leaves it free.
+  void ReserveForConsumerLocked();
   // REQUIRES: mu_ held. Moves ready results into the consumer's batch.
   void DrainLocked();
   // Returns the next result of the consumer's batch.
@@ -128,6 +132,7 @@ class AsyncMapIterator : public IteratorNode {
   // up to what it announced (ExpectNext), at most half the buffer, else 1.
   int64_t want_ = 1;
   std::atomic<int64_t> est_bytes_{0};
+  int64_t consumer_reserved_ = 0;  // charged for the consumer's element (ReserveForConsumerLocked)
   std::atomic<int64_t> elem_ns_{0};  // smoothed pull + compute ns per element
   bool size_known_ = false;
   // The consumer's batch (touched by the consumer thread only): results

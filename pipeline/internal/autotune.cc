@@ -8,7 +8,12 @@
 
 namespace sluice::pipeline_internal {
 namespace {
-constexpr double kGain = 1.04;        // a step must win 4% to be kept
+constexpr double kGain = 1.04;  // a step must win 4% to be kept
+// A step that costs nothing (down on an idle stage, more threads for one
+// that waits) is undone only if throughput fell by more than this: a period
+// of a few dozen elements is that noisy on a loaded machine, and a wrong
+// undo freezes the parameter for kFreezeNs.
+constexpr double kFreeStepLoss = 1.15;
 constexpr int64_t kMinElements = 16;  // a period must see this many elements
 constexpr int64_t kMaxPeriodNs = 200'000'000;
 constexpr int64_t kFreezeNs = 2'000'000'000;  // undone steps are not retried for 2 s
@@ -75,7 +80,7 @@ void Autotuner::Tick(int64_t now_ns, double rate) {
     // A step up must win; a step down, or more threads for a stage that
     // waits (they cost no CPU), need only not lose.
     const bool free_step = tried < trial_.old_value || trial_.waits;
-    if (rate > trial_.baseline * kGain || (free_step && rate > trial_.baseline / kGain)) {
+    if (rate > trial_.baseline * kGain || (free_step && rate > trial_.baseline / kFreeStepLoss)) {
       std::snprintf(msg, sizeof(msg), "%s %lld -> %lld kept: %.0f -> %.0f elements/s",
                     t->what.c_str(), static_cast<long long>(trial_.old_value),
                     static_cast<long long>(tried), trial_.baseline, rate);
@@ -141,8 +146,9 @@ bool Autotuner::TryStep(double rate, int64_t now_ns) {
         static_cast<double>(busy - prev) / static_cast<double>(dt) / static_cast<double>(v);
     const bool frozen = frozen_until_.count(t) && frozen_until_[t] > now_ns;
     const bool frozen_down = frozen_down_until_.count(t) && frozen_down_until_[t] > now_ns;
-    const bool ram_ok = t->bytes_per_unit == 0 ||
-                        ctx_->memory().used() + t->bytes_per_unit <= ctx_->memory().limit();
+    const int64_t unit_bytes = t->bytes_per_unit.load(std::memory_order_relaxed);
+    const bool ram_ok =
+        unit_bytes == 0 || ctx_->memory().used() + unit_bytes <= ctx_->memory().limit();
     // A stage that mostly waits (I/O) doubles; compute grows by a quarter,
     // and only while the cores it would take are within the CPU budget.
     const bool waits = share.count(t) && share[t] < 0.5;

@@ -3,10 +3,12 @@
 #include <time.h>
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -85,29 +87,79 @@ int64_t DefaultRamBudget() {
 }
 
 namespace {
-int64_t ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+// The thread's CPU time (ns) and voluntary context switches so far.
+void ThreadUsage(int64_t* cpu_ns, int64_t* blocks) {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  *cpu_ns = (int64_t{u.ru_utime.tv_sec} + u.ru_stime.tv_sec) * 1'000'000'000 +
+            (int64_t{u.ru_utime.tv_usec} + u.ru_stime.tv_usec) * 1000;
+  *blocks = u.ru_nvcsw;
 }
 }  // namespace
 
-CallTimer::CallTimer(StageCounters* c, int64_t calls)
+CallTimer::CallTimer(StageCounters* c, int64_t calls, bool count_busy, int sample_every)
     : c_(c),
       calls_(calls),
+      count_busy_(count_busy),
       sampled_(c->slow_calls.load(std::memory_order_relaxed) ||
-               c->calls.fetch_add(1, std::memory_order_relaxed) % 32 == 0),
-      cpu0_(sampled_ ? ThreadCpuNs() : 0),
-      wall0_(NowNs()) {}
+               c->calls.fetch_add(1, std::memory_order_relaxed) % sample_every == 0),
+      wall0_(count_busy || sampled_ ? NowNs() : 0) {
+  if (sampled_) ThreadUsage(&cpu0_, &blocks0_);
+}
 
 CallTimer::~CallTimer() {
+  if (!count_busy_ && !sampled_) return;  // nothing to time
   const int64_t wall = NowNs() - wall0_;
-  c_->busy_ns.fetch_add(wall, std::memory_order_relaxed);
+  if (count_busy_) c_->busy_ns.fetch_add(wall, std::memory_order_relaxed);
   if (sampled_) {
-    c_->cpu_sample_ns.fetch_add(ThreadCpuNs() - cpu0_, std::memory_order_relaxed);
+    int64_t cpu1 = 0, blocks1 = 0;
+    ThreadUsage(&cpu1, &blocks1);
+    // Never blocked: compute, whatever share of the wall time the machine
+    // gave the thread.
+    const int64_t cpu = blocks1 == blocks0_ ? wall : std::min(cpu1 - cpu0_, wall);
+    c_->cpu_sample_ns.fetch_add(cpu, std::memory_order_relaxed);
     c_->wall_sample_ns.fetch_add(wall, std::memory_order_relaxed);
     c_->slow_calls.store(wall > 20'000 * calls_, std::memory_order_relaxed);
+    if (wall > 0) {
+      const int64_t now = std::clamp<int64_t>(cpu * 1000 / wall, 0, 1000);
+      const int64_t old = c_->cpu_permille.load(std::memory_order_relaxed);
+      c_->cpu_permille.store((3 * old + now) / 4, std::memory_order_relaxed);
+    }
   }
+}
+
+std::string ByteSize(int64_t bytes) {
+  char buf[96];
+  const double b = static_cast<double>(bytes);
+  if (bytes >= (int64_t{1} << 30)) {
+    std::snprintf(buf, sizeof(buf), "%.1f GiB (%lld bytes)", b / (1 << 30),
+                  static_cast<long long>(bytes));
+  } else if (bytes >= (int64_t{1} << 20)) {
+    std::snprintf(buf, sizeof(buf), "%.1f MiB (%lld bytes)", b / (1 << 20),
+                  static_cast<long long>(bytes));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%lld bytes", static_cast<long long>(bytes));
+  }
+  return buf;
+}
+
+Status TooBigForBudget(const std::string& stage, const std::string& what, int64_t bytes,
+                       int64_t limit) {
+  return Status::ResourceExhausted("stage '" + stage + "': " + what + " needs " + ByteSize(bytes) +
+                                   ", more than the whole ram_budget of " + ByteSize(limit) +
+                                   "; raise Options::ram_budget");
+}
+
+Status MemoryBudget::CheckRequired(const std::string& stage) const {
+  const int64_t need = required();
+  if (need <= limit_) return Status::OK();
+  return Status::ResourceExhausted(
+      "stage '" + stage + "': what the pipeline must hold to go on, " + ByteSize(need) +
+      " (the read buffers of its open files, batches being built, shuffle buffers, in-memory "
+      "caches, room for one element per parallel stage), is more than the whole ram_budget of " +
+      ByteSize(limit_) +
+      "; raise Options::ram_budget, or open fewer files at once (cycle_length, "
+      "num_parallel_reads) or use smaller batches and buffers");
 }
 
 bool MemoryBudget::TryCharge(int64_t n) {
@@ -136,7 +188,8 @@ IteratorContext::IteratorContext(const Options& o)
       autotune_(o.autotune.value_or(true)),
       map_and_batch_fusion_(o.map_and_batch_fusion.value_or(true)),
       start_ns_(NowNs()),
-      memory_(o.ram_budget.value_or(DefaultRamBudget())) {
+      memory_(o.ram_budget.value_or(DefaultRamBudget())),
+      cpu_(std::max(1, cpu_budget_)) {
   EnsureWorkers(max_threads_);
   // No slot reserved for a master: the consumer helps from outside.
   arena_ = std::make_unique<tbb::task_arena>(max_threads_, 0);
@@ -145,9 +198,10 @@ IteratorContext::IteratorContext(const Options& o)
   executor_ =
       std::make_unique<tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>>(
           *graph_, tbb::flow::unlimited, [this](const std::function<void()>& work) {
-            static_cast<void>(this);  // used only by the TSan annotations
             SLUICE_TSAN_ACQUIRE(&submitted_);
+            running_tasks_.fetch_add(1, std::memory_order_acq_rel);
             work();
+            running_tasks_.fetch_sub(1, std::memory_order_acq_rel);
             SLUICE_TSAN_RELEASE(&finished_);
             return tbb::flow::continue_msg();
           });
@@ -161,7 +215,19 @@ IteratorContext::~IteratorContext() {
   executor_.reset();
 }
 
-void IteratorContext::Cancel() { cancelled_.store(true); }
+void IteratorContext::Cancel() {
+  cancelled_.store(true);
+  cpu_.Cancel();
+}
+
+bool IteratorContext::WaitUntilIdle(int64_t timeout_ns) const {
+  const int64_t deadline = NowNs() + timeout_ns;
+  while (running_tasks_.load(std::memory_order_acquire) > 0) {
+    if (NowNs() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
 
 void IteratorContext::RegisterTree(const DatasetNode& root, uint64_t scope) {
   std::lock_guard<std::mutex> l(mu_);

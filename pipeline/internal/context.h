@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/pipeline/internal/cpu_governor.h"
 #include "sluice/pipeline/internal/node.h"
 #include "sluice/pipeline/internal/tsan.h"
 #include "sluice/pipeline/options.h"
@@ -30,25 +31,67 @@ namespace sluice::pipeline_internal {
 
 class DatasetNode;
 
-// Byte accounting against the RAM budget: a hard ceiling for what buffers
-// hold. Thread-safe.
+// Byte accounting against the RAM budget (docs/pipeline.md, "RAM budget").
+// Every element the pipeline holds is charged: read-ahead (async buffers,
+// a parallel interleave's slot buffers, results being computed ahead) only
+// if it fits (TryCharge), and what the consumer's path must hold to make
+// progress (rows of a batch being built, a shuffle buffer, an in-memory
+// cache, open files' read buffers, and the standing reservations that keep
+// room for a batch's stacked output and for the element a consumer computes
+// itself) unconditionally (Charge): read-ahead then starts nothing until
+// the total is back under the limit. Thread-safe.
 class MemoryBudget {
  public:
   explicit MemoryBudget(int64_t limit) : limit_(limit) {}
-  // Charges n bytes if that keeps the total within the limit.
+  // Charges n bytes if that keeps the total within the limit (read-ahead).
   bool TryCharge(int64_t n);
-  // Charges n bytes even past the limit: only for the one element a stage
-  // must hold to make progress.
+  // Charges n bytes even past the limit: an element found larger than its
+  // stage's estimate (it exists already), or read-ahead being restored.
   void Charge(int64_t n);
   void Release(int64_t n) { used_.fetch_sub(n, std::memory_order_relaxed); }
+  // What the consumer's path must hold to go on: charged even past the
+  // limit, and also counted apart (required()).
+  void ChargeRequired(int64_t n) {
+    Charge(n);
+    required_.fetch_add(n, std::memory_order_relaxed);
+  }
+  void ReleaseRequired(int64_t n) {
+    Release(n);
+    required_.fetch_sub(n, std::memory_order_relaxed);
+  }
+  // ResourceExhausted naming `stage` (the one that just charged) when what
+  // must be held alone exceeds the limit: a budget too small for the
+  // pipeline, reported rather than overshot.
+  Status CheckRequired(const std::string& stage) const;
   int64_t limit() const { return limit_; }
   int64_t used() const { return used_.load(std::memory_order_relaxed); }
+  int64_t required() const { return required_.load(std::memory_order_relaxed); }
   int64_t peak() const { return peak_.load(std::memory_order_relaxed); }
 
  private:
   const int64_t limit_;
   std::atomic<int64_t> used_{0};
+  std::atomic<int64_t> required_{0};
   std::atomic<int64_t> peak_{0};
+};
+
+// Bytes charged as required (MemoryBudget::ChargeRequired) for the life of
+// a scope: the rows of a batch being built. Not thread-safe.
+class ScopedCharge {
+ public:
+  explicit ScopedCharge(MemoryBudget& budget) : budget_(budget) {}
+  ~ScopedCharge() { budget_.ReleaseRequired(bytes_); }
+  ScopedCharge(const ScopedCharge&) = delete;
+  ScopedCharge& operator=(const ScopedCharge&) = delete;
+  void Add(int64_t n) {
+    budget_.ChargeRequired(n);
+    bytes_ += n;
+  }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  MemoryBudget& budget_;
+  int64_t bytes_ = 0;
 };
 
 // Live counters of one stage (shared by every iterator of the same node in
@@ -71,6 +114,9 @@ struct StageCounters {
   std::atomic<int64_t> cpu_sample_ns{0}, wall_sample_ns{0};
   std::atomic<int64_t> calls{0};        // timed calls, for sampling
   std::atomic<bool> slow_calls{false};  // the last sampled call took > 20 us
+  // Recent CPU share of the sampled calls, in 1/1000 (1000: compute, or not
+  // measured yet): what a call holds of the CpuGovernor.
+  std::atomic<int64_t> cpu_permille{1000};
   std::atomic<bool> autotuned{false};
   mutable std::mutex reason_mu;
   std::string tuner_reason;
@@ -79,11 +125,21 @@ struct StageCounters {
 // Times `calls` consecutive calls of a stage's work (a map function, a
 // read-ahead): their wall time goes to busy_ns and, when sampled, their
 // thread CPU time and wall time to the CPU-share samples. Reading the
-// thread's CPU clock costs ~0.5 us, so a timer is sampled every time only
-// when calls are slower than 20 us each, every 32nd timer otherwise.
+// thread's usage costs ~0.5 us, so a timer is sampled every time only when
+// calls are slower than 20 us each, every 32nd timer otherwise.
+//
+// Waiting is told from being descheduled by the thread's voluntary context
+// switches (getrusage RUSAGE_THREAD): calls that never blocked count as
+// pure compute (share 1) however busy the machine is, so a loaded machine
+// does not make compute look like I/O (which the tuner would then grow past
+// the CPU budget); calls that blocked count their CPU time over wall time.
 class CallTimer {
  public:
-  explicit CallTimer(StageCounters* c, int64_t calls = 1);
+  // `count_busy`: add the wall time to busy_ns (a sequential stage whose
+  // Next() is timed already samples only the CPU share). `sample_every`:
+  // how often calls of 20 us or less are sampled.
+  explicit CallTimer(StageCounters* c, int64_t calls = 1, bool count_busy = true,
+                     int sample_every = 32);
   ~CallTimer();
   CallTimer(const CallTimer&) = delete;
   CallTimer& operator=(const CallTimer&) = delete;
@@ -91,8 +147,10 @@ class CallTimer {
  private:
   StageCounters* const c_;
   const int64_t calls_;
+  const bool count_busy_;
   const bool sampled_;
-  const int64_t cpu0_;
+  int64_t cpu0_ = 0;
+  int64_t blocks0_ = 0;  // voluntary context switches so far
   const int64_t wall0_;
 };
 
@@ -102,7 +160,10 @@ struct Tunable {
   std::string what;  // "parallelism", "buffer_size"
   std::atomic<int64_t> value{1};
   int64_t min = 1, max = 1;
-  int64_t bytes_per_unit = 0;       // estimated RAM per unit of value
+  // Estimated RAM per unit of value (0: none), kept current by the stage
+  // (a buffer's largest element): the tuner grows a value only while one
+  // more unit fits in the RAM budget.
+  std::atomic<int64_t> bytes_per_unit{0};
   std::function<void()> on_change;  // called after value changes (any thread)
 };
 
@@ -125,6 +186,8 @@ class IteratorContext {
   bool autotune() const { return autotune_; }
   bool map_and_batch_fusion() const { return map_and_batch_fusion_; }
   MemoryBudget& memory() { return memory_; }
+  // Keeps the CPU the pipeline's threads use within cpu_budget().
+  CpuGovernor* cpu() { return &cpu_; }
 
   tbb::task_arena& arena() { return *arena_; }
   tbb::flow::graph& graph() { return *graph_; }
@@ -139,6 +202,9 @@ class IteratorContext {
   bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
   // Asks every stage to stop; their destructors then wait for their tasks.
   void Cancel();
+  // Waits up to `timeout_ns` for no task of the graph to be running; false
+  // if some still are (a map call that is slow to return, say).
+  bool WaitUntilIdle(int64_t timeout_ns) const;
 
   // Stage keys. A stage is known by its place in the graph, not by its
   // node's address: the root of the pipeline's graph, or of a dataset a
@@ -187,8 +253,10 @@ class IteratorContext {
   const bool map_and_batch_fusion_;
   const int64_t start_ns_;
   MemoryBudget memory_;
+  CpuGovernor cpu_;
   std::atomic<bool> cancelled_{false};
-  char submitted_ = 0, finished_ = 0;  // addresses for the TSan annotations
+  std::atomic<int64_t> running_tasks_{0};  // graph tasks inside their work
+  char submitted_ = 0, finished_ = 0;      // addresses for the TSan annotations
   std::unique_ptr<tbb::task_arena> arena_;
   std::unique_ptr<tbb::flow::graph> graph_;
   std::unique_ptr<tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>>
@@ -218,6 +286,14 @@ class IteratorContext {
   mutable std::mutex trace_mu_;
   std::deque<std::string> trace_;
 };
+
+// "16 MiB (16777216 bytes)": sizes in RAM budget errors.
+std::string ByteSize(int64_t bytes);
+// ResourceExhausted: one element (or batch) of stage `stage` needs `bytes`,
+// more than the whole ram_budget `limit`; `what` says what it is ("element
+// 7", "a batch of 32 rows of up to 4 MiB, stacked").
+Status TooBigForBudget(const std::string& stage, const std::string& what, int64_t bytes,
+                       int64_t limit);
 
 // Defaults for unset options.
 int DefaultCpuBudget();

@@ -23,6 +23,15 @@ inline Status StageError(const Status& cause, const std::string& stage, int64_t 
   return cause.WithContext(where);
 }
 
+// A RAM budget error (TooBigForBudget, MemoryBudget::CheckRequired, a
+// shuffle buffer or in-memory cache that cannot fit): the pipeline's
+// configuration, not a bad element, so ignore_errors does not skip it. Every
+// such message names the ram_budget.
+inline bool IsBudgetError(const Status& s) {
+  return s.code() == StatusCode::kResourceExhausted &&
+         s.message().find("ram_budget") != std::string_view::npos;
+}
+
 }  // namespace sluice::pipeline_internal
 
 #endif  // SLUICE_PIPELINE_INTERNAL_ERRORS_H_

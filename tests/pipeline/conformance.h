@@ -12,7 +12,8 @@
 //     the saved iterator itself continues unchanged;
 //   - determinism: with a fixed seed, parallelism 1..8 and cpu budgets 1..4
 //     give the same sequence;
-//   - cancellation: destroying an iterator mid-flight returns within 100 ms;
+//   - cancellation: destroying an iterator mid-flight returns within 100 ms,
+//     also with a map call above the stage blocked (not returning);
 //   - error propagation (if `make_failing` is set): the error reaches next()
 //     naming `error_substring`.
 #ifndef SLUICE_TESTS_PIPELINE_CONFORMANCE_H_

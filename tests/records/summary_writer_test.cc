@@ -188,6 +188,22 @@ TEST(SummaryWriterTest, HistogramBucketsByHand) {
                       "string");
 }
 
+// float64 values more than DBL_MAX apart: the range is infinite, the last
+// value's bucket index was floor(inf / inf) = NaN, cast to int64 (undefined;
+// INT64_MIN on x86) and used to write outside the rows. Found while writing
+// event_file_fuzz (reasoning about its float64 histograms, not by a run).
+TEST(SummaryWriterTest, HistogramWhoseRangeOverflowsIsRefused) {
+  const double big = std::numeric_limits<double>::max();
+  std::vector<double> v{-big, 0.0, big};
+  SLUICE_EXPECT_ERROR(HistogramBuckets(*Tensor::FromVector(v)), StatusCode::kInvalidArgument,
+                      "the range overflows a double");
+  // Half the range is fine, to the last bucket.
+  std::vector<double> half{-big / 2, big / 2};
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor h, HistogramBuckets(*Tensor::FromVector(half), 4));
+  EXPECT_EQ(h.flat<double>()[3 * 0 + 2], 1);
+  EXPECT_EQ(h.flat<double>()[3 * 3 + 2], 1);
+}
+
 TEST(SummaryWriterTest, HistogramErrorNamesTag) {
   ScratchDir dir;
   SLUICE_ASSERT_OK_AND_ASSIGN(SummaryWriter w, SummaryWriter::Create(dir.path()));
@@ -196,6 +212,28 @@ TEST(SummaryWriterTest, HistogramErrorNamesTag) {
                       StatusCode::kInvalidArgument, "histogram grads");
   // A rejected summary does not break the writer.
   SLUICE_EXPECT_OK(w.Scalar("ok", 1, 1));
+}
+
+// Found by event_file_fuzz: a tag that is not UTF-8 was written, and the
+// event then failed to parse in every reader (Summary.Value.tag is a proto3
+// string). Now each summary refuses it, naming the tag, and the file stays
+// readable; a UTF-8 tag beyond ASCII is fine.
+TEST(SummaryWriterTest, TagThatIsNotUtf8IsRefused) {
+  ScratchDir dir;
+  SLUICE_ASSERT_OK_AND_ASSIGN(SummaryWriter w, SummaryWriter::Create(dir.path()));
+  const std::string bad = "loss\xff";
+  const std::vector<std::string> pngs;
+  SLUICE_EXPECT_ERROR(w.Scalar(bad, 1, 1), StatusCode::kInvalidArgument, "scalar tag 'loss\\xff'");
+  SLUICE_EXPECT_ERROR(w.Histogram(bad, *Tensor::FromVector(std::vector<double>{1}), 1),
+                      StatusCode::kInvalidArgument, "histogram tag 'loss\\xff'");
+  SLUICE_EXPECT_ERROR(w.ImagePng(bad, 1, 1, pngs, 1), StatusCode::kInvalidArgument,
+                      "image tag 'loss\\xff'");
+  SLUICE_EXPECT_ERROR(w.Text(bad, "t", 1), StatusCode::kInvalidArgument, "text tag 'loss\\xff'");
+  SLUICE_EXPECT_OK(w.Scalar("Verlust/\xc3\xbc", 2, 2));
+  SLUICE_ASSERT_OK(w.Close());
+  const std::vector<proto::Event> events = ReadEvents(w.path());
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].summary().value(0).tag(), "Verlust/\xc3\xbc");
 }
 
 TEST(SummaryWriterTest, FlushMakesEventsVisible) {
