@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 
+#include "sluice/nn/internal/replicas.h"
 #include "sluice/nn/layers.h"
 
 namespace sluice::nn {
@@ -42,6 +43,16 @@ Layer* Sequential::Add(std::unique_ptr<Layer> layer) {
   }
   layers_.push_back(std::move(layer));
   return layers_.back().get();
+}
+
+std::unique_ptr<Layer> Sequential::CloneLayer() const {
+  auto copy = std::make_unique<Sequential>(name());
+  for (const auto& l : layers_) {
+    std::unique_ptr<Layer> c = l->Clone();
+    if (!c) return nullptr;
+    copy->layers_.push_back(std::move(c));  // names are already unique
+  }
+  return copy;
 }
 
 Status Sequential::SetDevice(Device device) {

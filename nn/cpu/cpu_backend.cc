@@ -109,9 +109,12 @@ Status CpuBackend::Copy(const DeviceTensor& src, DeviceTensor* dst) {
 namespace internal {
 
 Result<std::unique_ptr<Backend>> MakeCpuBackend(Device device) {
-  if (device.kind != DeviceKind::kCpu || device.index != 0) {
+  // cpu:1, cpu:2... are logical CPU devices: backends of their own (each
+  // with its thread count) over the same cores and memory, for CPU replicas
+  // (MirroredStrategy).
+  if (device.kind != DeviceKind::kCpu || device.index < 0 || device.index >= 64) {
     return Status::InvalidArgument("MakeCpuBackend: no CPU device " + device.ToString() +
-                                   " (the CPU backend serves cpu:0 only)");
+                                   " (logical CPU devices are cpu:0 to cpu:63)");
   }
   try {
     return std::unique_ptr<Backend>(std::make_unique<cpu::CpuBackend>(device));
