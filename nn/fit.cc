@@ -70,7 +70,7 @@ Result<std::unique_ptr<BatchFeed>> Sequential::FeedXY(Iterator data, const FitOp
     }
     return out;
   };
-  return b->Feed(std::move(data), std::move(select), o.prefetch_to_device);
+  return MakeBatchFeed(*b, std::move(data), std::move(select), o.prefetch_to_device);
 }
 
 Result<double> Sequential::Step(const DeviceTensor& x, const DeviceTensor& y, bool capture,

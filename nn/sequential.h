@@ -14,7 +14,7 @@
 //
 // Batches are pipeline Elements: (x, y) as components 0 and 1, or the
 // components FitOptions names. Fit and Evaluate move them to the model's
-// device through Backend::Feed (nn/batch_feed.h): in place on the CPU,
+// device through MakeBatchFeed (nn/batch_feed.h): in place on the CPU,
 // prefetched on a copy stream of their own on a GPU.
 //
 // A Sequential is a Layer (models nest) and a Trackable whose checkpoint
@@ -137,7 +137,7 @@ struct FitOptions {
   // Which components are x and y; "" takes components 0 and 1.
   std::string x_name, y_name;
   // Batches fit() and evaluate() may have on the model's device ahead of
-  // the step (Backend::Feed). On a GPU, gpu::PrefetchToDevice copies x and
+  // the step (MakeBatchFeed). On a GPU, gpu::PrefetchToDevice copies x and
   // y of batch N+1 on a stream of their own while step N runs. 0: each
   // batch is copied when it is read, on the backend's stream (and
   // StepInfo::iterator is set). The CPU backend reads batches in place
@@ -274,7 +274,7 @@ class Sequential : public Layer {
   Status ForwardBackward(const DeviceTensor& x, const DeviceTensor& y, Gradients* g,
                          DeviceTensor* per_example);
   Result<std::pair<Tensor, Tensor>> SplitBatch(const Element& e, const FitOptions& o) const;
-  // `data`'s (x, y) batches on the model's device (Backend::Feed).
+  // `data`'s (x, y) batches on the model's device (MakeBatchFeed).
   // With `weights`, a third tensor follows: the batch's "sample_weight"
   // component, or an empty tensor if it has none.
   Result<std::unique_ptr<BatchFeed>> FeedXY(Iterator data, const FitOptions& o,
