@@ -94,18 +94,8 @@ inline std::function<sluice::Result<sluice::Element>(sluice::Element)> DecodeIma
   auto parser =
       std::make_shared<sluice::ExampleParser>(sluice::ExampleParser::Create(spec).value());
   return [parser, o](Element e) -> Result<Element> {
-    const Tensor& record = e[0];
-    std::string_view bytes = record.scalar<std::string_view>();
-    // Parse without copying: the buffer holding the record's bytes owns the
-    // parsed strings.
-    sluice::Buffer owner;
-    for (const sluice::Buffer& b : record.string_owners()) {
-      if (bytes.data() >= reinterpret_cast<const char*>(b.data()) &&
-          bytes.data() + bytes.size() <= reinterpret_cast<const char*>(b.data()) + b.size()) {
-        owner = b;
-      }
-    }
-    SLUICE_ASSIGN_OR_RETURN(Element ex, parser->ParseSingle(bytes, owner));
+    // Parsed without copying: the strings view the record's read buffer.
+    SLUICE_ASSIGN_OR_RETURN(Element ex, parser->ParseSingle(e[0]));
     SLUICE_ASSIGN_OR_RETURN(Tensor image, sluice::ops::DecodeImage(ex[0].scalar<std::string_view>(),
                                                                    {.channels = o.channels}));
     if (o.height > 0) {
