@@ -55,6 +55,16 @@ std::unique_ptr<Layer> Sequential::CloneLayer() const {
   return copy;
 }
 
+Status Sequential::Build(const Shape& input_shape) {
+  if (layers_.empty() || input_shape.unknown_rank() || input_shape.rank() < 1) {
+    return Status::OK();  // built by the first call
+  }
+  std::vector<int64_t> dims(input_shape.dims().begin(), input_shape.dims().end());
+  dims[0] = 1;
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor zeros, backend().Zeros(DType::kFloat32, Shape(dims)));
+  return Call(zeros, /*training=*/false).status();
+}
+
 Status Sequential::SetDevice(Device device) {
   SLUICE_RETURN_IF_ERROR(add_error_);
   SLUICE_RETURN_IF_ERROR(Layer::SetDevice(device));

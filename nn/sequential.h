@@ -181,6 +181,10 @@ class Sequential : public Layer {
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
 
   Status SetDevice(Device device) override;
+  // Builds every layer for inputs of `input_shape` (the batch dimension is
+  // ignored) by running the stack once on zeros: model.BuildFor(Shape{1, 28,
+  // 28}) makes the weights before any data, as keras's model.build.
+  Status Build(const Shape& input_shape) override;
   // Keras's model.summary(): layers, output shapes, parameter counts.
   // Output shapes are known once the model has run (or BuildFor()).
   std::string Summary() const;
