@@ -122,6 +122,14 @@ Result<Tensor> Tensor::FromStringViews(const Shape& shape, Buffer views, std::ve
   return t;
 }
 
+Result<Tensor> Tensor::FromVector(const std::vector<bool>& values) {
+  SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                          Allocate(DType::kBool, Shape{static_cast<int64_t>(values.size())}));
+  bool* out = t.flat<bool>().data();
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+
 Result<Tensor> Tensor::Slice(int64_t begin, int64_t end) const {
   if (shape_.rank() == 0) return Status::InvalidArgument("Tensor::Slice: cannot slice a scalar");
   const int64_t rows = shape_.dim(0);
@@ -165,6 +173,14 @@ Result<Tensor> Tensor::Clone() const {
   Result<Tensor> t = Allocate(dtype_, shape_);
   if (t.ok() && byte_size() > 0) std::memcpy(t->raw_data(), raw_data(), byte_size());
   return t;
+}
+
+Buffer Tensor::StringOwnerOf(std::string_view bytes) const {
+  for (const Buffer& b : string_owners()) {
+    const char* begin = reinterpret_cast<const char*>(b.data());
+    if (bytes.data() >= begin && bytes.data() + bytes.size() <= begin + b.size()) return b;
+  }
+  return Buffer();
 }
 
 std::span<const Buffer> Tensor::string_owners() const {

@@ -53,6 +53,8 @@ class Tensor {
     return FromVector<T>(std::span<const T>(values), Shape{static_cast<int64_t>(values.size())});
   }
   // Copies the strings' bytes into one buffer the tensor owns.
+  // bool values (std::vector<bool> packs its bits: it has no span).
+  static Result<Tensor> FromVector(const std::vector<bool>& values);
   static Result<Tensor> FromStrings(std::span<const std::string_view> values, const Shape& shape);
   static Result<Tensor> FromStrings(const std::vector<std::string>& values);
 
@@ -110,6 +112,9 @@ class Tensor {
 
   // Buffers keeping string bytes alive (empty for numeric tensors).
   std::span<const Buffer> string_owners() const;
+  // The string owner whose bytes hold all of `bytes` (a view this tensor
+  // holds), or a null Buffer if none does.
+  Buffer StringOwnerOf(std::string_view bytes) const;
   // Adds `owner` to the buffers kept alive, unless it is already the last
   // one added. For writers filling a string tensor with views.
   void AddStringOwner(const Buffer& owner);

@@ -10,12 +10,15 @@
 // timeout (it failed, or is stuck in a collective the others left) the job
 // is aborted instead of hanging in MPI_Finalize.
 //
-// Collectives run as non-blocking MPI calls polled until they complete or
-// the timeout passes; then the error names the ranks on this host whose
-// processes have exited (remote ones cannot be checked from here), and the
-// job is aborted at exit. Abort() prints its status and calls MPI_Abort:
-// mpirun then ends every rank and names this one. A rank that stops on an
-// error should call Abort() so the others do not wait for the timeout.
+// Collectives are MPI's blocking calls (its non-blocking ones run 2-5x
+// slower for large buffers), each watched by a thread: one that does not
+// complete within the timeout cannot be cancelled, so the watchdog prints
+// an Unavailable error naming the ranks on this host whose processes have
+// exited (remote ones cannot be checked from here) and ends the job with
+// MPI_Abort: a hang becomes an error, though not a Status. Abort() prints
+// its status and calls MPI_Abort: mpirun then ends every rank and names
+// this one. A rank that stops on an error should call Abort() so the
+// others do not wait for the timeout.
 //
 // Built only when CMake finds MPI; otherwise Available() is false and
 // Create() fails with FailedPrecondition. Thread-safety as Communicator.

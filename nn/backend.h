@@ -15,7 +15,7 @@
 //   its float tensors may be bfloat16 instead, mixed freely. Values are
 //   read as float, computed with float32 accumulation and rounded to each
 //   output's dtype once (nearest even). A backend without a bfloat16 kernel
-//   for a case runs it through nn/internal/float32_staging.h.
+//   for a case runs it through nn/kit/float32_staging.h.
 // - Outputs are caller-allocated (Allocate) with the exact shape the method
 //   documents. A shape, dtype or device mismatch is InvalidArgument naming
 //   the method and the shapes; nothing is written then.
@@ -41,7 +41,6 @@
 #include "sluice/core/result.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
-#include "sluice/nn/batch_feed.h"
 #include "sluice/nn/device.h"
 #include "sluice/nn/device_tensor.h"
 #include "sluice/nn/window.h"
@@ -105,12 +104,6 @@ class Backend {
   virtual Status Copy(const DeviceTensor& src, DeviceTensor* dst) = 0;
   // Waits until every call issued so far has finished.
   virtual Status Synchronize() = 0;
-  // `input`'s batches on this device, `select`ed (nn/batch_feed.h). The
-  // default reads and copies (ToDevice) inside BatchFeed::Next(); a backend
-  // with its own memory may read up to `depth` batches ahead and copy them
-  // on a stream of their own (the GPU's, for depth >= 1). depth 0 asks for
-  // the default feed. InvalidArgument for a negative depth.
-  virtual Result<std::unique_ptr<BatchFeed>> Feed(Iterator input, FeedSelect select, int64_t depth);
 
   // Allocate() then Fill(0) (any numeric dtype is zeroed).
   Result<DeviceTensor> Zeros(DType dtype, const Shape& shape);

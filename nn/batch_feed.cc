@@ -1,6 +1,9 @@
-// Backend::Feed's default: a feed that reads and copies inside Next().
+// MakeBatchFeed: the registered feed of a device kind, or the default one
+// that reads and copies inside Next().
 #include "sluice/nn/batch_feed.h"
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -36,14 +39,40 @@ class ReadingFeed final : public BatchFeed {
   FeedSelect select_;
 };
 
+std::mutex& RegistryMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<DeviceKind, BatchFeedFactory>& Registry() {
+  static std::map<DeviceKind, BatchFeedFactory> factories;
+  return factories;
+}
+
 }  // namespace
 
-Result<std::unique_ptr<BatchFeed>> Backend::Feed(Iterator input, FeedSelect select, int64_t depth) {
+void RegisterBatchFeed(DeviceKind kind, BatchFeedFactory factory) {
+  std::lock_guard<std::mutex> l(RegistryMutex());
+  Registry()[kind] = std::move(factory);
+}
+
+Result<std::unique_ptr<BatchFeed>> MakeBatchFeed(Backend& backend, Iterator input,
+                                                 FeedSelect select, int64_t depth) {
   if (depth < 0) {
     return Status::InvalidArgument("Feed: depth must be >= 0, got " + std::to_string(depth));
   }
+  BatchFeedFactory factory;
+  {
+    std::lock_guard<std::mutex> l(RegistryMutex());
+    auto it = Registry().find(backend.device().kind);
+    if (it != Registry().end()) factory = it->second;
+  }
+  if (factory) {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchFeed> feed,
+                            factory(backend, input, select, depth));
+    if (feed) return feed;
+  }
   return std::unique_ptr<BatchFeed>(
-      std::make_unique<ReadingFeed>(*this, std::move(input), std::move(select)));
+      std::make_unique<ReadingFeed>(backend, std::move(input), std::move(select)));
 }
 
 }  // namespace sluice::nn

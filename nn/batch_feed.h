@@ -1,7 +1,10 @@
 // BatchFeed: an input pipeline's batches on a backend's device, the way
 // Sequential's dataset loops (Fit, Evaluate) read them.
 //
-// Backend::Feed(iterator, select, depth) makes one. `select` picks the host
+// MakeBatchFeed(backend, iterator, select, depth) makes one. Feeding
+// depends on the backend, never the reverse: Backend knows nothing of the
+// pipeline, and a device module registers its own feed beside its backend
+// (RegisterBatchFeed; gpu::RegisterNnBackend registers the GPU's). `select` picks the host
 // tensors of each element that go to the device (Fit's x and y); Next()
 // returns them as DeviceTensors of the backend, in that order. The default
 // feed reads inside Next(): iterator.next(), select, Backend::ToDevice (no
@@ -21,11 +24,13 @@
 #define SLUICE_NN_BATCH_FEED_H_
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "sluice/core/element.h"
 #include "sluice/core/result.h"
+#include "sluice/nn/device.h"
 #include "sluice/nn/device_tensor.h"
 #include "sluice/pipeline/iterator.h"
 #include "sluice/pipeline/stats.h"
@@ -50,6 +55,23 @@ class BatchFeed {
   // that reads ahead on its own thread.
   virtual Iterator* iterator() = 0;
 };
+
+class Backend;
+
+// `input`'s batches on `backend`'s device, `select`ed: the feed a device
+// module registered for the device's kind, else the default, which reads
+// and copies (Backend::ToDevice: no copy on the CPU) inside Next(). A
+// registered feed may read up to `depth` batches ahead (the GPU's copies
+// them on a stream of its own, for depth >= 1); depth 0 asks for the
+// default. InvalidArgument for a negative depth.
+Result<std::unique_ptr<BatchFeed>> MakeBatchFeed(Backend& backend, Iterator input,
+                                                 FeedSelect select, int64_t depth);
+
+// For device modules: the feed of a device kind, or nullptr to use the
+// default for this call (depth 0, a backend it does not serve).
+using BatchFeedFactory = std::function<Result<std::unique_ptr<BatchFeed>>(
+    Backend& backend, Iterator& input, FeedSelect& select, int64_t depth)>;
+void RegisterBatchFeed(DeviceKind kind, BatchFeedFactory factory);
 
 }  // namespace sluice::nn
 

@@ -10,6 +10,10 @@ Conv2D::Conv2D(int filters, int kernel_h, int kernel_w, Conv2DOptions options)
       window_{kernel_h, kernel_w, options.stride_h, options.stride_w, options.padding},
       options_(std::move(options)) {}
 
+std::unique_ptr<Layer> Conv2D::CloneLayer() const {
+  return std::make_unique<Conv2D>(filters_, window_.kernel_h, window_.kernel_w, options_);
+}
+
 Status Conv2D::Build(const Shape& input_shape) {
   if (filters_ <= 0) return Status::InvalidArgument("Conv2D: filters must be positive");
   if (input_shape.unknown_rank() || input_shape.rank() != 4 || input_shape.dim(3) <= 0) {

@@ -7,6 +7,10 @@ namespace sluice::nn {
 Dense::Dense(int units, DenseOptions options)
     : Layer(options.name), units_(units), options_(std::move(options)) {}
 
+std::unique_ptr<Layer> Dense::CloneLayer() const {
+  return std::make_unique<Dense>(units_, options_);
+}
+
 Status Dense::Build(const Shape& input_shape) {
   if (units_ <= 0) return Status::InvalidArgument("Dense: units must be positive");
   if (input_shape.unknown_rank() || input_shape.rank() < 2 ||

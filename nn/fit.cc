@@ -50,7 +50,8 @@ Result<std::pair<Tensor, Tensor>> Sequential::SplitBatch(const Element& e,
   return std::make_pair(e[0], e[1]);
 }
 
-Result<std::unique_ptr<BatchFeed>> Sequential::FeedXY(Iterator data, const FitOptions& o) {
+Result<std::unique_ptr<BatchFeed>> Sequential::FeedXY(Iterator data, const FitOptions& o,
+                                                      bool weights) {
   if (o.prefetch_to_device < 0) {
     return Status::InvalidArgument("FitOptions::prefetch_to_device must be >= 0, got " +
                                    std::to_string(o.prefetch_to_device));
@@ -60,11 +61,16 @@ Result<std::unique_ptr<BatchFeed>> Sequential::FeedXY(Iterator data, const FitOp
   names.x_name = o.x_name;
   names.y_name = o.y_name;
   // Runs on the feed's thread when it reads ahead: SplitBatch only reads.
-  FeedSelect select = [this, names](const Element& e) -> Result<std::vector<Tensor>> {
+  FeedSelect select = [this, names, weights](const Element& e) -> Result<std::vector<Tensor>> {
     SLUICE_ASSIGN_OR_RETURN(auto xy, SplitBatch(e, names));
-    return std::vector<Tensor>{std::move(xy.first), std::move(xy.second)};
+    std::vector<Tensor> out{std::move(xy.first), std::move(xy.second)};
+    if (weights) {
+      const Tensor* w = e.find("sample_weight");
+      out.push_back(w != nullptr ? *w : Tensor::Scalar<float>(1.0f));
+    }
+    return out;
   };
-  return b->Feed(std::move(data), std::move(select), o.prefetch_to_device);
+  return MakeBatchFeed(*b, std::move(data), std::move(select), o.prefetch_to_device);
 }
 
 Result<double> Sequential::Step(const DeviceTensor& x, const DeviceTensor& y, bool capture,
@@ -80,6 +86,11 @@ Result<double> Sequential::Step(const DeviceTensor& x, const DeviceTensor& y, bo
 
 Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
   if (!compiled_.optimizer) return Status::FailedPrecondition("Fit: compile the model first");
+  if (compiled_.strategy) {
+    return Status::InvalidArgument(
+        "Fit: model " + name() + " is compiled with " + compiled_.strategy->Describe() +
+        ": give Fit the strategy's DistributeDatasets(...), one dataset per replica");
+  }
   if (o.epochs < 0) return Status::InvalidArgument("Fit: epochs must be >= 0");
   History h;
   internal::FitProgress progress(o.out, o.verbose);

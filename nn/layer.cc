@@ -26,6 +26,15 @@ Status Layer::SetDTypePolicy(const DTypePolicy& policy) {
 
 Status Layer::Build(const Shape&) { return Status::OK(); }
 
+std::unique_ptr<Layer> Layer::Clone() const {
+  std::unique_ptr<Layer> c = CloneLayer();
+  if (!c) return c;
+  c->name_ = name_;
+  c->policy_ = policy_;
+  c->autocast_ = autocast_;
+  return c;
+}
+
 Status Layer::EnsureBuilt(const Shape& input_shape) {
   if (built_) return Status::OK();
   SLUICE_ASSIGN_OR_RETURN(backend_, GetBackend(device_));

@@ -98,6 +98,10 @@ class Layer : public Trackable {
   virtual Result<DeviceTensor> Backward(const DeviceTensor& dy) = 0;
   // Keras's layer config summary for Sequential::Summary(), e.g. "32 3x3 relu".
   virtual std::string Describe() const { return ""; }
+  // A new, unbuilt layer with this one's configuration (options, name,
+  // dtype policy) and none of its state: how strategies make the replicas
+  // of a model. nullptr if the layer does not implement CloneLayer().
+  std::unique_ptr<Layer> Clone() const;
 
   // Weights in creation order, and the trainable ones with their gradients
   // (parallel vectors).
@@ -115,6 +119,9 @@ class Layer : public Trackable {
   std::vector<Child> TrackableChildren() override;
 
  protected:
+  // The configuration part of Clone(); the built-in layers implement it,
+  // custom layers may (the default returns nullptr).
+  virtual std::unique_ptr<Layer> CloneLayer() const { return nullptr; }
   // Creates a weight of `shape` on the layer's device, initialized from a
   // generator derived from the global seed (SetRandomSeed) and the order in
   // which layers build, with a zeroed gradient buffer if trainable.

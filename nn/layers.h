@@ -32,6 +32,9 @@ class Dense : public Layer {
   Result<DeviceTensor> Backward(const DeviceTensor& dy) override;
   std::string Describe() const override;
 
+ protected:
+  std::unique_ptr<Layer> CloneLayer() const override;
+
  private:
   int units_;
   DenseOptions options_;
@@ -62,6 +65,9 @@ class Conv2D : public Layer {
   Result<DeviceTensor> Backward(const DeviceTensor& dy) override;
   std::string Describe() const override;
 
+ protected:
+  std::unique_ptr<Layer> CloneLayer() const override;
+
  private:
   int filters_;
   Window2D window_;
@@ -84,6 +90,9 @@ class Pooling2D : public Layer {
   Result<DeviceTensor> Call(const DeviceTensor& x, bool training) override;
   Result<DeviceTensor> Backward(const DeviceTensor& dy) override;
   std::string Describe() const override;
+
+ protected:
+  std::unique_ptr<Layer> CloneLayer() const override;
 
  private:
   PoolMode mode_;
@@ -108,6 +117,9 @@ class Flatten : public Layer {
   Result<DeviceTensor> Call(const DeviceTensor& x, bool training) override;
   Result<DeviceTensor> Backward(const DeviceTensor& dy) override;
 
+ protected:
+  std::unique_ptr<Layer> CloneLayer() const override { return std::make_unique<Flatten>(); }
+
  private:
   Shape x_shape_;
 };
@@ -119,6 +131,11 @@ class ActivationLayer : public Layer {
   Result<DeviceTensor> Call(const DeviceTensor& x, bool training) override;
   Result<DeviceTensor> Backward(const DeviceTensor& dy) override;
   std::string Describe() const override { return std::string(ActivationName(f_)); }
+
+ protected:
+  std::unique_ptr<Layer> CloneLayer() const override {
+    return std::make_unique<ActivationLayer>(f_);
+  }
 
  private:
   Activation f_;
@@ -135,6 +152,9 @@ class Dropout : public Layer {
   Result<DeviceTensor> Call(const DeviceTensor& x, bool training) override;
   Result<DeviceTensor> Backward(const DeviceTensor& dy) override;
   std::string Describe() const override;
+
+ protected:
+  std::unique_ptr<Layer> CloneLayer() const override { return std::make_unique<Dropout>(rate_); }
 
  private:
   float rate_;
@@ -154,6 +174,11 @@ class Rescaling : public Layer {
   Result<DeviceTensor> Call(const DeviceTensor& x, bool training) override;
   Result<DeviceTensor> Backward(const DeviceTensor& dy) override;
   std::string Describe() const override;
+
+ protected:
+  std::unique_ptr<Layer> CloneLayer() const override {
+    return std::make_unique<Rescaling>(scale_, offset_);
+  }
 
  private:
   float scale_, offset_;

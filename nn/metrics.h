@@ -8,7 +8,10 @@
 #define SLUICE_NN_METRICS_H_
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "sluice/core/status.h"
 #include "sluice/nn/backend.h"
@@ -24,6 +27,17 @@ class Metric {
                              const DeviceTensor& pred) = 0;
   virtual double result() const = 0;
   virtual void Reset() = 0;
+
+  // For strategies, which keep one copy per replica and report the metric
+  // over all of them. Clone(): a new metric of the same kind and name, reset
+  // (nullptr if not implemented). SummableState(): the accumulated state as
+  // numbers that add up across replicas (Keras's metric variables, e.g.
+  // total and count); ResultOf(): the result of such a sum. The defaults
+  // (empty; result()) leave a custom metric unreduced: each process reports
+  // its own replicas' value.
+  virtual std::unique_ptr<Metric> Clone() const { return nullptr; }
+  virtual std::vector<double> SummableState() const { return {}; }
+  virtual double ResultOf(std::span<const double> /*summed*/) const { return result(); }
 };
 
 // The weighted mean of the values given to Update(); as a Metric it
@@ -42,6 +56,11 @@ class Mean : public Metric {
   }
   double result() const override { return count_ > 0 ? total_ / count_ : 0.0; }
   void Reset() override { total_ = count_ = 0; }
+  std::unique_ptr<Metric> Clone() const override { return std::make_unique<Mean>(name_); }
+  std::vector<double> SummableState() const override { return {total_, count_}; }
+  double ResultOf(std::span<const double> s) const override {
+    return s.size() == 2 && s[1] > 0 ? s[0] / s[1] : 0.0;
+  }
 
  private:
   std::string name_;
@@ -60,6 +79,15 @@ class SparseCategoricalAccuracy : public Metric {
     return total_ > 0 ? static_cast<double>(correct_) / static_cast<double>(total_) : 0.0;
   }
   void Reset() override { correct_ = total_ = 0; }
+  std::unique_ptr<Metric> Clone() const override {
+    return std::make_unique<SparseCategoricalAccuracy>(name_);
+  }
+  std::vector<double> SummableState() const override {
+    return {static_cast<double>(correct_), static_cast<double>(total_)};
+  }
+  double ResultOf(std::span<const double> s) const override {
+    return s.size() == 2 && s[1] > 0 ? s[0] / s[1] : 0.0;
+  }
 
  private:
   std::string name_;

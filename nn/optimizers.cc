@@ -90,24 +90,7 @@ Status Optimizer::ApplyGradients(std::span<DeviceTensor* const> grads,
           (v ? v->value().DebugString() : std::string("null")));
     }
   }
-  // Slots for variables seen for the first time, then any restored values.
-  bool created = false;
-  for (Variable* v : variables) {
-    bool known = false;
-    for (const auto& t : tracked_) known = known || t->var == v;
-    if (!known) {
-      SLUICE_RETURN_IF_ERROR(Track(v));
-      created = true;
-    }
-  }
-  if (created) {
-    // A restore before the slots existed left their values with the list
-    // nodes (`_variables`, `_momentums`, ...), which now have the items.
-    SLUICE_RETURN_IF_ERROR(RestoreDeferred());
-    SLUICE_RETURN_IF_ERROR(variables_node_->RestorePending());
-    SLUICE_RETURN_IF_ERROR(trainable_node_->RestorePending());
-    for (auto& list : slot_lists_) SLUICE_RETURN_IF_ERROR(list->RestorePending());
-  }
+  SLUICE_RETURN_IF_ERROR(Build(variables));
   int64_t step = iterations() + 1;
   if (!variables.empty()) {
     SLUICE_ASSIGN_OR_RETURN(Backend * backend, GetBackend(variables[0]->value().device()));
@@ -131,6 +114,37 @@ Status Optimizer::ApplyGradients(std::span<DeviceTensor* const> grads,
   }
   iterations_->value().data<int64_t>()[0] = step;
   return Status::OK();
+}
+
+Status Optimizer::Build(std::span<Variable* const> variables) {
+  // Slots for variables seen for the first time, then any restored values.
+  bool created = false;
+  for (Variable* v : variables) {
+    if (v == nullptr) return Status::InvalidArgument(name() + ": Build with a null variable");
+    bool known = false;
+    for (const auto& t : tracked_) known = known || t->var == v;
+    if (!known) {
+      SLUICE_RETURN_IF_ERROR(Track(v));
+      created = true;
+    }
+  }
+  if (created) {
+    // A restore before the slots existed left their values with the list
+    // nodes (`_variables`, `_momentums`, ...), which now have the items.
+    SLUICE_RETURN_IF_ERROR(RestoreDeferred());
+    SLUICE_RETURN_IF_ERROR(variables_node_->RestorePending());
+    SLUICE_RETURN_IF_ERROR(trainable_node_->RestorePending());
+    for (auto& list : slot_lists_) SLUICE_RETURN_IF_ERROR(list->RestorePending());
+  }
+  return Status::OK();
+}
+
+std::vector<Variable*> Optimizer::variables() const {
+  std::vector<Variable*> out = {iterations_.get(), learning_rate_.get()};
+  for (const auto& t : tracked_) {
+    for (const auto& s : t->slots) out.push_back(s.get());
+  }
+  return out;
 }
 
 Status Optimizer::SyncStepCounter() {

@@ -38,6 +38,18 @@ class Optimizer : public Trackable {
   Status ApplyGradients(std::span<DeviceTensor* const> grads, std::span<Variable* const> variables);
   Status ApplyGradients(std::span<const DeviceTensor> grads, std::span<Variable* const> variables);
 
+  // Creates the state (slots) of `variables` now rather than at their first
+  // update, and applies what a restore kept for them (Keras's
+  // optimizer.build): a restored optimizer can be checked, or copied to
+  // replicas, before training. Variables already tracked are skipped.
+  Status Build(std::span<Variable* const> variables);
+  // Every variable the optimizer keeps, in Keras's `_variables` order:
+  // iterations, learning rate, then each tracked variable's slots.
+  std::vector<Variable*> variables() const;
+  // A new optimizer of the same kind and hyperparameters, without state
+  // (strategies give each replica one). nullptr if not implemented.
+  virtual std::unique_ptr<Optimizer> Clone() const { return nullptr; }
+
   // Completed updates (Keras's optimizer.iterations).
   int64_t iterations() const;
 
@@ -89,6 +101,9 @@ class SGD : public Optimizer {
  public:
   explicit SGD(float learning_rate = 0.01f, float momentum = 0.0f, bool nesterov = false);
   std::string name() const override { return "SGD"; }
+  std::unique_ptr<Optimizer> Clone() const override {
+    return std::make_unique<SGD>(learning_rate(), momentum_, nesterov_);
+  }
 
  protected:
   std::vector<std::string> SlotNames() const override;
@@ -108,6 +123,9 @@ class Adam : public Optimizer {
   explicit Adam(float learning_rate = 0.001f, float beta_1 = 0.9f, float beta_2 = 0.999f,
                 float epsilon = 1e-7f);
   std::string name() const override { return "Adam"; }
+  std::unique_ptr<Optimizer> Clone() const override {
+    return std::make_unique<Adam>(learning_rate(), beta_1_, beta_2_, epsilon_);
+  }
 
  protected:
   std::vector<std::string> SlotNames() const override { return {"m", "v"}; }

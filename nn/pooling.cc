@@ -10,6 +10,12 @@ Pooling2D::Pooling2D(PoolMode mode, Pool2DOptions o, std::string name)
       window_{o.pool_h, o.pool_w, o.stride_h > 0 ? o.stride_h : o.pool_h,
               o.stride_w > 0 ? o.stride_w : o.pool_w, o.padding} {}
 
+std::unique_ptr<Layer> Pooling2D::CloneLayer() const {
+  Pool2DOptions o{window_.kernel_h, window_.kernel_w, window_.stride_h, window_.stride_w,
+                  window_.padding};
+  return std::make_unique<Pooling2D>(mode_, o, name());
+}
+
 Result<DeviceTensor> Pooling2D::Call(const DeviceTensor& x, bool training) {
   Result<Shape> out = Pool2DOutputShape(x.shape(), window_);
   if (!out.ok()) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 
+#include "sluice/nn/internal/replicas.h"
 #include "sluice/nn/layers.h"
 
 namespace sluice::nn {
@@ -42,6 +43,26 @@ Layer* Sequential::Add(std::unique_ptr<Layer> layer) {
   }
   layers_.push_back(std::move(layer));
   return layers_.back().get();
+}
+
+std::unique_ptr<Layer> Sequential::CloneLayer() const {
+  auto copy = std::make_unique<Sequential>(name());
+  for (const auto& l : layers_) {
+    std::unique_ptr<Layer> c = l->Clone();
+    if (!c) return nullptr;
+    copy->layers_.push_back(std::move(c));  // names are already unique
+  }
+  return copy;
+}
+
+Status Sequential::Build(const Shape& input_shape) {
+  if (layers_.empty() || input_shape.unknown_rank() || input_shape.rank() < 1) {
+    return Status::OK();  // built by the first call
+  }
+  std::vector<int64_t> dims(input_shape.dims().begin(), input_shape.dims().end());
+  dims[0] = 1;
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor zeros, backend().Zeros(DType::kFloat32, Shape(dims)));
+  return Call(zeros, /*training=*/false).status();
 }
 
 Status Sequential::SetDevice(Device device) {

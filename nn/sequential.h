@@ -14,7 +14,7 @@
 //
 // Batches are pipeline Elements: (x, y) as components 0 and 1, or the
 // components FitOptions names. Fit and Evaluate move them to the model's
-// device through Backend::Feed (nn/batch_feed.h): in place on the CPU,
+// device through MakeBatchFeed (nn/batch_feed.h): in place on the CPU,
 // prefetched on a copy stream of their own on a GPU.
 //
 // A Sequential is a Layer (models nest) and a Trackable whose checkpoint
@@ -42,6 +42,7 @@
 #include "sluice/nn/losses.h"
 #include "sluice/nn/metrics.h"
 #include "sluice/nn/optimizers.h"
+#include "sluice/nn/strategy.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/iterator.h"
 
@@ -52,6 +53,7 @@ class SummaryWriter;
 namespace sluice::nn {
 
 class Sequential;
+class Strategy;
 
 // A training step recorded once and replayed (Sequential::CaptureTrainStep).
 // Ownership: refers to its model, which must outlive it. Thread-safety: none.
@@ -90,6 +92,12 @@ struct CompileOptions {
   std::shared_ptr<Optimizer> optimizer;
   std::shared_ptr<Loss> loss;
   std::vector<std::shared_ptr<Metric>> metrics;
+  // Data-parallel training over the strategy's replicas (nn/strategy.h):
+  // Fit and Evaluate then take the strategy's DistributedDataset. This
+  // model is local replica 0 (on the strategy's first local device); the
+  // others are its clones, each with a clone of the optimizer and metrics
+  // (the loss is shared: losses are stateless).
+  std::shared_ptr<Strategy> strategy;
 };
 
 // What one training step left behind, for callbacks.
@@ -110,6 +118,9 @@ struct FitOptions {
   int epochs = 1;
   // Evaluated after each epoch; its results appear as "val_<name>".
   std::optional<Dataset> validation_data;
+  // The same under a strategy: one dataset per local replica
+  // (Strategy::DistributeDatasets).
+  std::optional<DistributedDataset> distributed_validation_data;
   // Steps per epoch; 0 runs each epoch to the end of the dataset. With a
   // count, one iterator continues across epochs (for repeated datasets).
   int64_t steps_per_epoch = 0;
@@ -126,7 +137,7 @@ struct FitOptions {
   // Which components are x and y; "" takes components 0 and 1.
   std::string x_name, y_name;
   // Batches fit() and evaluate() may have on the model's device ahead of
-  // the step (Backend::Feed). On a GPU, gpu::PrefetchToDevice copies x and
+  // the step (MakeBatchFeed). On a GPU, gpu::PrefetchToDevice copies x and
   // y of batch N+1 on a stream of their own while step N runs. 0: each
   // batch is copied when it is read, on the backend's stream (and
   // StepInfo::iterator is set). The CPU backend reads batches in place
@@ -170,6 +181,10 @@ class Sequential : public Layer {
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
 
   Status SetDevice(Device device) override;
+  // Builds every layer for inputs of `input_shape` (the batch dimension is
+  // ignored) by running the stack once on zeros: model.BuildFor(Shape{1, 28,
+  // 28}) makes the weights before any data, as keras's model.build.
+  Status Build(const Shape& input_shape) override;
   // Keras's model.summary(): layers, output shapes, parameter counts.
   // Output shapes are known once the model has run (or BuildFor()).
   std::string Summary() const;
@@ -180,9 +195,25 @@ class Sequential : public Layer {
   const std::shared_ptr<Optimizer>& optimizer() const { return compiled_.optimizer; }
 
   Result<History> Fit(const Dataset& train, FitOptions options = {});
-  // Loss and metrics over the dataset (training = false).
+  // Loss and metrics over the dataset (training = false). Under a strategy
+  // this replica evaluates all of it alone (every process gets the same
+  // result: the replicas' weights are equal).
   Result<std::map<std::string, double>> Evaluate(const Dataset& data,
                                                  const FitOptions& options = {});
+  // Fit and Evaluate under the compiled strategy: every local replica reads
+  // its own dataset (InvalidArgument if there are not as many as replicas),
+  // the replicas of every process train in sync, and the results are over
+  // all replicas. Every replica must have the same number of batches: a
+  // replica that runs out first ends the epoch for all (what it left is
+  // reported on stderr), never a hang; distribute() gives equal shares.
+  // Evaluate counts only rows whose "sample_weight" component (if any) is
+  // not 0: the padding of DistributeOptions::pad_for_eval.
+  Result<History> Fit(const DistributedDataset& train, FitOptions options = {});
+  Result<std::map<std::string, double>> Evaluate(const DistributedDataset& data,
+                                                 const FitOptions& options = {});
+  // Local replica r's model under a strategy (0: this one), once Fit or
+  // Evaluate made them; nullptr otherwise.
+  Sequential* replica(size_t r);
   // The model's outputs for every element's x, concatenated along the
   // batch dimension into one host tensor.
   Result<Tensor> Predict(const Dataset& data, const FitOptions& options = {});
@@ -231,8 +262,14 @@ class Sequential : public Layer {
   // layer), "1", ... the layers; plus `optimizer` once compiled.
   std::vector<Child> TrackableChildren() override;
 
+ protected:
+  // A Sequential of every layer's Clone(); nullptr if a layer has none.
+  std::unique_ptr<Layer> CloneLayer() const override;
+
  private:
-  struct Node;  // a Trackable listing fixed children
+  struct Node;      // a Trackable listing fixed children
+  struct Replicas;  // the strategy's local replicas (fit_distributed.cc)
+  friend struct Replicas;
   friend class CapturedTrainStep;
   Result<DeviceTensor> ToDeviceTensor(const Tensor& t);
   // Forward, loss and Backward on device tensors; g->loss is read (waits)
@@ -241,8 +278,11 @@ class Sequential : public Layer {
   Status ForwardBackward(const DeviceTensor& x, const DeviceTensor& y, Gradients* g,
                          DeviceTensor* per_example);
   Result<std::pair<Tensor, Tensor>> SplitBatch(const Element& e, const FitOptions& o) const;
-  // `data`'s (x, y) batches on the model's device (Backend::Feed).
-  Result<std::unique_ptr<BatchFeed>> FeedXY(Iterator data, const FitOptions& o);
+  // `data`'s (x, y) batches on the model's device (MakeBatchFeed).
+  // With `weights`, a third tensor follows: the batch's "sample_weight"
+  // component, or an empty tensor if it has none.
+  Result<std::unique_ptr<BatchFeed>> FeedXY(Iterator data, const FitOptions& o,
+                                            bool weights = false);
   // InvalidArgument (or FailedPrecondition) unless this model can record
   // a training step now.
   Status CheckCanCapture();
@@ -256,7 +296,11 @@ class Sequential : public Layer {
   Result<double> Step(const DeviceTensor& x, const DeviceTensor& y, bool capture,
                       std::unique_ptr<CapturedTrainStep>* captured);
 
+  // Makes (once) and checks the local replicas of the compiled strategy.
+  Result<Replicas*> PrepareReplicas();
+
   std::vector<std::unique_ptr<Layer>> layers_;
+  std::unique_ptr<Replicas> replicas_;
   Status add_error_;                  // the first layer Add() could not place
   std::vector<Shape> output_shapes_;  // per layer, from the last call
   CompileOptions compiled_;

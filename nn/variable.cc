@@ -7,6 +7,9 @@ namespace sluice::nn {
 Variable::Variable(std::string name, DeviceTensor value, bool trainable)
     : name_(std::move(name)), value_(std::move(value)), trainable_(trainable) {}
 
+Variable::Variable(std::string name, Tensor host, bool trainable)
+    : Variable(std::move(name), DeviceTensor(Device::Cpu(), std::move(host)), trainable) {}
+
 Result<Tensor> Variable::Read() const {
   SLUICE_ASSIGN_OR_RETURN(Backend * backend, GetBackend(value_.device()));
   SLUICE_ASSIGN_OR_RETURN(Tensor host, backend->ToHost(value_));

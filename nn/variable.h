@@ -20,6 +20,10 @@ class Variable : public Trackable {
   // `name` is for messages and summaries ("dense/kernel"); the checkpoint
   // key comes from the object graph.
   Variable(std::string name, DeviceTensor value, bool trainable = true);
+  // A variable on the CPU holding `host` (its bytes are the variable's from
+  // then on, updated in place): a step counter, say,
+  //   nn::Variable step("step", Tensor::Scalar<int64_t>(0), /*trainable=*/false);
+  Variable(std::string name, Tensor host, bool trainable = true);
 
   const std::string& name() const { return name_; }
   bool trainable() const { return trainable_; }

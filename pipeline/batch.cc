@@ -173,6 +173,9 @@ Dataset MakeBatch(const Dataset& input, int64_t batch_size, BatchOptions options
     return Dataset::FromError(Status::InvalidArgument("batch: batch_size must be >= 1, got " +
                                                       std::to_string(batch_size)));
   }
+  if (std::optional<Dataset> fused = input.node()->FuseWithBatch(batch_size, options)) {
+    return *fused;
+  }
   return Dataset(std::make_shared<BatchNode>(input, batch_size, std::move(options)));
 }
 

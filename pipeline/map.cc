@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "sluice/pipeline/internal/async_map.h"
+#include "sluice/pipeline/parse_example.h"
 #include "sluice/pipeline/internal/errors.h"
 #include "sluice/pipeline/internal/row_placer.h"
 #include "sluice/pipeline/internal/stages.h"
@@ -135,6 +136,16 @@ class MapNode : public DatasetNode {
   }
   bool random_access() const override { return inputs()[0]->random_access(); }
   bool places_rows() const override { return true; }
+  // parse_example over FixedLen features parses whole batches of records.
+  std::optional<Dataset> FuseWithBatch(int64_t batch_size,
+                                       const BatchOptions& options) const override {
+    const ParseExampleFn* parse = fn_.target<ParseExampleFn>();
+    if (parse == nullptr || !parse->status().ok() || !parse->parser().fixed_length_only() ||
+        options_.output_spec) {
+      return std::nullopt;
+    }
+    return Dataset(inputs()[0]).batch(batch_size, options).map(fn_, options_);
+  }
   Result<Element> Get(IteratorContext& ctx, int64_t i) const override {
     SLUICE_ASSIGN_OR_RETURN(Element in, inputs()[0]->Get(ctx, i));
     MapContext mc{i, ctx.StageSeed(this, std::nullopt), &ctx.cancel_flag()};
@@ -214,6 +225,9 @@ class PrefetchNode : public DatasetNode {
 
 Dataset MakeMap(const Dataset& input, MapFn fn, MapOptions options) {
   if (!fn) return Dataset::FromError(Status::InvalidArgument("map: the function is empty"));
+  if (const ParseExampleFn* parse = fn.target<ParseExampleFn>(); parse && !parse->status().ok()) {
+    return Dataset::FromError(parse->status().WithContext("parse_example"));
+  }
   if (options.parallelism < 1 && options.parallelism != kAutotune) {
     return Dataset::FromError(Status::InvalidArgument(
         "map: parallelism must be >= 1 or kAutotune, got " + std::to_string(options.parallelism)));

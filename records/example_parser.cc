@@ -84,6 +84,44 @@ Result<ExampleParser> ExampleParser::Create(const ParseSpec& spec) {
   return ExampleParser(std::move(impl));
 }
 
+Result<Element> ExampleParser::ParseSingle(const Tensor& serialized) const {
+  if (serialized.dtype() != DType::kString || serialized.shape().rank() != 0) {
+    return Status::InvalidArgument("ParseSingle: a serialized Example is a string scalar, got " +
+                                   serialized.DebugString(0));
+  }
+  const std::string_view bytes = serialized.scalar<std::string_view>();
+  return ParseSingle(bytes, serialized.StringOwnerOf(bytes));
+}
+
+Result<Element> ExampleParser::ParseBatch(const Tensor& serialized) const {
+  if (serialized.dtype() != DType::kString || serialized.shape().rank() != 1) {
+    return Status::InvalidArgument("ParseBatch: serialized Examples are a string vector, got " +
+                                   serialized.DebugString(0));
+  }
+  std::span<const std::string_view> views = serialized.flat<std::string_view>();
+  std::vector<Buffer> owners;
+  owners.reserve(views.size());
+  for (std::string_view v : views) {
+    // Runs of records share their read buffer: try the last owner first.
+    if (owners.empty() || !owners.back() ||
+        !(v.data() >= reinterpret_cast<const char*>(owners.back().data()) &&
+          v.data() + v.size() <=
+              reinterpret_cast<const char*>(owners.back().data()) + owners.back().size())) {
+      owners.push_back(serialized.StringOwnerOf(v));
+    } else {
+      owners.push_back(owners.back());
+    }
+  }
+  return ParseBatch(views, owners);
+}
+
+bool ExampleParser::fixed_length_only() const {
+  for (const CompiledFeature& f : impl_->features) {
+    if (f.kind != FeatureKind::kFixedLen) return false;
+  }
+  return true;
+}
+
 const std::vector<std::string>& ExampleParser::batch_output_names() const {
   return *impl_->batch_names;
 }

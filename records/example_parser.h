@@ -14,6 +14,10 @@
 //   FixedLenSequence(item)    [n_items, item...]     [B, max_items, item...], padded
 //                                                    with the default (else 0 / "")
 //
+// A VarLen batch is ragged (values plus row lengths, as
+// tf.RaggedTensor.from_row_lengths) because its lists differ in length; one
+// example's list is dense already (docs/example.md).
+//
 // Semantics are protobuf's on every input protobuf accepts: a repeated map
 // key keeps its last entry, repeated messages merge, packed and unpacked
 // lists both work, unknown fields are skipped, and a Feature with no list
@@ -59,11 +63,22 @@ class ExampleParser {
 
   // One Example, as tf.io.parse_single_example.
   Result<Element> ParseSingle(std::string_view serialized, const Buffer& owner = {}) const;
+  // The Example in a string scalar (a record of TFRecordDataset, say): its
+  // bytes stay owned by the tensor's string owners, not copied.
+  // InvalidArgument for another dtype or shape.
+  Result<Element> ParseSingle(const Tensor& serialized) const;
 
   // A batch, as tf.io.parse_example. `owners` is empty or has one Buffer
   // per example (a null Buffer: that example's strings are copied).
   Result<Element> ParseBatch(std::span<const std::string_view> serialized,
                              std::span<const Buffer> owners = {}) const;
+  // The Examples of a string vector [B] (a batch of records), zero-copy as
+  // ParseSingle(const Tensor&). InvalidArgument for another dtype or shape.
+  Result<Element> ParseBatch(const Tensor& serialized) const;
+  // True when every feature is FixedLen: ParseBatch's outputs are then
+  // ParseSingle's stacked (batch(n) of parsed Examples may parse after
+  // batching instead).
+  bool fixed_length_only() const;
 
   // The batch parser underneath ParseBatch, for fusing parse and batch: see
   // ExampleBatchWriter. OutOfRange if batch_size < 0.

@@ -22,7 +22,7 @@
 #include "sluice/distribute/communicator.h"
 #include "sluice/distribute/distribute.h"
 #include "sluice/records/example_builder.h"
-#include "sluice/records/example_parser.h"
+#include "sluice/pipeline/parse_example.h"
 #include "sluice/records/tfrecord_writer.h"
 
 namespace {
@@ -76,20 +76,15 @@ int Run(const std::string& dir, bool make_demo, int64_t batch, uint64_t seed) {
   if (files.empty()) return fail(Status::NotFound("no .tfrecord files in " + dir));
 
   const sluice::InputContext input = sluice::InputContext::FromCommunicator(*comm);
-  auto parser = sluice::ExampleParser::Create(
-      {{"id", sluice::FixedLenFeature(sluice::DType::kInt64, {})},
-       {"label", sluice::FixedLenFeature(sluice::DType::kInt64, {})}});
-  if (!parser.ok()) return fail(parser.status());
   sluice::Dataset records = sluice::TFRecordDataset(files).global_shuffle({.seed = seed});
   auto plan = sluice::PlanDistribution(records, input);
   if (!plan.ok()) return fail(plan.status());
-  sluice::Dataset ds =
-      records.apply(sluice::distribute(input))
-          .map([p = *parser](sluice::Element e) {
-            const sluice::Tensor& r = e[0];
-            return p.ParseSingle(r.scalar<std::string_view>(), r.string_owners()[0]);
-          })
-          .batch(batch, {.drop_remainder = true});
+  // parse_example runs on whole batches (it is fused with batch).
+  sluice::Dataset ds = records.apply(sluice::distribute(input))
+                           .map(sluice::parse_example(
+                               {{"id", sluice::FixedLenFeature(sluice::DType::kInt64, {})},
+                                {"label", sluice::FixedLenFeature(sluice::DType::kInt64, {})}}))
+                           .batch(batch, {.drop_remainder = true});
   if (c.rank() == 0) std::printf("%s\n", plan->ToString().c_str());
 
   int64_t steps = 0, first = -1;

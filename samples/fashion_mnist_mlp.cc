@@ -99,8 +99,7 @@ int main(int argc, char** argv) {
 
   // The input iterator over all epochs, so its position is checkpointed.
   sluice::Iterator it = Check(train.repeat(epochs).iterator(), "starting the input pipeline");
-  nn::Variable step("step", nn::DeviceTensor(nn::Device::Cpu(), sluice::Tensor::Scalar<int64_t>(0)),
-                    /*trainable=*/false);
+  nn::Variable step("step", sluice::Tensor::Scalar<int64_t>(0), /*trainable=*/false);
   nn::Checkpoint ckpt;
   Check(ckpt.Track("model", &model), "checkpoint");
   Check(ckpt.Track("optimizer", optimizer.get()), "checkpoint");

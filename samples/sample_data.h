@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,7 +48,8 @@ inline std::string Quote(const std::string& s) {
 }
 
 // DIR/train-*.tfrecord and DIR/test-*.tfrecord from Debian's
-// dataset-fashion-mnist, converted once with `sluice convert idx`.
+// dataset-fashion-mnist, converted once with `sluice convert idx`, with
+// .idx indexes (exact sizes, global_shuffle, record-level sharding).
 inline sluice::Status EnsureFashionRecords(const std::string& dir) {
   for (const char* split : {"train", "test"}) {
     std::string prefix = dir + "/" + split;
@@ -62,7 +65,7 @@ inline sluice::Status EnsureFashionRecords(const std::string& dir) {
                                       "(scripts/install-deps.sh does) or pass --train/--test");
     }
     if (!RunCli("convert idx " + Quote(images) + " " + Quote(labels) + " --fashion --out " +
-                Quote(prefix) + " --shards 4")) {
+                Quote(prefix) + " --shards 4 --index")) {
       return sluice::Status::Internal("sluice convert idx failed for " + images);
     }
   }
@@ -78,10 +81,10 @@ struct ImagePipelineOptions {
   int64_t shuffle_buffer = 10000;
 };
 
-// TFRecords of the common image schema -> (image, label) batches: decode
-// (and resize) in parallel with AUTOTUNE, shuffle, batch, prefetch. Images
-// stay uint8 unless resized (float32 then, as tf.image.resize returns).
-inline sluice::Dataset ImagePipeline(const std::string& pattern, const ImagePipelineOptions& o) {
+// A record of the common image schema -> (image, label): parse, decode
+// (and resize, to float32 as tf.image.resize returns).
+inline std::function<sluice::Result<sluice::Element>(sluice::Element)> DecodeImageRecord(
+    const ImagePipelineOptions& o) {
   using sluice::Element;
   using sluice::Result;
   using sluice::Tensor;
@@ -90,31 +93,30 @@ inline sluice::Dataset ImagePipeline(const std::string& pattern, const ImagePipe
       {"image/class/label", sluice::FixedLenFeature(sluice::DType::kInt64, {})}};
   auto parser =
       std::make_shared<sluice::ExampleParser>(sluice::ExampleParser::Create(spec).value());
-  auto decode = [parser, o](Element e) -> Result<Element> {
-    const Tensor& record = e[0];
-    std::string_view bytes = record.scalar<std::string_view>();
-    // Parse without copying: the buffer holding the record's bytes owns the
-    // parsed strings.
-    sluice::Buffer owner;
-    for (const sluice::Buffer& b : record.string_owners()) {
-      if (bytes.data() >= reinterpret_cast<const char*>(b.data()) &&
-          bytes.data() + bytes.size() <= reinterpret_cast<const char*>(b.data()) + b.size()) {
-        owner = b;
-      }
-    }
-    SLUICE_ASSIGN_OR_RETURN(Element ex, parser->ParseSingle(bytes, owner));
+  return [parser, o](Element e) -> Result<Element> {
+    // Parsed without copying: the strings view the record's read buffer.
+    SLUICE_ASSIGN_OR_RETURN(Element ex, parser->ParseSingle(e[0]));
     SLUICE_ASSIGN_OR_RETURN(Tensor image, sluice::ops::DecodeImage(ex[0].scalar<std::string_view>(),
                                                                    {.channels = o.channels}));
     if (o.height > 0) {
       SLUICE_ASSIGN_OR_RETURN(image, sluice::ops::Resize(image, {o.height, o.width}));
     }
-    return Element({image, ex[1]}, {"image", "label"});
+    Element out({image, ex[1]}, {"image", "label"});
+    // distribute(..., {.pad_for_eval = true})'s weights come along.
+    if (const Tensor* w = e.find("sample_weight")) out.push_back(*w, "sample_weight");
+    return out;
   };
+}
+
+// TFRecords of the common image schema -> (image, label) batches: decode
+// (and resize) in parallel with AUTOTUNE, shuffle, batch, prefetch. Images
+// stay uint8 unless resized (float32 then, as tf.image.resize returns).
+inline sluice::Dataset ImagePipeline(const std::string& pattern, const ImagePipelineOptions& o) {
   sluice::Dataset files =
       sluice::Dataset::list_files(pattern, {.shuffle = o.train, .seed = o.seed});
   sluice::Dataset ds = files.interleave(sluice::tfrecords(), {.cycle_length = 4});
   if (o.train) ds = ds.shuffle(o.shuffle_buffer, {.seed = o.seed});
-  return ds.map(decode, {.parallelism = sluice::kAutotune, .name = "decode"})
+  return ds.map(DecodeImageRecord(o), {.parallelism = sluice::kAutotune, .name = "decode"})
       .batch(o.batch)
       .prefetch(sluice::kAutotune);
 }

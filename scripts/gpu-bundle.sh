@@ -33,7 +33,8 @@ if [ -d "$DEST" ] && [ -n "$(ls -A "$DEST")" ] && [ ! -f "$DEST/payload.tar.xz" 
   exit 1
 fi
 cmake --build "$BUILD" --target gpu_test gpu_runtime_test gpu_stream_test gpu_image_ops_test \
-  gpu_nn_backend_test gpu_nn_model_test gpu_bench gpu_train_bench sluice fashion_mnist_mlp \
+  gpu_nn_backend_test gpu_nn_model_test gpu_nccl_strategy_test gpu_bench gpu_train_bench sluice \
+  fashion_mnist_mlp \
   image_classifier sluice_cases bare_decode make_imagenet_like >/dev/null
 BINS=("$BUILD"/tests/gpu/gpu_*test "$BUILD"/bench/gpu/gpu_bench "$BUILD"/bench/gpu/gpu_train_bench
   "$BUILD"/tools/sluice "$BUILD"/samples/fashion_mnist_mlp "$BUILD"/samples/image_classifier

@@ -88,7 +88,7 @@ Dataset Pipeline(bool decode, int world, bool shuffled, bool distributed) {
   }
   ds = ds.map([](Element e) -> Result<Element> {
     const Tensor& record = e[0];
-    return parser.ParseSingle(record.scalar<std::string_view>(), record.string_owners()[0]);
+    return parser.ParseSingle(record);
   });
   if (decode) {
     ds = ds.map([](Element e) -> Result<Element> {

@@ -55,6 +55,7 @@
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/jpeg.h"
 #include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/parse_example.h"
 #include "sluice/records/example_builder.h"
 #include "sluice/records/example_parser.h"
 #include "sluice/records/tfrecord_writer.h"
@@ -101,16 +102,6 @@ Args ParseArgs(int argc, char** argv) {
       .Parse(argc, argv);
   if (a.ops != "fused" && a.ops != "separate") Die("--ops is fused or separate, not " + a.ops);
   return a;
-}
-
-// The Buffer among `t`'s string owners that holds `bytes` (null if none):
-// lets the parser keep views instead of copying.
-Buffer OwnerOf(const Tensor& t, std::string_view bytes) {
-  for (const Buffer& b : t.string_owners()) {
-    const char* begin = reinterpret_cast<const char*>(b.data());
-    if (bytes.data() >= begin && bytes.data() + bytes.size() <= begin + b.size()) return b;
-  }
-  return Buffer();
 }
 
 // The small Example of cases 3 and 4.
@@ -183,9 +174,7 @@ MapFn ImageAugment(bool fused, bool separate) {
                                    .stddev = {kStd[0], kStd[1], kStd[2]}});
   auto augment = [parser, names, options, separate](Element e,
                                                     const MapContext& ctx) -> Result<Element> {
-    const Tensor& record = e[0];
-    const std::string_view bytes = record.scalar<std::string_view>();
-    SLUICE_ASSIGN_OR_RETURN(Element ex, parser->ParseSingle(bytes, OwnerOf(record, bytes)));
+    SLUICE_ASSIGN_OR_RETURN(Element ex, parser->ParseSingle(e[0]));  // views, no copy
     const std::string_view jpeg = ex[0].scalar<std::string_view>();
     Rng rng = ctx.rng();
     Tensor image;
@@ -250,18 +239,11 @@ int RunLoop(const Args& a) {
   return 0;
 }
 
-// Case 4.
+// Case 4: parse_example fused with batch (the records are batched as views,
+// then each batch is parsed at once).
 Dataset ParsePipeline(Dataset records, int64_t batch) {
-  auto parser = std::make_shared<ExampleParser>(ExampleParser::Create(SmallSpec()).value());
-  auto parse = [parser](Element e) -> Result<Element> {
-    const Tensor& records = e[0];
-    std::span<const std::string_view> views = records.flat<std::string_view>();
-    std::vector<Buffer> owners(views.size());
-    for (size_t i = 0; i < views.size(); ++i) owners[i] = OwnerOf(records, views[i]);
-    return parser->ParseBatch(views, owners);
-  };
-  return records.batch(batch, {.drop_remainder = true})
-      .map(parse, {.parallelism = kAutotune, .name = "parse"})
+  return records.map(parse_example(SmallSpec()), {.parallelism = kAutotune, .name = "parse"})
+      .batch(batch, {.drop_remainder = true})
       .prefetch(kAutotune);
 }
 

@@ -1,9 +1,9 @@
 // GpuBackend::ActivationForward / ActivationBackward: the checks of
-// nn/internal/train_checks.h, then one element loop (one row loop for
+// nn/kit/train_checks.h, then one element loop (one row loop for
 // softmax) of internal/train_kernels.h, over float32 or bfloat16 tensors.
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/train_kernels.h"
-#include "sluice/nn/internal/train_checks.h"
+#include "sluice/nn/kit/train_checks.h"
 
 namespace sluice::gpu::backend {
 namespace {
@@ -30,7 +30,7 @@ int64_t RowLength(nn::Activation f, const DeviceTensor& t) {
 // float32 or bfloat16 tensors, read and written as they are (one pass,
 // float arithmetic, the bits of float32 staging).
 Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckActivationForward(device(), f, x, y, kFloatOrBf16));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckActivationForward(device(), f, x, y, kFloatOrBf16));
   internal::ActivationForwardArgs a;
   a.f = static_cast<ActivationKind>(f);
   a.x = x.raw_data();
@@ -46,8 +46,7 @@ Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, De
 
 Status GpuBackend::ActivationBackward(nn::Activation f, const DeviceTensor& y,
                                       const DeviceTensor& dy, DeviceTensor* dx) {
-  SLUICE_RETURN_IF_ERROR(
-      nn::internal::CheckActivationBackward(device(), f, y, dy, dx, kFloatOrBf16));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckActivationBackward(device(), f, y, dy, dx, kFloatOrBf16));
   internal::ActivationBackwardArgs a;
   a.f = static_cast<ActivationKind>(f);
   a.y = y.raw_data();

@@ -1,5 +1,5 @@
-// GpuBackend::Feed: batches prefetched to the device for Sequential's
-// dataset loops (nn/batch_feed.h).
+// The GPU's batch feed: batches prefetched to the device for Sequential's
+// dataset loops (nn/batch_feed.h), registered by gpu::RegisterNnBackend.
 #include <optional>
 #include <utility>
 #include <vector>
@@ -54,18 +54,19 @@ class PrefetchFeed final : public nn::BatchFeed {
 
 }  // namespace
 
-Result<std::unique_ptr<nn::BatchFeed>> GpuBackend::Feed(Iterator input, nn::FeedSelect select,
-                                                        int64_t depth) {
-  if (depth <= 0) return nn::Backend::Feed(std::move(input), std::move(select), depth);
+Result<std::unique_ptr<nn::BatchFeed>> MakePrefetchFeed(nn::Backend& backend, Iterator& input,
+                                                        nn::FeedSelect& select, int64_t depth) {
+  auto* gpu = dynamic_cast<GpuBackend*>(&backend);
+  if (gpu == nullptr || depth <= 0) return std::unique_ptr<nn::BatchFeed>();  // the default
   PrefetchToDeviceOptions options;
   options.depth = depth;
   options.transform = [select = std::move(select)](Element e) -> Result<Element> {
     SLUICE_ASSIGN_OR_RETURN(std::vector<Tensor> picked, select(e));
     return Element(std::move(picked));
   };
-  SLUICE_ASSIGN_OR_RETURN(DeviceIterator it,
-                          PrefetchToDevice(std::move(input), gpu_device(), std::move(options)));
-  return std::unique_ptr<nn::BatchFeed>(std::make_unique<PrefetchFeed>(*this, std::move(it)));
+  SLUICE_ASSIGN_OR_RETURN(
+      DeviceIterator it, PrefetchToDevice(std::move(input), gpu->gpu_device(), std::move(options)));
+  return std::unique_ptr<nn::BatchFeed>(std::make_unique<PrefetchFeed>(*gpu, std::move(it)));
 }
 
 }  // namespace sluice::gpu::backend

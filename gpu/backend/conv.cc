@@ -16,12 +16,12 @@
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/conv_kernels.h"
 #include "sluice/gpu/backend/internal/cudnn_lib.h"
-#include "sluice/nn/internal/conv_checks.h"
-#include "sluice/nn/internal/float32_staging.h"
+#include "sluice/nn/kit/conv_checks.h"
+#include "sluice/nn/kit/float32_staging.h"
 
 namespace sluice::gpu::backend {
 
-using nn::internal::ConvGeometry;
+using nn::kit::ConvGeometry;
 
 namespace {
 // Whether cuDNN's bfloat16 path can take the call: on a GPU, every tensor
@@ -97,12 +97,12 @@ Status CropGradient(GpuBackend& b, const ConvGeometry& g, const Image& im, Devic
 Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filter,
                                  const DeviceTensor* bias, const nn::Window2D& window,
                                  DeviceTensor* y) {
-  if (nn::internal::AnyBFloat16({&x, &filter, bias, y})) {
+  if (nn::kit::AnyBFloat16({&x, &filter, bias, y})) {
     if (on_gpu() && AllBf16({&x, &filter, y}) &&
         (bias == nullptr || bias->dtype() == DType::kFloat32)) {
       SLUICE_ASSIGN_OR_RETURN(
-          ConvGeometry g, nn::internal::CheckConv2DForward(nn_device_, x, filter, bias, window, y,
-                                                           DType::kBFloat16));
+          ConvGeometry g,
+          nn::kit::CheckConv2DForward(nn_device_, x, filter, bias, window, y, DType::kBFloat16));
       if (y->num_elements() == 0) return Status::OK();
       SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kBFloat16));
       SLUICE_ASSIGN_OR_RETURN(const void* in, PaddedInput(*this, g, im, x));
@@ -111,11 +111,11 @@ Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
           internal::CudnnConv2DForward(*this, im.g, in, filter.raw_data(), y->raw_data(), true));
       if (done) return bias != nullptr ? BiasAdd(*bias, y) : Status::OK();
     }
-    return nn::internal::in_float32::Conv2DForward(*this, x, filter, bias, window, y);
+    return nn::kit::in_float32::Conv2DForward(*this, x, filter, bias, window, y);
   }
   constexpr std::string_view kMethod = "Conv2DForward";
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
-                          nn::internal::CheckConv2DForward(nn_device_, x, filter, bias, window, y));
+                          nn::kit::CheckConv2DForward(nn_device_, x, filter, bias, window, y));
   if (y->num_elements() == 0) return Status::OK();
   SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kFloat32));
   SLUICE_ASSIGN_OR_RETURN(const void* in, PaddedInput(*this, g, im, x));
@@ -129,11 +129,11 @@ Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
 
 Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor& filter,
                                       const nn::Window2D& window, DeviceTensor* dx) {
-  if (nn::internal::AnyBFloat16({&dy, &filter, dx})) {
+  if (nn::kit::AnyBFloat16({&dy, &filter, dx})) {
     if (on_gpu() && AllBf16({&dy, &filter, dx})) {
       SLUICE_ASSIGN_OR_RETURN(
-          ConvGeometry g, nn::internal::CheckConv2DBackwardData(nn_device_, dy, filter, window, dx,
-                                                                DType::kBFloat16));
+          ConvGeometry g,
+          nn::kit::CheckConv2DBackwardData(nn_device_, dy, filter, window, dx, DType::kBFloat16));
       if (dx->num_elements() == 0) return Status::OK();
       SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kBFloat16));
       void* out = im.padded.empty() ? dx->raw_data() : im.padded.raw_data();
@@ -142,11 +142,11 @@ Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor
                                                                 filter.raw_data(), out, true));
       if (done) return CropGradient(*this, g, im, dx);
     }
-    return nn::internal::in_float32::Conv2DBackwardData(*this, dy, filter, window, dx);
+    return nn::kit::in_float32::Conv2DBackwardData(*this, dy, filter, window, dx);
   }
   constexpr std::string_view kMethod = "Conv2DBackwardData";
-  SLUICE_ASSIGN_OR_RETURN(
-      ConvGeometry g, nn::internal::CheckConv2DBackwardData(nn_device_, dy, filter, window, dx));
+  SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
+                          nn::kit::CheckConv2DBackwardData(nn_device_, dy, filter, window, dx));
   if (dx->num_elements() == 0) return Status::OK();
   SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kFloat32));
   float* out = Out(im.padded.empty() ? dx->raw_data() : im.padded.raw_data());
@@ -163,12 +163,12 @@ Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor
 Status GpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTensor& dy,
                                         const nn::Window2D& window, DeviceTensor* dfilter,
                                         DeviceTensor* dbias) {
-  if (nn::internal::AnyBFloat16({&x, &dy, dfilter, dbias})) {
+  if (nn::kit::AnyBFloat16({&x, &dy, dfilter, dbias})) {
     if (on_gpu() && AllBf16({&x, &dy}) && dfilter != nullptr &&
         (dbias == nullptr || dbias->dtype() == DType::kFloat32)) {
       const bool dfilter_bf16 = IsBf16(*dfilter);
       SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
-                              nn::internal::CheckConv2DBackwardFilter(
+                              nn::kit::CheckConv2DBackwardFilter(
                                   nn_device_, x, dy, window, dfilter, dbias, DType::kBFloat16,
                                   dfilter_bf16 ? DType::kBFloat16 : DType::kFloat32));
       if (dfilter->num_elements() > 0) {
@@ -180,10 +180,10 @@ Status GpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTenso
         if (done) return dbias != nullptr ? BiasGrad(dy, 0.0f, dbias) : Status::OK();
       }
     }
-    return nn::internal::in_float32::Conv2DBackwardFilter(*this, x, dy, window, dfilter, dbias);
+    return nn::kit::in_float32::Conv2DBackwardFilter(*this, x, dy, window, dfilter, dbias);
   }
   constexpr std::string_view kMethod = "Conv2DBackwardFilter";
-  SLUICE_ASSIGN_OR_RETURN(ConvGeometry g, nn::internal::CheckConv2DBackwardFilter(
+  SLUICE_ASSIGN_OR_RETURN(ConvGeometry g, nn::kit::CheckConv2DBackwardFilter(
                                               nn_device_, x, dy, window, dfilter, dbias));
   if (dbias != nullptr) SLUICE_RETURN_IF_ERROR(BiasGrad(dy, 0.0f, dbias));
   if (dfilter->num_elements() == 0) return Status::OK();

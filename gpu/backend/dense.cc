@@ -6,21 +6,21 @@
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/cublas_lib.h"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
-#include "sluice/nn/internal/dense_checks.h"
-#include "sluice/nn/internal/float32_staging.h"
+#include "sluice/nn/kit/dense_checks.h"
+#include "sluice/nn/kit/float32_staging.h"
 
 namespace sluice::gpu::backend {
 
 Status GpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
                           bool transpose_b, float beta, DeviceTensor* c) {
-  if (nn::internal::AnyBFloat16({&a, &b, c})) {
+  if (nn::kit::AnyBFloat16({&a, &b, c})) {
     if (IsBf16(a) && IsBf16(b) && c != nullptr && on_gpu()) {
       return MatMulBf16(a, transpose_a, b, transpose_b, beta, c);
     }
-    return nn::internal::in_float32::MatMul(*this, a, transpose_a, b, transpose_b, beta, c);
+    return nn::kit::in_float32::MatMul(*this, a, transpose_a, b, transpose_b, beta, c);
   }
-  SLUICE_ASSIGN_OR_RETURN(const nn::internal::MatMulDims d,
-                          nn::internal::CheckMatMul(device(), a, transpose_a, b, transpose_b, c));
+  SLUICE_ASSIGN_OR_RETURN(const nn::kit::MatMulDims d,
+                          nn::kit::CheckMatMul(device(), a, transpose_a, b, transpose_b, c));
   if (d.m == 0 || d.n == 0) return Status::OK();
   const internal::MatMulArgs args{a.data<float>(),
                                   b.data<float>(),
@@ -49,9 +49,9 @@ Status GpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceT
 Status GpuBackend::MatMulBf16(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
                               bool transpose_b, float beta, DeviceTensor* c) {
   const DType out = IsBf16(*c) ? DType::kBFloat16 : DType::kFloat32;
-  SLUICE_ASSIGN_OR_RETURN(const nn::internal::MatMulDims d,
-                          nn::internal::CheckMatMul(device(), a, transpose_a, b, transpose_b, c,
-                                                    DType::kBFloat16, out));
+  SLUICE_ASSIGN_OR_RETURN(
+      const nn::kit::MatMulDims d,
+      nn::kit::CheckMatMul(device(), a, transpose_a, b, transpose_b, c, DType::kBFloat16, out));
   if (d.m == 0 || d.n == 0) return Status::OK();
   Result<internal::BlasHandle*> blas = State<internal::BlasHandle>(Slot::kBlas, [this] {
     return internal::BlasHandle::Create(gpu_device(), stream().native_handle());
@@ -63,7 +63,7 @@ Status GpuBackend::MatMulBf16(const DeviceTensor& a, bool transpose_a, const Dev
       a.dim(0) <= kIntMax && a.dim(1) <= kIntMax && b.dim(0) <= kIntMax && b.dim(1) <= kIntMax;
   // Without cuBLAS, for the empty sum, or beyond int sizes: in float32.
   if (!blas.ok() || d.k == 0 || !fits) {
-    return nn::internal::in_float32::MatMul(*this, a, transpose_a, b, transpose_b, beta, c);
+    return nn::kit::in_float32::MatMul(*this, a, transpose_a, b, transpose_b, beta, c);
   }
   const internal::MatMulArgs dims{nullptr, nullptr,     nullptr,     d.m, d.k,
                                   d.n,     transpose_a, transpose_b, beta};
@@ -83,7 +83,7 @@ Status GpuBackend::MatMulBf16(const DeviceTensor& a, bool transpose_a, const Dev
 // BiasAdd and BiasGrad read and write bfloat16 tensors as they are (mixed
 // precision: a float32 bias into a bfloat16 y), with float32 staging's bits.
 Status GpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckBiasAdd(device(), bias, y, kFloatOrBf16));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckBiasAdd(device(), bias, y, kFloatOrBf16));
   const int64_t c = bias.dim(0);
   if (c == 0 || y->num_elements() == 0) return Status::OK();
   const internal::BiasAddArgs a{bias.raw_data(), y->raw_data(), y->num_elements() / c, c,
@@ -92,7 +92,7 @@ Status GpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
 }
 
 Status GpuBackend::BiasGrad(const DeviceTensor& dy, float beta, DeviceTensor* db) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckBiasGrad(device(), dy, db, kFloatOrBf16));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckBiasGrad(device(), dy, db, kFloatOrBf16));
   const int64_t c = db->dim(0);
   if (c == 0) return Status::OK();
   const int64_t rows = dy.num_elements() / c;

@@ -2,8 +2,8 @@
 // DropoutMask (kernels in internal/dense_elementwise_kernels.cu).
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
-#include "sluice/nn/internal/backend_checks.h"
-#include "sluice/nn/internal/dense_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
+#include "sluice/nn/kit/dense_checks.h"
 
 namespace sluice::gpu::backend {
 namespace {
@@ -21,14 +21,14 @@ internal::ElemType ElemTypeOf(DType dtype) {
 // Fill, Axpby, Multiply and the dropout masks read and write bfloat16
 // tensors as they are (float32 staging's bits, one pass).
 Status GpuBackend::Fill(float value, DeviceTensor* x) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckFill(device(), x, kFloatOrBf16));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckFill(device(), x, kFloatOrBf16));
   if (x->num_elements() == 0) return Status::OK();
   const internal::FillArgs a{x->raw_data(), x->num_elements(), value, IsBf16(*x)};
   return Launch("Fill", [a](KernelTarget t) { return internal::RunFill(a, t); });
 }
 
 Status GpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckCast(device(), x, y));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckCast(device(), x, y));
   if (x.num_elements() == 0) return Status::OK();
   const internal::ScaledCastArgs a{x.raw_data(), ElemTypeOf(x.dtype()), y->raw_data(),
                                    IsBf16(*y),   x.num_elements(),      scale};
@@ -36,7 +36,7 @@ Status GpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
 }
 
 Status GpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckAxpby(device(), x, y, kFloatOrBf16));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckAxpby(device(), x, y, kFloatOrBf16));
   if (x.num_elements() == 0) return Status::OK();
   const internal::AxpbyArgs a{x.raw_data(), y->raw_data(), x.num_elements(), alpha,
                               beta,         IsBf16(x),     IsBf16(*y)};
@@ -44,7 +44,7 @@ Status GpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceT
 }
 
 Status GpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckMultiply(device(), a, b, y, kFloatOrBf16));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckMultiply(device(), a, b, y, kFloatOrBf16));
   if (a.num_elements() == 0) return Status::OK();
   const internal::MultiplyArgs args{a.raw_data(), b.raw_data(), y->raw_data(), a.num_elements(),
                                     IsBf16(a),    IsBf16(b),    IsBf16(*y)};
@@ -57,13 +57,13 @@ Status GpuBackend::DropoutMask(float rate, uint64_t seed, uint64_t stream, Devic
 
 Status GpuBackend::DropoutMaskFromCounter(float rate, uint64_t seed,
                                           const DeviceTensor& stream_counter, DeviceTensor* mask) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckCounter("DropoutMask", device(), &stream_counter));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckCounter("DropoutMask", device(), &stream_counter));
   return Dropout(rate, seed, 0, stream_counter.data<int64_t>(), mask);
 }
 
 Status GpuBackend::Dropout(float rate, uint64_t seed, uint64_t stream,
                            const int64_t* stream_counter, DeviceTensor* mask) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckDropoutMask(device(), rate, mask, kFloatOrBf16));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckDropoutMask(device(), rate, mask, kFloatOrBf16));
   if (mask->num_elements() == 0) return Status::OK();
   // The CPU backend's keep value, computed the same way (one float division).
   internal::DropoutMaskArgs a;

@@ -12,16 +12,16 @@
 #include "sluice/gpu/config.h"
 #include "sluice/gpu/device.h"
 #include "sluice/gpu/nn_backend.h"
-#include "sluice/nn/internal/backend_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
 
 namespace sluice::gpu {
 namespace backend {
 
-using nn::internal::CheckAllocate;
-using nn::internal::CheckCopy;
-using nn::internal::CheckCopyFromHost;
-using nn::internal::CheckNumeric;
-using nn::internal::Invalid;
+using nn::kit::CheckAllocate;
+using nn::kit::CheckCopy;
+using nn::kit::CheckCopyFromHost;
+using nn::kit::CheckNumeric;
+using nn::kit::Invalid;
 
 GpuBackend::GpuBackend(const Device& device, nn::Device nn_device)
     : device_(device), nn_device_(nn_device) {}
@@ -239,6 +239,7 @@ void RegisterNnBackend() {
   std::call_once(once, [] {
     nn::RegisterBackendFactory(nn::DeviceKind::kGpu,
                                [](nn::Device d) { return NewNnBackend(Device::Gpu(d.index)); });
+    nn::RegisterBatchFeed(nn::DeviceKind::kGpu, backend::MakePrefetchFeed);
   });
 }
 

@@ -1,7 +1,7 @@
 // GpuBackend: nn::Backend on a gpu::Device (see gpu/nn_backend.h for the
 // public contract). Internal.
 //
-// Each method checks its arguments on the host (nn/internal/ checks, the
+// Each method checks its arguments on the host (nn/kit/ checks, the
 // same messages as the CPU backend), then queues kernels on stream_ with
 // Launch(). The definitions are spread over gpu/backend/*.cc, one family
 // per file, with their kernels in gpu/backend/internal/*.cu.
@@ -26,7 +26,8 @@
 #include "sluice/gpu/internal/launch.h"
 #include "sluice/gpu/stream.h"
 #include "sluice/nn/backend.h"
-#include "sluice/nn/internal/backend_checks.h"
+#include "sluice/nn/batch_feed.h"
+#include "sluice/nn/kit/backend_checks.h"
 
 namespace sluice::gpu::backend {
 
@@ -52,10 +53,6 @@ class GpuBackend final : public nn::Backend {
   Status CopyFromHost(const Tensor& host, DeviceTensor* dst) override;
   Status Copy(const DeviceTensor& src, DeviceTensor* dst) override;
   Status Synchronize() override;
-  // depth >= 1: gpu::PrefetchToDevice on a copy stream of its own
-  // (gpu/backend/batch_feed.cc); depth 0: nn::Backend's feed.
-  Result<std::unique_ptr<nn::BatchFeed>> Feed(Iterator input, nn::FeedSelect select,
-                                              int64_t depth) override;
 
   Status Fill(float value, DeviceTensor* x) override;
   Status Cast(const DeviceTensor& x, float scale, DeviceTensor* y) override;
@@ -109,8 +106,7 @@ class GpuBackend final : public nn::Backend {
   // --- For the method files ----------------------------------------------------
   // The float types the kernels take (each tensor float32 or bfloat16,
   // read and written as it is), and a tensor's flag for them.
-  static constexpr nn::internal::FloatTypes kFloatOrBf16 =
-      nn::internal::FloatTypes::kFloat32OrBFloat16;
+  static constexpr nn::kit::FloatTypes kFloatOrBf16 = nn::kit::FloatTypes::kFloat32OrBFloat16;
   static bool IsBf16(const DeviceTensor& t) { return t.dtype() == DType::kBFloat16; }
   const Device& gpu_device() const { return device_; }
   bool on_gpu() const { return !device_.is_host(); }
@@ -185,6 +181,12 @@ class GpuBackend final : public nn::Backend {
   std::mutex state_mu_;
   std::shared_ptr<void> state_[static_cast<int>(Slot::kCount)];  // guarded by state_mu_
 };
+
+// The GPU's batch feed (nn::RegisterBatchFeed): for a GpuBackend and
+// depth >= 1, gpu::PrefetchToDevice on a copy stream of its own
+// (batch_feed.cc); otherwise nullptr, the default feed.
+Result<std::unique_ptr<nn::BatchFeed>> MakePrefetchFeed(nn::Backend& backend, Iterator& input,
+                                                        nn::FeedSelect& select, int64_t depth);
 
 }  // namespace sluice::gpu::backend
 

@@ -1,12 +1,12 @@
 // GpuBackend::CrossEntropy / MeanSquaredError: the checks of
-// nn/internal/train_checks.h, then the row and element loops of
+// nn/kit/train_checks.h, then the row and element loops of
 // internal/train_kernels.h. Class ids live in device memory, so a bad one
 // is found by the kernel and reported at the next wait (gpu/nn_backend.h):
 // that row's loss is NaN and its dpred row zero. float32 or bfloat16
 // tensors, read and written as they are.
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/train_kernels.h"
-#include "sluice/nn/internal/train_checks.h"
+#include "sluice/nn/kit/train_checks.h"
 
 namespace sluice::gpu::backend {
 
@@ -16,7 +16,7 @@ Status GpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& la
                                 bool from_logits, float grad_scale, DeviceTensor* loss,
                                 DeviceTensor* dpred) {
   SLUICE_RETURN_IF_ERROR(
-      nn::internal::CheckCrossEntropy(device(), pred, labels, loss, dpred, kFloatOrBf16));
+      nn::kit::CheckCrossEntropy(device(), pred, labels, loss, dpred, kFloatOrBf16));
   internal::CrossEntropyArgs a;
   a.pred = pred.raw_data();
   a.pred_bf16 = IsBf16(pred);
@@ -46,7 +46,7 @@ Status GpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& la
 Status GpuBackend::MeanSquaredError(const DeviceTensor& pred, const DeviceTensor& target,
                                     float grad_scale, DeviceTensor* loss, DeviceTensor* dpred) {
   SLUICE_RETURN_IF_ERROR(
-      nn::internal::CheckMeanSquaredError(device(), pred, target, loss, dpred, kFloatOrBf16));
+      nn::kit::CheckMeanSquaredError(device(), pred, target, loss, dpred, kFloatOrBf16));
   internal::MeanSquaredErrorArgs a;
   a.pred = pred.raw_data();
   a.target = target.raw_data();

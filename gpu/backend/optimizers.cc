@@ -1,17 +1,17 @@
 // GpuBackend::SgdUpdate / AdamUpdate: the checks of
-// nn/internal/train_checks.h, then one fused element loop of
+// nn/kit/train_checks.h, then one fused element loop of
 // internal/train_kernels.h. Adam's bias-corrected step size is computed on
 // the host, as the CPU backend computes it.
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/train_kernels.h"
-#include "sluice/nn/internal/backend_checks.h"
-#include "sluice/nn/internal/train_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
+#include "sluice/nn/kit/train_checks.h"
 
 namespace sluice::gpu::backend {
 
 Status GpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, float momentum,
                              bool nesterov, DeviceTensor* var, DeviceTensor* velocity) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckSgdUpdate(device(), grad, momentum, var, velocity));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckSgdUpdate(device(), grad, momentum, var, velocity));
   internal::SgdUpdateArgs a;
   a.grad = grad.data<float>();
   a.var = var->data<float>();
@@ -26,14 +26,14 @@ Status GpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, floa
 
 Status GpuBackend::AdamUpdate(const DeviceTensor& grad, const nn::AdamStep& step, DeviceTensor* var,
                               DeviceTensor* m, DeviceTensor* v) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckAdamUpdate(device(), grad, step, var, m, v));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckAdamUpdate(device(), grad, step, var, m, v));
   internal::AdamUpdateArgs a;
   a.grad = grad.data<float>();
   a.var = var->data<float>();
   a.m = m->data<float>();
   a.v = v->data<float>();
   a.count = grad.num_elements();
-  a.lr_t = nn::internal::AdamCorrectedRate(step);
+  a.lr_t = nn::kit::AdamCorrectedRate(step);
   a.one_minus_b1 = 1.0f - step.beta_1;
   a.one_minus_b2 = 1.0f - step.beta_2;
   a.epsilon = step.epsilon;
@@ -52,7 +52,7 @@ Status GpuBackend::AdamUpdate(const DeviceTensor& grad, const nn::AdamStep& step
 }
 
 Status GpuBackend::AddToCounter(int64_t delta, DeviceTensor* counter) {
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckCounter("AddToCounter", device(), counter));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckCounter("AddToCounter", device(), counter));
   internal::AddToCounterArgs a{counter->data<int64_t>(), delta};
   return Launch("AddToCounter", [a](KernelTarget t) { return internal::RunAddToCounter(a, t); });
 }

@@ -9,12 +9,12 @@
 // workspace (an empty uint8 one is returned, as the CPU backend does).
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/conv_kernels.h"
-#include "sluice/nn/internal/backend_checks.h"
-#include "sluice/nn/internal/conv_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
+#include "sluice/nn/kit/conv_checks.h"
 
 namespace sluice::gpu::backend {
 
-using nn::internal::ConvGeometry;
+using nn::kit::ConvGeometry;
 
 namespace {
 internal::PoolKind Kind(nn::PoolMode mode) {
@@ -27,7 +27,7 @@ Status GpuBackend::Pool2DForward(nn::PoolMode mode, const DeviceTensor& x,
                                  DeviceTensor* workspace) {
   constexpr std::string_view kMethod = "Pool2DForward";
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
-                          nn::internal::CheckPool2DForward(nn_device_, x, window, y, kFloatOrBf16));
+                          nn::kit::CheckPool2DForward(nn_device_, x, window, y, kFloatOrBf16));
   internal::Pool2DForwardArgs a;
   a.g = internal::ToWindowGeometry(g);
   a.kind = Kind(mode);
@@ -52,8 +52,8 @@ Status GpuBackend::Pool2DBackward(nn::PoolMode mode, const DeviceTensor& x, cons
                                   const DeviceTensor& dy, const DeviceTensor& workspace,
                                   const nn::Window2D& window, DeviceTensor* dx) {
   constexpr std::string_view kMethod = "Pool2DBackward";
-  SLUICE_ASSIGN_OR_RETURN(ConvGeometry g, nn::internal::CheckPool2DBackward(
-                                              nn_device_, x, y, dy, window, dx, kFloatOrBf16));
+  SLUICE_ASSIGN_OR_RETURN(
+      ConvGeometry g, nn::kit::CheckPool2DBackward(nn_device_, x, y, dy, window, dx, kFloatOrBf16));
   if (dx->num_elements() == 0) return Status::OK();
   internal::Pool2DBackwardArgs a;
   a.g = internal::ToWindowGeometry(g);
@@ -72,7 +72,7 @@ Status GpuBackend::Pool2DBackward(nn::PoolMode mode, const DeviceTensor& x, cons
     }
     if (ws.device() != nn_device_ || ws.dtype() != DType::kInt64 || ws.shape() != y.shape() ||
         ws.empty()) {
-      return nn::internal::Invalid(
+      return nn::kit::Invalid(
           kMethod,
           "workspace is not the one Pool2DForward made for these shapes (want int64" +
               y.shape().ToString() + ")",

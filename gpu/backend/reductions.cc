@@ -6,14 +6,14 @@
 
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
-#include "sluice/nn/internal/dense_checks.h"
-#include "sluice/nn/internal/float32_staging.h"
+#include "sluice/nn/kit/dense_checks.h"
+#include "sluice/nn/kit/float32_staging.h"
 
 namespace sluice::gpu::backend {
 
 Result<double> GpuBackend::Sum(const DeviceTensor& x) {
-  if (nn::internal::AnyBFloat16({&x})) return nn::internal::in_float32::Sum(*this, x);
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckSum(device(), x));
+  if (nn::kit::AnyBFloat16({&x})) return nn::kit::in_float32::Sum(*this, x);
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckSum(device(), x));
   const int64_t count = x.num_elements();
   if (count == 0) {
     SLUICE_RETURN_IF_ERROR(Synchronize());
@@ -33,10 +33,10 @@ Result<double> GpuBackend::Sum(const DeviceTensor& x) {
 
 Result<int64_t> GpuBackend::CountArgMaxMatches(const DeviceTensor& scores,
                                                const DeviceTensor& labels) {
-  if (nn::internal::AnyBFloat16({&scores, &labels})) {
-    return nn::internal::in_float32::CountArgMaxMatches(*this, scores, labels);
+  if (nn::kit::AnyBFloat16({&scores, &labels})) {
+    return nn::kit::in_float32::CountArgMaxMatches(*this, scores, labels);
   }
-  SLUICE_RETURN_IF_ERROR(nn::internal::CheckCountArgMaxMatches(device(), scores, labels));
+  SLUICE_RETURN_IF_ERROR(nn::kit::CheckCountArgMaxMatches(device(), scores, labels));
   const int64_t rows = scores.dim(0);
   if (rows == 0) {
     SLUICE_RETURN_IF_ERROR(Synchronize());

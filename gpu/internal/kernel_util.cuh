@@ -136,7 +136,7 @@ SLUICE_HD float LoadFloat(const void* p, bool bf16, int64_t i) {
 // Stores v as element i of a float32 or bfloat16 array (rounded to nearest
 // even): one array load and store for either type, so a kernel reads and
 // writes mixed-precision tensors as they are, with the roundings of float32
-// staging (nn/internal/float32_staging.h).
+// staging (nn/kit/float32_staging.h).
 SLUICE_HD void StoreFloat(void* p, bool bf16, int64_t i, float v) {
   if (bf16) {
     static_cast<BFloat*>(p)[i] = FloatToBFloat(v);

@@ -6,8 +6,8 @@
 
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
-#include "sluice/nn/internal/float32_staging.h"
-#include "sluice/nn/internal/train_checks.h"
+#include "sluice/nn/kit/float32_staging.h"
+#include "sluice/nn/kit/train_checks.h"
 
 namespace sluice::nn::cpu {
 
@@ -38,9 +38,8 @@ void SoftmaxRow(const float* x, int64_t c, float* y) {
 Status CpuBackend::ActivationForward(Activation f, const DeviceTensor& x, DeviceTensor* y) {
   // float32 or bfloat16 (staged); then all float32 below.
   SLUICE_RETURN_IF_ERROR(
-      internal::CheckActivationForward(device_, f, x, y, internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({&x, y}))
-    return internal::in_float32::ActivationForward(*this, f, x, y);
+      kit::CheckActivationForward(device_, f, x, y, kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({&x, y})) return kit::in_float32::ActivationForward(*this, f, x, y);
   const float* in = x.data<float>();
   float* out = y->data<float>();
   const int64_t n = x.num_elements();
@@ -76,10 +75,10 @@ Status CpuBackend::ActivationForward(Activation f, const DeviceTensor& x, Device
 
 Status CpuBackend::ActivationBackward(Activation f, const DeviceTensor& y, const DeviceTensor& dy,
                                       DeviceTensor* dx) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckActivationBackward(
-      device_, f, y, dy, dx, internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({&y, &dy, dx})) {
-    return internal::in_float32::ActivationBackward(*this, f, y, dy, dx);
+  SLUICE_RETURN_IF_ERROR(
+      kit::CheckActivationBackward(device_, f, y, dy, dx, kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({&y, &dy, dx})) {
+    return kit::in_float32::ActivationBackward(*this, f, y, dy, dx);
   }
   const float* py = y.data<float>();
   const float* pdy = dy.data<float>();

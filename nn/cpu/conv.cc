@@ -15,8 +15,8 @@
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/cpu/scratch.h"
-#include "sluice/nn/internal/conv_checks.h"
-#include "sluice/nn/internal/float32_staging.h"
+#include "sluice/nn/kit/conv_checks.h"
+#include "sluice/nn/kit/float32_staging.h"
 
 namespace sluice::nn::cpu {
 
@@ -48,7 +48,7 @@ struct ConvShape {
 };
 
 // oneDNN's view of a checked geometry.
-ConvShape MakeConvShape(const internal::ConvGeometry& g) {
+ConvShape MakeConvShape(const kit::ConvGeometry& g) {
   ConvShape s;
   s.src = {g.batch, g.in_c, g.in_h, g.in_w};
   s.weights = {g.out_c, g.in_c, g.kernel_h, g.kernel_w};
@@ -109,12 +109,12 @@ Result<memory> WeightsMemory(std::string_view method, const memory::desc& md,
 Status CpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filter,
                                  const DeviceTensor* bias, const Window2D& window,
                                  DeviceTensor* y) {
-  if (internal::AnyBFloat16({&x, &filter, bias, y})) {
-    return internal::in_float32::Conv2DForward(*this, x, filter, bias, window, y);
+  if (kit::AnyBFloat16({&x, &filter, bias, y})) {
+    return kit::in_float32::Conv2DForward(*this, x, filter, bias, window, y);
   }
   constexpr std::string_view kMethod = "Conv2DForward";
-  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
-                          internal::CheckConv2DForward(device_, x, filter, bias, window, y));
+  SLUICE_ASSIGN_OR_RETURN(kit::ConvGeometry g,
+                          kit::CheckConv2DForward(device_, x, filter, bias, window, y));
   const ConvShape s = MakeConvShape(g);
   if (y->num_elements() == 0) return Status::OK();
   UseThreads();
@@ -146,12 +146,12 @@ Status CpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
 
 Status CpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor& filter,
                                       const Window2D& window, DeviceTensor* dx) {
-  if (internal::AnyBFloat16({&dy, &filter, dx})) {
-    return internal::in_float32::Conv2DBackwardData(*this, dy, filter, window, dx);
+  if (kit::AnyBFloat16({&dy, &filter, dx})) {
+    return kit::in_float32::Conv2DBackwardData(*this, dy, filter, window, dx);
   }
   constexpr std::string_view kMethod = "Conv2DBackwardData";
-  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
-                          internal::CheckConv2DBackwardData(device_, dy, filter, window, dx));
+  SLUICE_ASSIGN_OR_RETURN(kit::ConvGeometry g,
+                          kit::CheckConv2DBackwardData(device_, dy, filter, window, dx));
   const ConvShape s = MakeConvShape(g);
   if (dx->num_elements() == 0) return Status::OK();
   UseThreads();
@@ -187,12 +187,12 @@ Status CpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor
 Status CpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTensor& dy,
                                         const Window2D& window, DeviceTensor* dfilter,
                                         DeviceTensor* dbias) {
-  if (internal::AnyBFloat16({&x, &dy, dfilter, dbias})) {
-    return internal::in_float32::Conv2DBackwardFilter(*this, x, dy, window, dfilter, dbias);
+  if (kit::AnyBFloat16({&x, &dy, dfilter, dbias})) {
+    return kit::in_float32::Conv2DBackwardFilter(*this, x, dy, window, dfilter, dbias);
   }
   constexpr std::string_view kMethod = "Conv2DBackwardFilter";
-  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g, internal::CheckConv2DBackwardFilter(
-                                                        device_, x, dy, window, dfilter, dbias));
+  SLUICE_ASSIGN_OR_RETURN(kit::ConvGeometry g,
+                          kit::CheckConv2DBackwardFilter(device_, x, dy, window, dfilter, dbias));
   const ConvShape s = MakeConvShape(g);
   if (dy.num_elements() == 0) {
     // An empty batch: the gradients are zero sums.

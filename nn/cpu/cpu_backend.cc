@@ -8,16 +8,16 @@
 #include <cstring>
 
 #include "sluice/nn/cpu/dnnl_context.h"
-#include "sluice/nn/internal/backend_checks.h"
 #include "sluice/nn/internal/cpu_factory.h"
+#include "sluice/nn/kit/backend_checks.h"
 
 namespace sluice::nn {
 namespace cpu {
 
-using internal::Arg;
-using internal::CheckSameShape;
-using internal::CheckTensors;
-using internal::Invalid;
+using kit::Arg;
+using kit::CheckSameShape;
+using kit::CheckTensors;
+using kit::Invalid;
 
 namespace {
 
@@ -70,7 +70,7 @@ int CpuBackend::UseThreads() const {
 }
 
 Result<DeviceTensor> CpuBackend::Allocate(DType dtype, const Shape& shape) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckAllocate(dtype, shape));
+  SLUICE_RETURN_IF_ERROR(kit::CheckAllocate(dtype, shape));
   SLUICE_ASSIGN_OR_RETURN(
       Buffer b, blocks_->Get(static_cast<size_t>(shape.num_elements()) * DTypeSize(dtype)));
   SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::FromBuffer(dtype, shape, std::move(b)));
@@ -78,7 +78,7 @@ Result<DeviceTensor> CpuBackend::Allocate(DType dtype, const Shape& shape) {
 }
 
 Result<DeviceTensor> CpuBackend::ToDevice(const Tensor& host) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckNumeric("ToDevice", host.dtype()));
+  SLUICE_RETURN_IF_ERROR(kit::CheckNumeric("ToDevice", host.dtype()));
   return DeviceTensor(device_, host);
 }
 
@@ -89,7 +89,7 @@ Result<Tensor> CpuBackend::ToHost(const DeviceTensor& x) {
 }
 
 Status CpuBackend::CopyFromHost(const Tensor& host, DeviceTensor* dst) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckCopyFromHost(device_, host, dst));
+  SLUICE_RETURN_IF_ERROR(kit::CheckCopyFromHost(device_, host, dst));
   if (dst->byte_size() > 0 && dst->raw_data() != host.raw_data()) {
     std::memmove(dst->raw_data(), host.raw_data(), dst->byte_size());
   }
@@ -97,7 +97,7 @@ Status CpuBackend::CopyFromHost(const Tensor& host, DeviceTensor* dst) {
 }
 
 Status CpuBackend::Copy(const DeviceTensor& src, DeviceTensor* dst) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckCopy(device_, src, dst));
+  SLUICE_RETURN_IF_ERROR(kit::CheckCopy(device_, src, dst));
   if (dst->byte_size() > 0 && dst->raw_data() != src.raw_data()) {
     std::memmove(dst->raw_data(), src.raw_data(), dst->byte_size());
   }
@@ -109,9 +109,12 @@ Status CpuBackend::Copy(const DeviceTensor& src, DeviceTensor* dst) {
 namespace internal {
 
 Result<std::unique_ptr<Backend>> MakeCpuBackend(Device device) {
-  if (device.kind != DeviceKind::kCpu || device.index != 0) {
+  // cpu:1, cpu:2... are logical CPU devices: backends of their own (each
+  // with its thread count) over the same cores and memory, for CPU replicas
+  // (MirroredStrategy).
+  if (device.kind != DeviceKind::kCpu || device.index < 0 || device.index >= 64) {
     return Status::InvalidArgument("MakeCpuBackend: no CPU device " + device.ToString() +
-                                   " (the CPU backend serves cpu:0 only)");
+                                   " (logical CPU devices are cpu:0 to cpu:63)");
   }
   try {
     return std::unique_ptr<Backend>(std::make_unique<cpu::CpuBackend>(device));

@@ -10,8 +10,8 @@
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/cpu/parallel.h"
-#include "sluice/nn/internal/dense_checks.h"
-#include "sluice/nn/internal/float32_staging.h"
+#include "sluice/nn/kit/dense_checks.h"
+#include "sluice/nn/kit/float32_staging.h"
 
 namespace sluice::nn::cpu {
 namespace {
@@ -44,12 +44,12 @@ MatMulPrimitive MakeMatMul(int64_t m, int64_t k, int64_t n, bool ta, bool tb, fl
 
 Status CpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
                           bool transpose_b, float beta, DeviceTensor* c) {
-  if (internal::AnyBFloat16({&a, &b, c})) {
-    return internal::in_float32::MatMul(*this, a, transpose_a, b, transpose_b, beta, c);
+  if (kit::AnyBFloat16({&a, &b, c})) {
+    return kit::in_float32::MatMul(*this, a, transpose_a, b, transpose_b, beta, c);
   }
   constexpr std::string_view kMethod = "MatMul";
-  SLUICE_ASSIGN_OR_RETURN(const internal::MatMulDims dims,
-                          internal::CheckMatMul(device_, a, transpose_a, b, transpose_b, c));
+  SLUICE_ASSIGN_OR_RETURN(const kit::MatMulDims dims,
+                          kit::CheckMatMul(device_, a, transpose_a, b, transpose_b, c));
   const int64_t m = dims.m, k = dims.k, n = dims.n;
   float* pc = c->data<float>();
   if (m == 0 || n == 0) return Status::OK();
@@ -76,9 +76,8 @@ Status CpuBackend::MatMul(const DeviceTensor& a, bool transpose_a, const DeviceT
 
 Status CpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
   // float32 or bfloat16 (staged); then all float32 below.
-  SLUICE_RETURN_IF_ERROR(
-      internal::CheckBiasAdd(device_, bias, y, internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({&bias, y})) return internal::in_float32::BiasAdd(*this, bias, y);
+  SLUICE_RETURN_IF_ERROR(kit::CheckBiasAdd(device_, bias, y, kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({&bias, y})) return kit::in_float32::BiasAdd(*this, bias, y);
   const int64_t c = bias.dim(0);
   if (c == 0) return Status::OK();
   const float* pb = bias.data<float>();
@@ -94,9 +93,8 @@ Status CpuBackend::BiasAdd(const DeviceTensor& bias, DeviceTensor* y) {
 }
 
 Status CpuBackend::BiasGrad(const DeviceTensor& dy, float beta, DeviceTensor* db) {
-  SLUICE_RETURN_IF_ERROR(
-      internal::CheckBiasGrad(device_, dy, db, internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({&dy, db})) return internal::in_float32::BiasGrad(*this, dy, beta, db);
+  SLUICE_RETURN_IF_ERROR(kit::CheckBiasGrad(device_, dy, db, kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({&dy, db})) return kit::in_float32::BiasGrad(*this, dy, beta, db);
   const int64_t c = db->dim(0);
   if (c == 0) return Status::OK();
   const int64_t rows = dy.num_elements() / c;

@@ -6,16 +6,16 @@
 #include "sluice/core/rng.h"
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
-#include "sluice/nn/internal/backend_checks.h"
-#include "sluice/nn/internal/dense_checks.h"
-#include "sluice/nn/internal/float32_staging.h"
+#include "sluice/nn/kit/backend_checks.h"
+#include "sluice/nn/kit/dense_checks.h"
+#include "sluice/nn/kit/float32_staging.h"
 
 namespace sluice::nn::cpu {
 
 Status CpuBackend::Fill(float value, DeviceTensor* x) {
   // float32 or bfloat16 (staged); then all float32 below (as every method here).
-  SLUICE_RETURN_IF_ERROR(internal::CheckFill(device_, x, internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({x})) return internal::in_float32::Fill(*this, value, x);
+  SLUICE_RETURN_IF_ERROR(kit::CheckFill(device_, x, kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({x})) return kit::in_float32::Fill(*this, value, x);
   float* p = x->data<float>();
   ParallelFor(x->num_elements(), UseThreads(), 1,
               [&](int, int64_t begin, int64_t end) { std::fill(p + begin, p + end, value); });
@@ -23,7 +23,7 @@ Status CpuBackend::Fill(float value, DeviceTensor* x) {
 }
 
 Status CpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckCast(device_, x, y));
+  SLUICE_RETURN_IF_ERROR(kit::CheckCast(device_, x, y));
   const int threads = UseThreads();
   // y = float(x) * scale, then rounded to y's dtype (float32 or bfloat16).
   auto cast = [&](auto* out) {
@@ -48,9 +48,8 @@ Status CpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
 }
 
 Status CpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(
-      internal::CheckAxpby(device_, x, y, internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({&x, y})) return internal::in_float32::Axpby(*this, alpha, x, beta, y);
+  SLUICE_RETURN_IF_ERROR(kit::CheckAxpby(device_, x, y, kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({&x, y})) return kit::in_float32::Axpby(*this, alpha, x, beta, y);
   const float* in = x.data<float>();
   float* out = y->data<float>();
   ParallelFor(x.num_elements(), UseThreads(), 1, [&](int, int64_t begin, int64_t end) {
@@ -67,9 +66,8 @@ Status CpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceT
 }
 
 Status CpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, DeviceTensor* y) {
-  SLUICE_RETURN_IF_ERROR(
-      internal::CheckMultiply(device_, a, b, y, internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({&a, &b, y})) return internal::in_float32::Multiply(*this, a, b, y);
+  SLUICE_RETURN_IF_ERROR(kit::CheckMultiply(device_, a, b, y, kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({&a, &b, y})) return kit::in_float32::Multiply(*this, a, b, y);
   const float* pa = a.data<float>();
   const float* pb = b.data<float>();
   float* out = y->data<float>();
@@ -82,15 +80,15 @@ Status CpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, Device
 
 Status CpuBackend::DropoutMaskFromCounter(float rate, uint64_t seed,
                                           const DeviceTensor& stream_counter, DeviceTensor* mask) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckCounter("DropoutMask", device_, &stream_counter));
+  SLUICE_RETURN_IF_ERROR(kit::CheckCounter("DropoutMask", device_, &stream_counter));
   return DropoutMask(rate, seed, static_cast<uint64_t>(stream_counter.data<int64_t>()[0]), mask);
 }
 
 Status CpuBackend::DropoutMask(float rate, uint64_t seed, uint64_t stream, DeviceTensor* mask) {
   SLUICE_RETURN_IF_ERROR(
-      internal::CheckDropoutMask(device_, rate, mask, internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({mask})) {
-    return internal::in_float32::DropoutMask(*this, rate, seed, stream, nullptr, mask);
+      kit::CheckDropoutMask(device_, rate, mask, kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({mask})) {
+    return kit::in_float32::DropoutMask(*this, rate, seed, stream, nullptr, mask);
   }
   // Element i keeps its value iff the i-th UniformFloat() of
   // Rng(seed, stream) is >= rate. Drawn sequentially: the mask is then the

@@ -6,8 +6,8 @@
 
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
-#include "sluice/nn/internal/float32_staging.h"
-#include "sluice/nn/internal/train_checks.h"
+#include "sluice/nn/kit/float32_staging.h"
+#include "sluice/nn/kit/train_checks.h"
 
 namespace sluice::nn::cpu {
 
@@ -94,11 +94,10 @@ Status CpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& la
                                 bool from_logits, float grad_scale, DeviceTensor* loss,
                                 DeviceTensor* dpred) {
   // float32 or bfloat16 (staged); then all float32 below.
-  SLUICE_RETURN_IF_ERROR(internal::CheckCrossEntropy(device_, pred, labels, loss, dpred,
-                                                     internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({&pred, &labels, loss, dpred})) {
-    return internal::in_float32::CrossEntropy(*this, pred, labels, from_logits, grad_scale, loss,
-                                              dpred);
+  SLUICE_RETURN_IF_ERROR(kit::CheckCrossEntropy(device_, pred, labels, loss, dpred,
+                                                kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({&pred, &labels, loss, dpred})) {
+    return kit::in_float32::CrossEntropy(*this, pred, labels, from_logits, grad_scale, loss, dpred);
   }
   const int64_t n = pred.dim(0), c = pred.dim(1);
   // Labels are checked before anything is written.
@@ -129,10 +128,10 @@ Status CpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& la
 
 Status CpuBackend::MeanSquaredError(const DeviceTensor& pred, const DeviceTensor& target,
                                     float grad_scale, DeviceTensor* loss, DeviceTensor* dpred) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckMeanSquaredError(device_, pred, target, loss, dpred,
-                                                         internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({&pred, &target, loss, dpred})) {
-    return internal::in_float32::MeanSquaredError(*this, pred, target, grad_scale, loss, dpred);
+  SLUICE_RETURN_IF_ERROR(kit::CheckMeanSquaredError(device_, pred, target, loss, dpred,
+                                                    kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({&pred, &target, loss, dpred})) {
+    return kit::in_float32::MeanSquaredError(*this, pred, target, grad_scale, loss, dpred);
   }
   const int64_t n = pred.dim(0);
   const int64_t d = n == 0 ? 0 : pred.num_elements() / n;

@@ -7,8 +7,8 @@
 
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
-#include "sluice/nn/internal/backend_checks.h"
-#include "sluice/nn/internal/train_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
+#include "sluice/nn/kit/train_checks.h"
 
 namespace sluice::nn::cpu {
 
@@ -45,7 +45,7 @@ void AdamChunk(const float* g, float* w, float* m, float* v, int64_t begin, int6
 
 Status CpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, float momentum,
                              bool nesterov, DeviceTensor* var, DeviceTensor* velocity) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckSgdUpdate(device_, grad, momentum, var, velocity));
+  SLUICE_RETURN_IF_ERROR(kit::CheckSgdUpdate(device_, grad, momentum, var, velocity));
   const float* g = grad.data<float>();
   float* w = var->data<float>();
   const float lr = learning_rate;
@@ -69,7 +69,7 @@ Status CpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, floa
 
 Status CpuBackend::AdamUpdate(const DeviceTensor& grad, const AdamStep& step, DeviceTensor* var,
                               DeviceTensor* m, DeviceTensor* v) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckAdamUpdate(device_, grad, step, var, m, v));
+  SLUICE_RETURN_IF_ERROR(kit::CheckAdamUpdate(device_, grad, step, var, m, v));
   AdamStep at = step;
   if (step.step_counter != nullptr) {
     at.step = step.step_counter->data<int64_t>()[0];
@@ -78,7 +78,7 @@ Status CpuBackend::AdamUpdate(const DeviceTensor& grad, const AdamStep& step, De
                                      std::to_string(at.step) + "; steps count from 1");
     }
   }
-  const float lr_t = internal::AdamCorrectedRate(at);
+  const float lr_t = kit::AdamCorrectedRate(at);
   const float one_minus_b1 = 1.0f - step.beta_1, one_minus_b2 = 1.0f - step.beta_2;
   const float eps = step.epsilon;
   const float* g = grad.data<float>();
@@ -92,7 +92,7 @@ Status CpuBackend::AdamUpdate(const DeviceTensor& grad, const AdamStep& step, De
 }
 
 Status CpuBackend::AddToCounter(int64_t delta, DeviceTensor* counter) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckCounter("AddToCounter", device_, counter));
+  SLUICE_RETURN_IF_ERROR(kit::CheckCounter("AddToCounter", device_, counter));
   counter->data<int64_t>()[0] += delta;
   return Status::OK();
 }

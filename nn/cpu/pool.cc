@@ -8,13 +8,13 @@
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/dnnl_context.h"
 #include "sluice/nn/cpu/scratch.h"
-#include "sluice/nn/internal/backend_checks.h"
-#include "sluice/nn/internal/conv_checks.h"
-#include "sluice/nn/internal/float32_staging.h"
+#include "sluice/nn/kit/backend_checks.h"
+#include "sluice/nn/kit/conv_checks.h"
+#include "sluice/nn/kit/float32_staging.h"
 
 namespace sluice::nn::cpu {
 
-using internal::Invalid;
+using kit::Invalid;
 namespace {
 
 using dnnl::memory;
@@ -35,7 +35,7 @@ struct PoolShape {
 };
 
 // oneDNN's view of a checked geometry.
-PoolShape MakePoolShape(PoolMode mode, const internal::ConvGeometry& g) {
+PoolShape MakePoolShape(PoolMode mode, const kit::ConvGeometry& g) {
   PoolShape s;
   s.src = {g.batch, g.in_c, g.in_h, g.in_w};
   s.dst = {g.batch, g.out_c, g.out_h, g.out_w};
@@ -73,11 +73,11 @@ Status CpuBackend::Pool2DForward(PoolMode mode, const DeviceTensor& x, const Win
                                  DeviceTensor* y, DeviceTensor* workspace) {
   // float32 or bfloat16 (staged); then all float32 below.
   constexpr std::string_view kMethod = "Pool2DForward";
-  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
-                          internal::CheckPool2DForward(device_, x, window, y,
-                                                       internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({&x, y})) {
-    return internal::in_float32::Pool2DForward(*this, mode, x, window, y, workspace);
+  SLUICE_ASSIGN_OR_RETURN(
+      kit::ConvGeometry g,
+      kit::CheckPool2DForward(device_, x, window, y, kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({&x, y})) {
+    return kit::in_float32::Pool2DForward(*this, mode, x, window, y, workspace);
   }
   const PoolShape s = MakePoolShape(mode, g);
   // Only max pooling needs a workspace to go backward.
@@ -115,11 +115,11 @@ Status CpuBackend::Pool2DBackward(PoolMode mode, const DeviceTensor& x, const De
                                   const DeviceTensor& dy, const DeviceTensor& workspace,
                                   const Window2D& window, DeviceTensor* dx) {
   constexpr std::string_view kMethod = "Pool2DBackward";
-  SLUICE_ASSIGN_OR_RETURN(internal::ConvGeometry g,
-                          internal::CheckPool2DBackward(device_, x, y, dy, window, dx,
-                                                        internal::FloatTypes::kFloat32OrBFloat16));
-  if (internal::AnyBFloat16({&x, &y, &dy, dx})) {
-    return internal::in_float32::Pool2DBackward(*this, mode, x, y, dy, workspace, window, dx);
+  SLUICE_ASSIGN_OR_RETURN(
+      kit::ConvGeometry g,
+      kit::CheckPool2DBackward(device_, x, y, dy, window, dx, kit::FloatTypes::kFloat32OrBFloat16));
+  if (kit::AnyBFloat16({&x, &y, &dy, dx})) {
+    return kit::in_float32::Pool2DBackward(*this, mode, x, y, dy, workspace, window, dx);
   }
   const PoolShape s = MakePoolShape(mode, g);
   if (dx->num_elements() == 0) return Status::OK();

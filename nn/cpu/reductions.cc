@@ -3,8 +3,8 @@
 
 #include "sluice/nn/cpu/cpu_backend.h"
 #include "sluice/nn/cpu/parallel.h"
-#include "sluice/nn/internal/dense_checks.h"
-#include "sluice/nn/internal/float32_staging.h"
+#include "sluice/nn/kit/dense_checks.h"
+#include "sluice/nn/kit/float32_staging.h"
 
 namespace sluice::nn::cpu {
 namespace {
@@ -21,8 +21,8 @@ inline int64_t ArgMax(const float* x, int64_t c) {
 }  // namespace
 
 Result<double> CpuBackend::Sum(const DeviceTensor& x) {
-  if (internal::AnyBFloat16({&x})) return internal::in_float32::Sum(*this, x);
-  SLUICE_RETURN_IF_ERROR(internal::CheckSum(device_, x));
+  if (kit::AnyBFloat16({&x})) return kit::in_float32::Sum(*this, x);
+  SLUICE_RETURN_IF_ERROR(kit::CheckSum(device_, x));
   const float* p = x.data<float>();
   const int chunks = NumChunks(x.num_elements(), UseThreads());
   // Double partials per chunk, combined in chunk order.
@@ -40,10 +40,10 @@ Result<double> CpuBackend::Sum(const DeviceTensor& x) {
 
 Result<int64_t> CpuBackend::CountArgMaxMatches(const DeviceTensor& scores,
                                                const DeviceTensor& labels) {
-  if (internal::AnyBFloat16({&scores, &labels})) {
-    return internal::in_float32::CountArgMaxMatches(*this, scores, labels);
+  if (kit::AnyBFloat16({&scores, &labels})) {
+    return kit::in_float32::CountArgMaxMatches(*this, scores, labels);
   }
-  SLUICE_RETURN_IF_ERROR(internal::CheckCountArgMaxMatches(device_, scores, labels));
+  SLUICE_RETURN_IF_ERROR(kit::CheckCountArgMaxMatches(device_, scores, labels));
   const int64_t n = scores.dim(0), c = scores.dim(1);
   const DType dt = labels.dtype();
   const float* s = scores.data<float>();

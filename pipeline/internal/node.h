@@ -17,6 +17,7 @@
 
 #include "sluice/core/element.h"
 #include "sluice/core/result.h"
+#include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/element_spec.h"
 #include "sluice/pipeline/options.h"
 
@@ -167,6 +168,13 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
     return Status::FailedPrecondition(name_ + " does not allow random access");
   }
 
+  // An equivalent of this node followed by batch(batch_size, options) that
+  // is cheaper to run (a map of parse_example: batch the records, then parse
+  // each batch at once), or nullopt. MakeBatch builds it instead.
+  virtual std::optional<Dataset> FuseWithBatch(int64_t /*batch_size*/,
+                                               const BatchOptions& /*options*/) const {
+    return std::nullopt;
+  }
   // A source that reads files (TFRecordDataset): the files, in reading
   // order; nullptr for every other node.
   virtual const std::vector<std::string>* source_files() const { return nullptr; }

@@ -125,5 +125,15 @@ TEST(TensorDeathTest, WrongTypeAccessAborts) {
   EXPECT_DEATH((void)t.flat<float>(), "int64 accessed as float32");
 }
 
+TEST(TensorTest, FromVectorTakesBools) {
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor t, Tensor::FromVector(std::vector<bool>{true, false, true}));
+  EXPECT_EQ(t.dtype(), DType::kBool);
+  EXPECT_EQ(t.shape(), Shape({3}));
+  EXPECT_TRUE(t.flat<bool>()[0]);
+  EXPECT_FALSE(t.flat<bool>()[1]);
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor empty, Tensor::FromVector(std::vector<bool>{}));
+  EXPECT_EQ(empty.num_elements(), 0);
+}
+
 }  // namespace
 }  // namespace sluice

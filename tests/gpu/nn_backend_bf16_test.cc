@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "nn_backend_test_util.h"
-#include "sluice/nn/internal/float32_staging.h"
+#include "sluice/nn/kit/float32_staging.h"
 
 namespace sluice::gpu::testing {
 namespace {
@@ -142,7 +142,7 @@ TEST_P(Bf16Test, PoolingActivationsLossAndMask) {
 // kernel, round once) on the same backend, for every mix of float32 and
 // bfloat16 operands.
 TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
-  namespace staged = nn::internal::in_float32;
+  namespace staged = nn::kit::in_float32;
   nn::Backend& b = *gpu();
   const Shape shape{3, 7, 11};
   // Values whose float32 results need rounding into bfloat16.

@@ -435,21 +435,21 @@ TEST(CudnnLibTest, OutputDimsMatchTheGeometry) {
         nn::ComputeWindowDim(k.h, k.window.kernel_h, k.window.stride_h, k.window.padding).value();
     const nn::WindowDim w =
         nn::ComputeWindowDim(k.w, k.window.kernel_w, k.window.stride_w, k.window.padding).value();
-    nn::internal::ConvGeometry g{.batch = k.n,
-                                 .in_h = k.h,
-                                 .in_w = k.w,
-                                 .in_c = k.c,
-                                 .out_h = h.out,
-                                 .out_w = w.out,
-                                 .out_c = k.out,
-                                 .kernel_h = k.window.kernel_h,
-                                 .kernel_w = k.window.kernel_w,
-                                 .stride_h = k.window.stride_h,
-                                 .stride_w = k.window.stride_w,
-                                 .pad_top = h.pad_before,
-                                 .pad_bottom = h.pad_after,
-                                 .pad_left = w.pad_before,
-                                 .pad_right = w.pad_after};
+    nn::kit::ConvGeometry g{.batch = k.n,
+                            .in_h = k.h,
+                            .in_w = k.w,
+                            .in_c = k.c,
+                            .out_h = h.out,
+                            .out_w = w.out,
+                            .out_c = k.out,
+                            .kernel_h = k.window.kernel_h,
+                            .kernel_w = k.window.kernel_w,
+                            .stride_h = k.window.stride_h,
+                            .stride_w = k.window.stride_w,
+                            .pad_top = h.pad_before,
+                            .pad_bottom = h.pad_after,
+                            .pad_left = w.pad_before,
+                            .pad_right = w.pad_after};
     for (bool bf16 : {false, true}) {  // float32 with FMA math; bfloat16 with tensor ops
       SLUICE_ASSERT_OK_AND_ASSIGN(auto dims, backend::internal::CudnnForwardOutputDims(g, bf16));
       if (g.symmetric_padding()) {  // the only geometries the backend gives cuDNN

@@ -1,4 +1,4 @@
-// Backend::Feed's default feed (nn/batch_feed.h) on the CPU backend: it
+// MakeBatchFeed's default feed (nn/batch_feed.h) on the CPU backend: it
 // reads inside Next(), moves the selected tensors to the device, keeps
 // the iterator reachable between calls, and returns the input's and the
 // selector's errors in order.
@@ -33,7 +33,7 @@ TEST(BatchFeedTest, DefaultFeedReadsInNextAndTheIteratorMaySaveBetweenCalls) {
   Dataset ds = Dataset::from_tensor_slices({names, values}, {"name", "v"});
   SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
   SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<BatchFeed> feed,
-                              cpu->Feed(std::move(it), PickV, /*depth=*/2));
+                              MakeBatchFeed(*cpu, std::move(it), PickV, /*depth=*/2));
   ASSERT_NE(feed->iterator(), nullptr);
   for (int64_t i = 0; i < 3; ++i) {
     SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<std::vector<DeviceTensor>> got, feed->Next());
@@ -63,13 +63,13 @@ TEST(BatchFeedTest, EndRepeatsAndANegativeDepthIsRefused) {
   SLUICE_ASSERT_OK_AND_ASSIGN(Backend * cpu, GetBackend(Device::Cpu()));
   SLUICE_ASSERT_OK_AND_ASSIGN(Iterator empty, Dataset::range(0).iterator());
   SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<BatchFeed> feed,
-                              cpu->Feed(std::move(empty), PickV, 0));
+                              MakeBatchFeed(*cpu, std::move(empty), PickV, 0));
   for (int i = 0; i < 2; ++i) {
     SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<std::vector<DeviceTensor>> got, feed->Next());
     EXPECT_FALSE(got.has_value());
   }
   SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, Dataset::range(3).iterator());
-  Result<std::unique_ptr<BatchFeed>> bad = cpu->Feed(std::move(it), PickV, -1);
+  Result<std::unique_ptr<BatchFeed>> bad = MakeBatchFeed(*cpu, std::move(it), PickV, -1);
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("depth must be >= 0, got -1"));
 }

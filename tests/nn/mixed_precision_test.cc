@@ -1,5 +1,5 @@
 // Mixed precision (nn/policy.h) on the CPU backend: the policy API, the
-// backends' bfloat16 staging (nn/internal/float32_staging.h), layers that
+// backends' bfloat16 staging (nn/kit/float32_staging.h), layers that
 // compute in bfloat16 with float32 weights, and whole models that train.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sluice/core/rng.h"
-#include "sluice/nn/internal/float32_staging.h"
+#include "sluice/nn/kit/float32_staging.h"
 #include "sluice/nn/layers.h"
 #include "sluice/nn/sequential.h"
 #include "test_util.h"

@@ -276,6 +276,41 @@ void CheckRoundTrip(Arch arch) {
   EXPECT_EQ(b->optimizer->iterations(), 4);
 }
 
+// Optimizer::Build makes the slots before any step, so a full restore can
+// be asserted (and copied to replicas) before training.
+TEST(ModelCheckpointTest, AFullRestoreIsCheckedBeforeTraining) {
+  ScratchDir dir;
+  std::unique_ptr<Model> a = MakeModel(Arch::kMlp);
+  const Tensor x = FixedInput(Batch(*a, 6), 0.0);
+  const Tensor y = Labels(6, a->classes);
+  for (int i = 0; i < 2; ++i) SLUICE_ASSERT_OK(a->model.TrainStep(x, y).status());
+  Checkpoint ca;
+  SLUICE_ASSERT_OK(ca.Track("model", &a->model));
+  SLUICE_ASSERT_OK(ca.Track("optimizer", a->optimizer.get()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::string path, ca.Save(dir.file("ckpt")));
+
+  std::unique_ptr<Model> b = MakeModel(Arch::kMlp);
+  SLUICE_ASSERT_OK(b->model.BuildFor(Batch(*b, 1)));
+  Checkpoint cb;
+  SLUICE_ASSERT_OK(cb.Track("model", &b->model));
+  SLUICE_ASSERT_OK(cb.Track("optimizer", b->optimizer.get()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(RestoreResult r, cb.Restore(path));
+  std::vector<Variable*> vars = b->model.trainable_variables();
+  SLUICE_ASSERT_OK(b->optimizer->Build(vars));
+  SLUICE_EXPECT_OK(r.AssertConsumed());  // every saved value has its variable now
+  const std::vector<Variable*> want = a->optimizer->variables(), got = b->optimizer->variables();
+  ASSERT_EQ(want.size(), got.size());
+  auto bytes = [](const Variable& v) {
+    Tensor t = *v.Read();
+    return std::string(static_cast<const char*>(t.raw_data()), t.byte_size());
+  };
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(bytes(*want[i]), bytes(*got[i])) << i;
+  // A host variable from a plain tensor (a step counter).
+  Variable step("step", Tensor::Scalar<int64_t>(7), /*trainable=*/false);
+  EXPECT_EQ(step.Read()->scalar<int64_t>(), 7);
+  EXPECT_EQ(step.value().device(), Device::Cpu());
+}
+
 TEST(ModelCheckpointTest, RoundTripMlpAdam) { CheckRoundTrip(Arch::kMlp); }
 TEST(ModelCheckpointTest, RoundTripCnnSgdMomentum) { CheckRoundTrip(Arch::kCnn); }
 

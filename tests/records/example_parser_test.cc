@@ -96,6 +96,43 @@ TEST(ExampleSpecTest, RejectsInvalidSpecsNamingTheKey) {
                       StatusCode::kInvalidArgument, "'v': VarLenFeature takes a dtype only");
 }
 
+// --- Tensor forms -----------------------------------------------------------------
+
+TEST(ExampleParserTensorTest, ParsesRecordTensorsWithoutCopying) {
+  const ExampleParser parser = MustCreate({{"name", FixedLenFeature(DType::kString, {})},
+                                           {"n", FixedLenFeature(DType::kInt64, {})}});
+  EXPECT_TRUE(parser.fixed_length_only());
+  EXPECT_FALSE(MustCreate({{"v", VarLenFeature(DType::kInt64)}}).fixed_length_only());
+  // Two records in one read buffer, as a TFRecord reader hands them out.
+  ExampleBuilder a, b;
+  a.AddBytes("name", "first").AddInt64("n", 1);
+  b.AddBytes("name", "second").AddInt64("n", 2);
+  const std::string both = a.Serialize() + b.Serialize();
+  Owned buffer = InBuffer(both);
+  const std::string_view va = buffer.view.substr(0, a.Serialize().size());
+  const std::string_view vb = buffer.view.substr(va.size());
+  Buffer views = Buffer::Allocate(2 * sizeof(std::string_view)).value();
+  new (views.data()) std::string_view(va);
+  new (views.data() + sizeof(std::string_view)) std::string_view(vb);
+  Tensor batch = Tensor::FromStringViews(Shape{2}, views, {buffer.buffer}).value();
+  SLUICE_ASSERT_OK_AND_ASSIGN(Element parsed, parser.ParseBatch(batch));
+  EXPECT_EQ(parsed[0].flat<std::string_view>()[1], "second");
+  EXPECT_EQ(parsed[0].flat<std::string_view>()[1].data(), vb.data() + vb.find("second"));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor first, batch.Row(0));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Element one, parser.ParseSingle(first));
+  EXPECT_EQ(one[0].scalar<std::string_view>(), "first");
+  EXPECT_EQ(one[0].scalar<std::string_view>().data(), va.data() + va.find("first"));
+  EXPECT_EQ(one[1].scalar<int64_t>(), 1);
+  SLUICE_EXPECT_ERROR(parser.ParseSingle(batch), StatusCode::kInvalidArgument, "string scalar");
+  SLUICE_EXPECT_ERROR(parser.ParseBatch(first), StatusCode::kInvalidArgument, "string vector");
+  SLUICE_EXPECT_ERROR(parser.ParseSingle(Tensor::Scalar<int64_t>(3)),
+                      StatusCode::kInvalidArgument, "string scalar");
+  // A string tensor that owns no buffer holding the bytes: they are copied.
+  SLUICE_ASSERT_OK_AND_ASSIGN(Element copied,
+                              parser.ParseSingle(Tensor::StringScalar(a.Serialize())));
+  EXPECT_EQ(copied[0].scalar<std::string_view>(), "first");
+}
+
 // --- TensorFlow's golden outputs -------------------------------------------------
 
 class ExampleGoldenTest : public ::testing::Test {

@@ -4,7 +4,7 @@
 // kernel or, on the host device, as a loop (gpu/internal/kernel_util.cuh).
 //
 // Plain C++17 shared by g++ and nvcc: no sluice or CUDA headers. Arguments
-// are checked by the callers (nn/internal/conv_checks.h); the loops trust
+// are checked by the callers (nn/kit/conv_checks.h); the loops trust
 // them. Layouts: images NHWC, filters HWIO [kh, kw, in, out] unless a
 // function says KRSC ([out, kh, kw, in], cuDNN's NHWC filter format).
 // Sums are float32, accumulated in the order each function states, one
@@ -21,7 +21,7 @@ namespace sluice::gpu::backend::internal {
 
 using gpu::internal::KernelTarget;
 
-// nn::internal::ConvGeometry's fields (conv_checks.h): output (oh, ow)
+// nn::kit::ConvGeometry's fields (conv_checks.h): output (oh, ow)
 // reads input rows oh · stride_h - pad_top + [0, kernel_h), columns
 // ow · stride_w - pad_left + [0, kernel_w); taps outside the input are
 // padding (zero for convolutions, skipped by pooling).
@@ -33,7 +33,7 @@ struct WindowGeometry {
   int64_t pad_top = 0, pad_left = 0;
 };
 
-// The kernels' copy of a geometry with these fields (nn::internal::ConvGeometry).
+// The kernels' copy of a geometry with these fields (nn::kit::ConvGeometry).
 template <typename G>
 WindowGeometry ToWindowGeometry(const G& g) {
   return WindowGeometry{g.batch,    g.in_h,    g.in_w,     g.in_c,     g.out_h,

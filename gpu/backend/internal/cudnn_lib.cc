@@ -27,7 +27,7 @@
 namespace sluice::gpu::backend::internal {
 namespace {
 
-using nn::internal::ConvGeometry;
+using nn::kit::ConvGeometry;
 
 // Every cuDNN function used; pointers typed from the prototypes.
 #define SLUICE_CUDNN_FUNCTIONS(X)                   \

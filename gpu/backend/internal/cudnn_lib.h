@@ -15,7 +15,7 @@
 
 #include "sluice/core/result.h"
 #include "sluice/gpu/backend/gpu_backend.h"
-#include "sluice/nn/internal/conv_checks.h"
+#include "sluice/nn/kit/conv_checks.h"
 
 namespace sluice::gpu::backend::internal {
 
@@ -36,7 +36,7 @@ const CudnnLoad& LoadCudnn();
 // cuDNN did not load; Internal naming the failing call.
 // With bf16, the descriptors are the bfloat16 path's (bfloat16 data,
 // tensor-op math).
-Result<std::array<int, 4>> CudnnForwardOutputDims(const nn::internal::ConvGeometry& g,
+Result<std::array<int, 4>> CudnnForwardOutputDims(const nn::kit::ConvGeometry& g,
                                                   bool bf16 = false);
 
 // The convolutions with cuDNN on `backend`'s stream. float32 data (bf16
@@ -50,12 +50,12 @@ Result<std::array<int, 4>> CudnnForwardOutputDims(const nn::internal::ConvGeomet
 // asymmetric padding, sizes beyond its int dims, or a setup step failed),
 // and nothing was written: the caller runs its own kernels. An error when
 // a cuDNN call failed after work was queued.
-Result<bool> CudnnConv2DForward(GpuBackend& backend, const nn::internal::ConvGeometry& g,
-                                const void* x, const void* filter, void* y, bool bf16 = false);
-Result<bool> CudnnConv2DBackwardData(GpuBackend& backend, const nn::internal::ConvGeometry& g,
+Result<bool> CudnnConv2DForward(GpuBackend& backend, const nn::kit::ConvGeometry& g, const void* x,
+                                const void* filter, void* y, bool bf16 = false);
+Result<bool> CudnnConv2DBackwardData(GpuBackend& backend, const nn::kit::ConvGeometry& g,
                                      const void* dy, const void* filter, void* dx,
                                      bool bf16 = false);
-Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const nn::internal::ConvGeometry& g,
+Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const nn::kit::ConvGeometry& g,
                                        const void* x, const void* dy, void* dfilter,
                                        bool bf16 = false, bool dfilter_bf16 = false);
 

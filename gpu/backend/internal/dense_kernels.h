@@ -7,7 +7,7 @@
 //
 // Shared by C++20 (g++) and CUDA C++17 (nvcc) code: plain structs, no
 // sluice or CUDA headers beyond the POD ones. The pointers are device
-// pointers; arguments were validated by the caller (nn/internal/
+// pointers; arguments were validated by the caller (nn/kit/
 // dense_checks.h). Every Run function returns a cudaError_t value: 0, or
 // the launch error (host runs always return 0). Internal; thread-safe.
 #ifndef SLUICE_GPU_BACKEND_INTERNAL_DENSE_KERNELS_H_

@@ -1,6 +1,6 @@
 // Float32 staging: how a backend runs a method on bfloat16 tensors (mixed
-// precision, nn/policy.h) without a bfloat16 kernel of its own. Internal;
-// shared by the CPU and GPU backends.
+// precision, nn/policy.h) without a bfloat16 kernel of its own. Part of
+// the backend kit (nn/kit/), used by the CPU and GPU backends.
 //
 // in_float32::M(backend, args...) runs backend.M on float32 stand-ins:
 // each bfloat16 input is widened into float32 scratch (exact), each
@@ -11,18 +11,18 @@
 // of bfloat16 values accumulate in float32 and each output is rounded once,
 // the numerics of a bfloat16 tensor-core kernel; a call that fails writes
 // no output. A backend method checks its arguments allowing either type
-// (FloatTypes::kFloat32OrBFloat16, nn/internal/backend_checks.h), so both
+// (FloatTypes::kFloat32OrBFloat16, nn/kit/backend_checks.h), so both
 // backends name the same errors, then
 //
-//   if (internal::AnyBFloat16({&x, y})) return internal::in_float32::M(*this, ...);
+//   if (kit::AnyBFloat16({&x, y})) return kit::in_float32::M(*this, ...);
 //
 // and leaves the rest of its body float32-only. A backend with a native
 // bfloat16 kernel (the GPU backend's elementwise, pooling and loss kernels,
 // cuBLAS, cuDNN) runs it instead and stages only what it cannot take.
 //
 // Thread-safety: as the backend's own methods.
-#ifndef SLUICE_NN_INTERNAL_FLOAT32_STAGING_H_
-#define SLUICE_NN_INTERNAL_FLOAT32_STAGING_H_
+#ifndef SLUICE_NN_KIT_FLOAT32_STAGING_H_
+#define SLUICE_NN_KIT_FLOAT32_STAGING_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -33,7 +33,7 @@
 #include "sluice/nn/device_tensor.h"
 #include "sluice/nn/window.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn::kit {
 
 // True when any non-null tensor is bfloat16.
 bool AnyBFloat16(std::initializer_list<const DeviceTensor*> tensors);
@@ -73,6 +73,6 @@ Result<int64_t> CountArgMaxMatches(Backend& backend, const DeviceTensor& scores,
                                    const DeviceTensor& labels);
 
 }  // namespace in_float32
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn::kit
 
-#endif  // SLUICE_NN_INTERNAL_FLOAT32_STAGING_H_
+#endif  // SLUICE_NN_KIT_FLOAT32_STAGING_H_

@@ -1,13 +1,13 @@
 // The dense-family argument checks (dense_checks.h).
-#include "sluice/nn/internal/dense_checks.h"
+#include "sluice/nn/kit/dense_checks.h"
 
 #include <initializer_list>
 #include <string>
 #include <string_view>
 
-#include "sluice/nn/internal/backend_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn::kit {
 
 Status CheckFill(Device device, const DeviceTensor* x, FloatTypes types) {
   return CheckFloatTensors("Fill", device, types, {{"x", x}});
@@ -125,4 +125,4 @@ Status CheckCountArgMaxMatches(Device device, const DeviceTensor& scores,
   return Status::OK();
 }
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn::kit

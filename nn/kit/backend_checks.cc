@@ -1,8 +1,8 @@
-#include "sluice/nn/internal/backend_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
 
 #include <optional>
 
-namespace sluice::nn::internal {
+namespace sluice::nn::kit {
 
 std::string DescribeArgs(std::initializer_list<Arg> args) {
   std::string out;
@@ -116,4 +116,4 @@ Status CheckCopy(Device device, const DeviceTensor& src, const DeviceTensor* dst
   return Status::OK();
 }
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn::kit

@@ -1,11 +1,11 @@
-// The argument checks of the convolution and pooling methods, shared by the
-// backends (nn/cpu/ and gpu/backend/; internal), and the checked geometry
-// they return.
+// The backend kit (nn/kit/): the argument checks of the convolution and
+// pooling methods, shared by every backend (nn/cpu/, gpu/backend/, yours),
+// and the checked geometry they return. Plain functions; thread-safe.
 //
 // Every failure is InvalidArgument in backend_checks.h's form
 //   "<Method>: <problem> (<name> cpu:0 float32[...], ...)".
-#ifndef SLUICE_NN_INTERNAL_CONV_CHECKS_H_
-#define SLUICE_NN_INTERNAL_CONV_CHECKS_H_
+#ifndef SLUICE_NN_KIT_CONV_CHECKS_H_
+#define SLUICE_NN_KIT_CONV_CHECKS_H_
 
 #include <compare>
 #include <cstdint>
@@ -13,10 +13,10 @@
 #include "sluice/core/result.h"
 #include "sluice/nn/device.h"
 #include "sluice/nn/device_tensor.h"
-#include "sluice/nn/internal/backend_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
 #include "sluice/nn/window.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn::kit {
 
 // A 2-D convolution of x [batch, in_h, in_w, in_c] with an HWIO filter
 // [kernel_h, kernel_w, in_c, out_c] into y [batch, out_h, out_w, out_c], or
@@ -68,6 +68,6 @@ Result<ConvGeometry> CheckPool2DBackward(Device device, const DeviceTensor& x,
                                          const Window2D& window, const DeviceTensor* dx,
                                          FloatTypes types = FloatTypes::kFloat32);
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn::kit
 
-#endif  // SLUICE_NN_INTERNAL_CONV_CHECKS_H_
+#endif  // SLUICE_NN_KIT_CONV_CHECKS_H_

@@ -1,13 +1,13 @@
 // The convolution and pooling argument checks (conv_checks.h).
-#include "sluice/nn/internal/conv_checks.h"
+#include "sluice/nn/kit/conv_checks.h"
 
 #include <initializer_list>
 #include <string>
 #include <string_view>
 
-#include "sluice/nn/internal/backend_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn::kit {
 namespace {
 
 constexpr std::string_view kConvForward = "Conv2DForward";
@@ -135,4 +135,4 @@ Result<ConvGeometry> CheckPool2DBackward(Device device, const DeviceTensor& x,
   return g;
 }
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn::kit

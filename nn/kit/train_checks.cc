@@ -1,14 +1,14 @@
 // The training methods' argument checks (train_checks.h), moved out of
 // nn/cpu/activations.cc, losses.cc and optimizers.cc.
-#include "sluice/nn/internal/train_checks.h"
+#include "sluice/nn/kit/train_checks.h"
 
 #include <cmath>
 #include <string>
 #include <string_view>
 
-#include "sluice/nn/internal/backend_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn::kit {
 
 Status CheckActivationForward(Device device, Activation f, const DeviceTensor& x,
                               const DeviceTensor* y, FloatTypes types) {
@@ -122,4 +122,4 @@ float AdamCorrectedRate(const AdamStep& step) {
                             (1.0 - std::pow(double{step.beta_1}, t)));
 }
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn::kit

@@ -1,22 +1,23 @@
 // Argument checks of the training methods (activations, losses, optimizer
 // updates), shared by the CPU backend (nn/cpu/) and the GPU backend
-// (gpu/backend/) so both give the same errors. Internal.
+// (gpu/backend/) so both give the same errors. Part of the backend kit
+// (nn/kit/); plain functions, thread-safe.
 //
 // Each check is everything the method verifies before it touches memory:
 // tensors non-null, on `device`, float32 (labels: int32, int64 or float32),
 // with the shapes the interface documents. A failure is InvalidArgument as
 // backend_checks.h describes. What needs the tensors' values (class ids in
 // range) is the backends' own business.
-#ifndef SLUICE_NN_INTERNAL_TRAIN_CHECKS_H_
-#define SLUICE_NN_INTERNAL_TRAIN_CHECKS_H_
+#ifndef SLUICE_NN_KIT_TRAIN_CHECKS_H_
+#define SLUICE_NN_KIT_TRAIN_CHECKS_H_
 
 #include "sluice/core/status.h"
 #include "sluice/nn/backend.h"
 #include "sluice/nn/device.h"
 #include "sluice/nn/device_tensor.h"
-#include "sluice/nn/internal/backend_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn::kit {
 
 // ActivationForward: x and y float32 (or each of `types`) of one shape;
 // softmax needs rank >= 1.
@@ -55,6 +56,6 @@ Status CheckAdamUpdate(Device device, const DeviceTensor& grad, const AdamStep& 
 // 1 - β2^t keeps its digits), then rounded to float. REQUIRES step.step >= 1.
 float AdamCorrectedRate(const AdamStep& step);
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn::kit
 
-#endif  // SLUICE_NN_INTERNAL_TRAIN_CHECKS_H_
+#endif  // SLUICE_NN_KIT_TRAIN_CHECKS_H_

@@ -2,9 +2,10 @@
 // methods (Fill ... DropoutMask, MatMul, BiasAdd, BiasGrad, Sum,
 // CountArgMaxMatches), shared by nn/cpu/ and gpu/backend/ so both report
 // the same errors. Each returns OK or the method's InvalidArgument
-// (backend_checks.h's format); `device` is the backend's device. Internal.
-#ifndef SLUICE_NN_INTERNAL_DENSE_CHECKS_H_
-#define SLUICE_NN_INTERNAL_DENSE_CHECKS_H_
+// (backend_checks.h's format); `device` is the backend's device. Part of
+// the backend kit (nn/kit/); plain functions, thread-safe.
+#ifndef SLUICE_NN_KIT_DENSE_CHECKS_H_
+#define SLUICE_NN_KIT_DENSE_CHECKS_H_
 
 #include <cstdint>
 
@@ -12,9 +13,9 @@
 #include "sluice/core/status.h"
 #include "sluice/nn/device.h"
 #include "sluice/nn/device_tensor.h"
-#include "sluice/nn/internal/backend_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn::kit {
 
 // x float32 (or one of `types`, as every `types` below).
 Status CheckFill(Device device, const DeviceTensor* x, FloatTypes types = FloatTypes::kFloat32);
@@ -55,6 +56,6 @@ Status CheckSum(Device device, const DeviceTensor& x);
 Status CheckCountArgMaxMatches(Device device, const DeviceTensor& scores,
                                const DeviceTensor& labels);
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn::kit
 
-#endif  // SLUICE_NN_INTERNAL_DENSE_CHECKS_H_
+#endif  // SLUICE_NN_KIT_DENSE_CHECKS_H_

@@ -1,14 +1,14 @@
 // Float32 staging of bfloat16 tensors (float32_staging.h).
-#include "sluice/nn/internal/float32_staging.h"
+#include "sluice/nn/kit/float32_staging.h"
 
 #include <deque>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "sluice/nn/internal/backend_checks.h"
+#include "sluice/nn/kit/backend_checks.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn::kit {
 
 bool AnyBFloat16(std::initializer_list<const DeviceTensor*> tensors) {
   for (const DeviceTensor* t : tensors) {
@@ -245,4 +245,4 @@ Result<int64_t> CountArgMaxMatches(Backend& backend, const DeviceTensor& scores,
 }
 
 }  // namespace in_float32
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn::kit

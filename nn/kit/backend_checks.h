@@ -1,11 +1,13 @@
-// Argument checks shared by the backends' methods (nn/cpu/ and gpu/backend/;
-// internal).
+// The backend kit (nn/kit/): argument checks for a Backend's methods,
+// shared by the CPU backend (nn/cpu/) and the GPU backend (gpu/backend/)
+// and public for any other backend, so that every backend names the same
+// errors. Plain functions; thread-safe.
 //
 // Every failure is InvalidArgument and reads
 //   "<Method>: <problem> (<name> cpu:0 float32[2,3], <name> ...)"
 // so the caller sees which call and which tensors were wrong.
-#ifndef SLUICE_NN_INTERNAL_BACKEND_CHECKS_H_
-#define SLUICE_NN_INTERNAL_BACKEND_CHECKS_H_
+#ifndef SLUICE_NN_KIT_BACKEND_CHECKS_H_
+#define SLUICE_NN_KIT_BACKEND_CHECKS_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -19,7 +21,7 @@
 #include "sluice/nn/device.h"
 #include "sluice/nn/device_tensor.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn::kit {
 
 // A named tensor argument; a null tensor reads as "<name> null".
 using Arg = std::pair<std::string_view, const DeviceTensor*>;
@@ -61,6 +63,6 @@ Status CheckNumeric(std::string_view method, DType dtype);
 Status CheckCopyFromHost(Device device, const Tensor& host, const DeviceTensor* dst);
 Status CheckCopy(Device device, const DeviceTensor& src, const DeviceTensor* dst);
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn::kit
 
-#endif  // SLUICE_NN_INTERNAL_BACKEND_CHECKS_H_
+#endif  // SLUICE_NN_KIT_BACKEND_CHECKS_H_

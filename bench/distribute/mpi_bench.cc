@@ -1,0 +1,216 @@
+// sluice's collectives and data-parallel training steps under mpirun (rank
+// 0 prints; without mpirun it runs as one rank).
+//
+//   mpirun -np 2 build/bench/distribute/mpi_bench
+//
+// BM_AllReduce/<bytes> alternates, round after round, Communicator::AllReduce
+// (float32 sum, in place: what gradients go through) and MPI_Allreduce
+// (MPI_IN_PLACE, MPI_FLOAT, MPI_SUM) on a communicator of its own, and
+// reports both as bus bandwidth (NCCL's convention: bytes x 2(n-1)/n per
+// second; the algorithm bandwidth when n = 1) from the median round, and
+// their ratio (target: sluice at least 0.9 of bare MPI).
+//
+// BM_CrossDeviceOps/<bytes> does the same for nn's gradient path (the host
+// CrossDeviceOps averaging a list of 25 tensors: fused buckets, then a mean)
+// against one MPI_Allreduce of all their bytes.
+//
+// BM_CnnStep/<global batch> trains the tutorials' CNN (Conv2D 32 3x3 relu,
+// MaxPooling2D, Conv2D 64 3x3 relu, MaxPooling2D, Flatten, Dense 64 relu,
+// Dense 10; Adam) on 64x64x3 images with MultiWorkerMirroredStrategy, the
+// global batch split among the ranks, and reports the time per step and
+// examples/s: run it with -np 1 and -np 2 to compare.
+#include <benchmark/benchmark.h>
+
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "sluice/distribute/communicator.h"
+#include "sluice/distribute/mpi_communicator.h"
+#include "sluice/nn/backend.h"
+#include "sluice/nn/cross_device_ops.h"
+#include "sluice/nn/layers.h"
+#include "sluice/nn/sequential.h"
+#include "sluice/nn/strategy.h"
+
+namespace sluice {
+namespace {
+
+std::shared_ptr<Communicator> g_comm;
+MPI_Comm g_bare = MPI_COMM_NULL;
+
+double Seconds(const std::chrono::steady_clock::time_point& t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Bytes x 2(n-1)/n per second (the algorithm bandwidth for n = 1).
+double BusBandwidth(size_t bytes, double seconds) {
+  const int n = g_comm->size();
+  const double factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
+  return static_cast<double>(bytes) * factor / seconds;
+}
+
+// Times `fn` once, after every rank is ready (a barrier), as the slowest
+// rank saw it.
+template <typename Fn>
+double Round(Fn fn) {
+  MPI_Barrier(g_bare);
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  double t = Seconds(t0);
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, g_bare);
+  return t;
+}
+
+void Report(benchmark::State& state, size_t bytes, const std::vector<double>& ours,
+            const std::vector<double>& bare) {
+  const double o = BusBandwidth(bytes, Median(ours)), b = BusBandwidth(bytes, Median(bare));
+  state.counters["sluice_GBps"] = o / 1e9;
+  state.counters["mpi_GBps"] = b / 1e9;
+  state.counters["ratio"] = o / b;
+  state.SetLabel(std::to_string(g_comm->size()) + " ranks");
+}
+
+void BM_AllReduce(benchmark::State& state) {
+  const size_t count = static_cast<size_t>(state.range(0)) / sizeof(float);
+  std::vector<float> a(count, 1.0f), b(count, 1.0f);
+  std::vector<double> ours, bare;
+  for (auto _ : state) {
+    ours.push_back(Round([&] {
+      if (!g_comm->AllReduce(a.data(), count, DType::kFloat32, ReduceOp::kSum).ok()) std::abort();
+    }));
+    bare.push_back(Round([&] {
+      MPI_Allreduce(MPI_IN_PLACE, b.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, g_bare);
+    }));
+    std::fill(a.begin(), a.end(), 1.0f);  // keep the values finite
+    std::fill(b.begin(), b.end(), 1.0f);
+  }
+  Report(state, count * sizeof(float), ours, bare);
+}
+BENCHMARK(BM_AllReduce)
+    ->ArgName("bytes")
+    ->Arg(4 << 10)
+    ->Arg(256 << 10)
+    ->Arg(4 << 20)
+    ->Arg(25 << 20)
+    ->Arg(64 << 20)
+    ->Iterations(15)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_CrossDeviceOps(benchmark::State& state) {
+  const size_t total = static_cast<size_t>(state.range(0)) / sizeof(float);
+  nn::Backend& cpu = *nn::GetBackend(nn::Device::Cpu()).value();
+  std::unique_ptr<nn::CrossDeviceOps> ops = nn::MakeHostCrossDeviceOps(cpu, *g_comm);
+  // 25 gradients of uneven sizes, as a model's layers have.
+  std::vector<nn::DeviceTensor> grads;
+  std::vector<nn::DeviceTensor*> ptrs;
+  size_t left = total;
+  for (int i = 0; i < 25 && left > 0; ++i) {
+    const size_t n = i == 24 ? left : std::max<size_t>(1, left / 4);
+    grads.push_back(*cpu.Zeros(DType::kFloat32, Shape{static_cast<int64_t>(n)}));
+    left -= n;
+  }
+  for (auto& g : grads) ptrs.push_back(&g);
+  std::vector<float> b(total, 1.0f);
+  std::vector<double> ours, bare;
+  for (auto _ : state) {
+    ours.push_back(Round([&] {
+      if (!ops->AllReduceMean(std::span<nn::DeviceTensor* const>(ptrs)).ok()) std::abort();
+    }));
+    bare.push_back(Round([&] {
+      MPI_Allreduce(MPI_IN_PLACE, b.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM, g_bare);
+    }));
+  }
+  Report(state, total * sizeof(float), ours, bare);
+}
+BENCHMARK(BM_CrossDeviceOps)
+    ->ArgName("bytes")
+    ->Arg(1 << 20)
+    ->Arg(25 << 20)
+    ->Arg(100 << 20)
+    ->Iterations(9)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_CnnStep(benchmark::State& state) {
+  const int64_t global = state.range(0);
+  auto strategy = nn::MultiWorkerMirroredStrategy::Create({.communicator = g_comm});
+  if (!strategy.ok()) return state.SkipWithError(strategy.status().ToString().c_str());
+  const int64_t per = global / (*strategy)->num_replicas_in_sync();
+  nn::SetRandomSeed(1);
+  nn::Sequential model;
+  model.Add<nn::Rescaling>(1.0f / 255);
+  model.Add<nn::Conv2D>(32, 3, nn::Conv2DOptions{.activation = nn::Activation::kRelu});
+  model.Add<nn::MaxPooling2D>();
+  model.Add<nn::Conv2D>(64, 3, nn::Conv2DOptions{.activation = nn::Activation::kRelu});
+  model.Add<nn::MaxPooling2D>();
+  model.Add<nn::Flatten>();
+  model.Add<nn::Dense>(64, nn::DenseOptions{.activation = nn::Activation::kRelu});
+  model.Add<nn::Dense>(10);
+  if (!model
+           .Compile({.optimizer = std::make_shared<nn::Adam>(),
+                     .loss = std::make_shared<nn::SparseCategoricalCrossentropy>(true),
+                     .strategy = *strategy})
+           .ok()) {
+    return state.SkipWithError("compile");
+  }
+  // One batch per replica, repeated: the input costs nothing.
+  Tensor x = *Tensor::Allocate(DType::kUInt8, Shape{per, 64, 64, 3});
+  Tensor y = *Tensor::Allocate(DType::kInt64, Shape{per});
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.flat<uint8_t>()[i] = static_cast<uint8_t>(i * 7);
+  for (int64_t i = 0; i < per; ++i) y.flat<int64_t>()[i] = i % 10;
+  constexpr int64_t kSteps = 10;
+  nn::DistributedDataset train = (*strategy)->DistributeDatasets([&](const InputContext&) {
+    return Dataset::from_tensors(Element({x, y})).repeat(kSteps);
+  });
+  if (!model.Fit(train, {.epochs = 1, .verbose = 0}).ok()) return state.SkipWithError("warm-up");
+  std::vector<double> step;
+  for (auto _ : state) {
+    step.push_back(Round([&] {
+                     if (!model.Fit(train, {.epochs = 1, .verbose = 0}).ok()) std::abort();
+                   }) /
+                   kSteps);
+  }
+  const double t = Median(step);
+  state.counters["ms_per_step"] = t * 1e3;
+  state.counters["examples_per_s"] = static_cast<double>(global) / t;
+  state.SetLabel(std::to_string(g_comm->size()) + " ranks, " + std::to_string(per) + " per rank");
+}
+BENCHMARK(BM_CnnStep)
+    ->ArgName("global_batch")
+    ->Arg(32)
+    ->Arg(128)
+    ->Iterations(5)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace sluice
+
+int main(int argc, char** argv) {
+  // MPI itself, under mpirun or as a single rank without it.
+  auto comm = sluice::MpiCommunicator::Create();
+  if (!comm.ok()) {
+    std::fprintf(stderr, "mpi_bench: %s\n", comm.status().ToString().c_str());
+    return 1;
+  }
+  sluice::g_comm = std::move(*comm);
+  MPI_Comm_dup(MPI_COMM_WORLD, &sluice::g_bare);
+  if (sluice::g_comm->rank() != 0) std::freopen("/dev/null", "w", stdout);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  MPI_Comm_free(&sluice::g_bare);
+  return 0;
+}

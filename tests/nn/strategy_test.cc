@@ -1,0 +1,264 @@
+// MirroredStrategy with CPU replicas in one process: W replicas of batch b
+// train to the weights of one model with batch W*b, the replicas stay equal
+// bit for bit, metrics are over all replicas, a checkpoint restores on any
+// number of replicas, and failures are errors naming the replica.
+#include "sluice/nn/strategy.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "sluice/core/rng.h"
+#include "sluice/nn/checkpoint.h"
+#include "sluice/nn/layers.h"
+#include "sluice/nn/sequential.h"
+#include "test_util.h"
+
+namespace sluice::nn {
+namespace {
+
+// n points in 8-D labelled by the argmax of a fixed linear map.
+std::pair<Tensor, Tensor> Blobs(int64_t n, uint64_t seed) {
+  Tensor x = *Tensor::Allocate(DType::kFloat32, Shape{n, 8});
+  Tensor y = *Tensor::Allocate(DType::kInt64, Shape{n});
+  Rng rng(seed), map_rng(99);
+  float w[8][3];
+  for (auto& row : w) {
+    for (float& v : row) v = map_rng.Uniform(-1, 1);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    float* xi = x.flat<float>().data() + i * 8;
+    for (int j = 0; j < 8; ++j) xi[j] = rng.Uniform(-1, 1);
+    int best = 0;
+    float best_v = -1e9f;
+    for (int c = 0; c < 3; ++c) {
+      float s = 0;
+      for (int j = 0; j < 8; ++j) s += xi[j] * w[j][c];
+      if (s > best_v) best_v = s, best = c;
+    }
+    y.flat<int64_t>()[i] = best;
+  }
+  return {x, y};
+}
+
+std::unique_ptr<Sequential> Mlp(std::shared_ptr<Optimizer> opt,
+                                std::shared_ptr<Strategy> strategy = nullptr) {
+  auto model = std::make_unique<Sequential>();
+  model->Add<Dense>(16, DenseOptions{.activation = Activation::kRelu});
+  model->Add<Dense>(3);
+  Status s = model->Compile({.optimizer = std::move(opt),
+                             .loss = std::make_shared<SparseCategoricalCrossentropy>(true),
+                             .metrics = {std::make_shared<SparseCategoricalAccuracy>()},
+                             .strategy = std::move(strategy)});
+  EXPECT_TRUE(s.ok()) << s;
+  return model;
+}
+
+std::vector<float> Weights(Sequential& m) {
+  std::vector<float> all;
+  for (Variable* v : m.trainable_variables()) {
+    Tensor t = *v->Read();
+    all.insert(all.end(), t.flat<float>().begin(), t.flat<float>().end());
+  }
+  return all;
+}
+
+std::shared_ptr<MirroredStrategy> CpuReplicas(int n) {
+  MirroredOptions o;
+  for (int i = 0; i < n; ++i) o.devices.push_back("cpu:" + std::to_string(i));
+  auto s = MirroredStrategy::Create(o);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return *s;
+}
+
+TEST(StrategyTest, ReplicasOfBatchBTrainAsOneModelOfBatchWB) {
+  auto [x, y] = Blobs(192, 1);
+  for (int w : {2, 3}) {
+    SCOPED_TRACE(std::to_string(w) + " replicas");
+    const int64_t b = 8;
+    // One model, global batches of w * b, in order.
+    SetRandomSeed(7);
+    auto one = Mlp(std::make_shared<SGD>(0.1f, 0.9f));
+    ASSERT_TRUE(
+        one->Fit(Dataset::from_tensor_slices({x, y}).batch(w * b), {.epochs = 2, .verbose = 0})
+            .ok());
+    // w replicas, each b of the same global batch: positions r, r + w, ...
+    SetRandomSeed(7);
+    auto strategy = CpuReplicas(w);
+    auto model = Mlp(std::make_shared<SGD>(0.1f, 0.9f), strategy);
+    DistributedDataset train = strategy->DistributeDatasets([&](const InputContext& ctx) {
+      return Dataset::from_tensor_slices({x, y}).apply(distribute(ctx)).batch(b);
+    });
+    Result<History> h = model->Fit(train, {.epochs = 2, .verbose = 0});
+    ASSERT_TRUE(h.ok()) << h.status();
+    EXPECT_EQ(h->steps, 2 * (192 / (w * b)));
+    EXPECT_EQ(model->optimizer()->iterations(), one->optimizer()->iterations());
+    const std::vector<float> a = Weights(*one), c = Weights(*model);
+    ASSERT_EQ(a.size(), c.size());
+    // The same sums in another order: float32 rounding, nothing more.
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], c[i], 1e-5f) << "weight " << i;
+    // The replicas are equal to the last bit.
+    for (int r = 1; r < w; ++r) {
+      const std::vector<float> other = Weights(*model->replica(static_cast<size_t>(r)));
+      ASSERT_EQ(std::memcmp(other.data(), c.data(), c.size() * sizeof(float)), 0) << r;
+    }
+  }
+}
+
+TEST(StrategyTest, AdamReplicasStayBitEqualAndMetricsCoverEveryReplica) {
+  auto [x, y] = Blobs(256, 2);
+  SetRandomSeed(3);
+  auto strategy = CpuReplicas(2);
+  auto model = Mlp(std::make_shared<Adam>(0.01f), strategy);
+  DistributedDataset train = strategy->DistributeDatasets([&](const InputContext& ctx) {
+    return Dataset::from_tensor_slices({x, y})
+        .global_shuffle({.seed = 1})
+        .apply(distribute(ctx))
+        .batch(16);
+  });
+  Result<History> h = model->Fit(train, {.epochs = 5, .verbose = 0});
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_LT(h->history["loss"].back(), h->history["loss"].front());
+  const std::vector<float> a = Weights(*model), b = Weights(*model->replica(1));
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+  // Evaluation over both replicas, padded to equal steps with weight-0
+  // copies, equals one model evaluating every element once.
+  auto [tx, ty] = Blobs(101, 9);
+  DistributedDataset test = strategy->DistributeDatasets([&](const InputContext& ctx) {
+    return Dataset::from_tensor_slices({tx, ty}, {"x", "y"})
+        .apply(distribute(ctx, {.pad_for_eval = true}))
+        .batch(10);
+  });
+  FitOptions names{.verbose = 0};
+  names.x_name = "x";
+  names.y_name = "y";
+  auto distributed = model->Evaluate(test, names);
+  ASSERT_TRUE(distributed.ok()) << distributed.status();
+  auto alone = model->Evaluate(Dataset::from_tensor_slices({tx, ty}).batch(10), {.verbose = 0});
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_NEAR((*distributed)["accuracy"], (*alone)["accuracy"], 1e-12);
+  EXPECT_NEAR((*distributed)["loss"], (*alone)["loss"], 1e-6);
+  EXPECT_NEAR(h->history["accuracy"].back(),
+              (*model->Evaluate(Dataset::from_tensor_slices({x, y}).batch(32))).at("accuracy"),
+              0.2);
+}
+
+TEST(StrategyTest, ACheckpointRestoresOnAnyNumberOfReplicas) {
+  testing::ScratchDir dir;
+  auto [x, y] = Blobs(128, 4);
+  SetRandomSeed(11);
+  auto two = CpuReplicas(2);
+  auto model = Mlp(std::make_shared<Adam>(0.01f), two);
+  ASSERT_TRUE(model
+                  ->Fit(two->DistributeDatasets([&](const InputContext& ctx) {
+                    return Dataset::from_tensor_slices({x, y}).apply(distribute(ctx)).batch(8);
+                  }),
+                        {.epochs = 1, .verbose = 0})
+                  .ok());
+  Checkpoint ckpt;
+  ASSERT_TRUE(ckpt.Track("model", model.get()).ok());
+  auto path = ckpt.Save(dir.file("ckpt"));
+  ASSERT_TRUE(path.ok()) << path.status();
+  const auto want = *model->Evaluate(Dataset::from_tensor_slices({x, y}).batch(32));
+  // Three replicas restore it and continue from the same weights and
+  // optimizer state (broadcast from replica 0 when Fit begins).
+  SetRandomSeed(99);
+  auto three = CpuReplicas(3);
+  auto restored = Mlp(std::make_shared<Adam>(0.01f), three);
+  Checkpoint back;
+  ASSERT_TRUE(back.Track("model", restored.get()).ok());
+  ASSERT_TRUE(back.Restore(*path).ok());
+  const auto got = *restored->Evaluate(Dataset::from_tensor_slices({x, y}).batch(32));
+  EXPECT_NEAR(got.at("loss"), want.at("loss"), 1e-6);
+  ASSERT_TRUE(restored
+                  ->Fit(three->DistributeDatasets([&](const InputContext& ctx) {
+                    return Dataset::from_tensor_slices({x, y}).apply(distribute(ctx)).batch(8);
+                  }),
+                        {.epochs = 1, .verbose = 0})
+                  .ok());
+  // 128 / 3 = 42 elements per replica: 6 batches of 8 (the last of 2).
+  EXPECT_EQ(restored->optimizer()->iterations(), model->optimizer()->iterations() + 6);
+  const std::vector<float> a = Weights(*restored), b = Weights(*restored->replica(2));
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+}
+
+TEST(StrategyTest, AReplicaThatFailsIsNamedAndNobodyHangs) {
+  auto [x, y] = Blobs(64, 5);
+  SetRandomSeed(1);
+  auto strategy = CpuReplicas(2);
+  auto model = Mlp(std::make_shared<SGD>(0.1f), strategy);
+  DistributedDataset train = strategy->DistributeDatasets([&](const InputContext& ctx) {
+    Dataset ds = Dataset::from_tensor_slices({x, y}).apply(distribute(ctx)).batch(4);
+    if (ctx.rank != 1) return ds;
+    return ds.enumerate().map([](Element e) -> Result<Element> {
+      if (e[0].scalar<int64_t>() == 3) return Status::DataLoss("shard 7: bad record");
+      return Element({e[1], e[2]});
+    });
+  });
+  const auto start = std::chrono::steady_clock::now();
+  Result<History> h = model->Fit(train, {.epochs = 1, .verbose = 0});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  SLUICE_EXPECT_ERROR(h.status(), StatusCode::kDataLoss, "fit: replica 1: epoch 1 step 4");
+  SLUICE_EXPECT_ERROR(h.status(), StatusCode::kDataLoss, "shard 7: bad record");
+}
+
+TEST(StrategyTest, AReplicaThatRunsDryEndsTheEpochForAll) {
+  auto [x, y] = Blobs(64, 6);
+  SetRandomSeed(1);
+  auto strategy = CpuReplicas(2);
+  auto model = Mlp(std::make_shared<SGD>(0.1f), strategy);
+  // Replica 1 has 3 batches, replica 0 has 8: without the agreement on every
+  // step, replica 0 would wait for replica 1 in an all-reduce forever.
+  DistributedDataset train = strategy->DistributeDatasets([&](const InputContext& ctx) {
+    return Dataset::from_tensor_slices({x, y}).batch(4).take(ctx.rank == 1 ? 3 : 8);
+  });
+  Result<History> h = model->Fit(train, {.epochs = 2, .verbose = 0});
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->steps, 6);
+}
+
+TEST(StrategyTest, ErrorsNameWhatIsWrong) {
+  auto strategy = CpuReplicas(2);
+  EXPECT_EQ(strategy->num_replicas_in_sync(), 2);
+  EXPECT_TRUE(strategy->is_chief());
+  EXPECT_EQ(*strategy->PerReplicaBatchSize(64), 32);
+  SLUICE_EXPECT_ERROR(strategy->PerReplicaBatchSize(63), StatusCode::kInvalidArgument,
+                      "does not divide evenly among 2 replicas");
+  SLUICE_EXPECT_ERROR(MirroredStrategy::Create({.devices = {"cpu:0", "cpu:0"}}).status(),
+                      StatusCode::kInvalidArgument, "listed twice");
+  SLUICE_EXPECT_ERROR(MirroredStrategy::Create({.devices = {"tpu:0"}}).status(),
+                      StatusCode::kInvalidArgument, "tpu");
+  auto [x, y] = Blobs(16, 1);
+  auto model = Mlp(std::make_shared<SGD>(), strategy);
+  SLUICE_EXPECT_ERROR(model->Fit(Dataset::from_tensor_slices({x, y}).batch(4)).status(),
+                      StatusCode::kInvalidArgument, "DistributeDatasets");
+  DistributedDataset one;
+  one.per_replica = {Dataset::from_tensor_slices({x, y}).batch(4)};
+  SLUICE_EXPECT_ERROR(model->Fit(one, {.verbose = 0}).status(), StatusCode::kInvalidArgument,
+                      "1 datasets for 2 local replicas");
+  // A layer that cannot be copied into the replicas.
+  class Custom : public Layer {
+   public:
+    Custom() : Layer("custom") {}
+    Result<DeviceTensor> Call(const DeviceTensor& x, bool) override { return x; }
+    Result<DeviceTensor> Backward(const DeviceTensor& dy) override { return dy; }
+  };
+  Sequential m;
+  m.Add<Custom>();
+  m.Add<Dense>(3);
+  ASSERT_TRUE(m.Compile({.optimizer = std::make_shared<SGD>(),
+                         .loss = std::make_shared<SparseCategoricalCrossentropy>(true),
+                         .strategy = strategy})
+                  .ok());
+  SLUICE_EXPECT_ERROR(m.Fit(strategy->DistributeDatasets([&](const InputContext&) {
+                         return Dataset::from_tensor_slices({x, y}).batch(4);
+                       }),
+                            {.verbose = 0})
+                          .status(),
+                      StatusCode::kInvalidArgument, "layer custom cannot be cloned");
+}
+
+}  // namespace
+}  // namespace sluice::nn
