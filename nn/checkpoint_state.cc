@@ -1,18 +1,14 @@
 // The `checkpoint` state file (TensorFlow's CheckpointState in protobuf
 // text format) and CheckpointManager.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
+#include "sluice/core/file.h"
 #include "sluice/nn/checkpoint.h"
 #include "sluice/records/tensor_bundle.h"
 
@@ -218,36 +214,12 @@ class TextReader {
   size_t pos_ = 0;
 };
 
-// Writes `contents` to `path` through a temporary file renamed over it.
+// Writes `contents` to `path` through a temporary file renamed over it,
+// fsynced: the state file is what a restart trusts.
 Status AtomicWrite(const std::string& path, std::string_view contents) {
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return Status::FailedPrecondition("cannot create " + tmp + ": " + std::strerror(errno));
-  }
-  size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string err = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Status::Unavailable("cannot write " + tmp + ": " + err);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const std::string err = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return Status::Unavailable("cannot write " + tmp + ": " + err);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return Status::Unavailable("cannot rename " + tmp + " to " + path + ": " + err);
-  }
-  return Status::OK();
+  OutputFileOptions options;
+  options.sync = true;
+  return WriteFileAtomically(path, contents, options);
 }
 
 void DeleteCheckpointFiles(const std::string& prefix) {
@@ -266,18 +238,18 @@ void DeleteCheckpointFiles(const std::string& prefix) {
 
 Result<CheckpointState> ReadCheckpointState(const std::string& dir) {
   const std::string path = StatePath(dir);
-  std::error_code ec;
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) return Status::NotFound("no checkpoint state file " + path + ": " + ec.message());
-  if (size > kMaxStateFileBytes) {
-    return Status::DataLoss("checkpoint state file " + path + " is " + std::to_string(size) +
-                            " bytes, too large");
+  Result<std::string> text = ReadFileToString(path, kMaxStateFileBytes);
+  if (!text.ok()) {
+    const Status& s = text.status();
+    if (s.code() == StatusCode::kNotFound) {
+      return Status::NotFound("no checkpoint state file " + path + ": " + std::string(s.message()));
+    }
+    if (s.code() == StatusCode::kResourceExhausted) {
+      return Status::DataLoss("checkpoint state file too large: " + std::string(s.message()));
+    }
+    return s.WithContext("cannot read the checkpoint state file");
   }
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (!in) return Status::Unavailable("cannot read checkpoint state file " + path);
-  return ParseCheckpointState(buffer.str(), dir, path);
+  return ParseCheckpointState(*text, dir, path);
 }
 
 Result<CheckpointState> ParseCheckpointState(std::string_view text, const std::string& dir,
