@@ -26,6 +26,7 @@ deps:
 	@scripts/install-deps.sh
 
 $(BUILD)/build.ninja: | deps
+	@echo "configuring $(BUILD)/ (log: $(BUILD).configure.log)"
 	@$(CONFIGURE) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 \
 	  || { cat $(BUILD).configure.log; exit 1; }
 
@@ -35,7 +36,8 @@ build: deps $(BUILD)/build.ninja
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-demo: build
+# The demo builds what each of its steps needs, when it needs it.
+demo: deps $(BUILD)/build.ninja
 	@scripts/demo.sh $(BUILD)
 
 bench: build

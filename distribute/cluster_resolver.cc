@@ -3,11 +3,12 @@
 
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <vector>
+
+#include "sluice/core/file.h"
 
 extern char** environ;
 
@@ -305,19 +306,12 @@ Result<ClusterSpec> ClusterResolver::FromEnvironment(const Environment& env) {
   if (std::optional<std::string> c = Get(env, "SLUICE_CLUSTER_CONFIG")) {
     if (!c->empty() && (*c)[0] == '@') {
       const std::string path = c->substr(1);
-      std::ifstream in(path, std::ios::binary);
-      if (!in) return Status::NotFound("SLUICE_CLUSTER_CONFIG: cannot open '" + path + "'");
       // A config is a few lines; never read more than this (a device file
       // or a huge file by mistake).
-      constexpr size_t kMaxConfig = 1 << 20;
-      std::string text(kMaxConfig + 1, '\0');
-      in.read(text.data(), static_cast<std::streamsize>(text.size()));
-      text.resize(static_cast<size_t>(in.gcount()));
-      if (text.size() > kMaxConfig) {
-        return Status::InvalidArgument("SLUICE_CLUSTER_CONFIG: '" + path + "' is larger than " +
-                                       std::to_string(kMaxConfig) + " bytes");
-      }
-      Result<ClusterSpec> s = FromJson(text);
+      constexpr int64_t kMaxConfig = int64_t{1} << 20;
+      Result<std::string> text = ReadFileToString(path, kMaxConfig);
+      if (!text.ok()) return text.status().WithContext("SLUICE_CLUSTER_CONFIG");
+      Result<ClusterSpec> s = FromJson(*text);
       if (!s.ok()) return s.status().WithContext(path);
       return s;
     }

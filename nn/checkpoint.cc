@@ -207,7 +207,7 @@ Result<std::string> Checkpoint::Save(const std::string& prefix, const Checkpoint
   state.model_checkpoint_path = path;
   state.all_model_checkpoint_paths = {path};
   std::string dir = std::filesystem::path(prefix).parent_path().string();
-  SLUICE_RETURN_IF_ERROR(WriteCheckpointState(dir.empty() ? "." : dir, state, options.sync));
+  SLUICE_RETURN_IF_ERROR(WriteCheckpointState(dir.empty() ? "." : dir, state));
   return path;
 }
 

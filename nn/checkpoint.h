@@ -182,11 +182,10 @@ Result<CheckpointState> ReadCheckpointState(const std::string& dir);
 // file); `name` is used in errors.
 Result<CheckpointState> ParseCheckpointState(std::string_view text, const std::string& dir,
                                              const std::string& name);
-// Writes `dir`/checkpoint atomically (temporary file, fsynced, then rename),
-// paths inside `dir` made relative, in TensorFlow's text format. With
-// `sync`, `dir` is fsynced after the rename too.
-Status WriteCheckpointState(const std::string& dir, const CheckpointState& state,
-                            bool sync = false);
+// Writes `dir`/checkpoint atomically (temporary file, fsynced, then rename,
+// then `dir` fsynced: the state file is what a restart trusts), paths inside
+// `dir` made relative, in TensorFlow's text format.
+Status WriteCheckpointState(const std::string& dir, const CheckpointState& state);
 // The newest checkpoint prefix the state file in `dir` names, if that file
 // exists, parses and the checkpoint's index file exists
 // (tf.train.latest_checkpoint).
@@ -218,7 +217,7 @@ class CheckpointManager {
   const std::string& directory() const { return directory_; }
 
  private:
-  Status RecordState(bool sync);
+  Status RecordState();
 
   Checkpoint* checkpoint_;
   std::string directory_;

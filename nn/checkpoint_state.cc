@@ -1,18 +1,14 @@
 // The `checkpoint` state file (TensorFlow's CheckpointState in protobuf
 // text format) and CheckpointManager.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
+#include "sluice/core/file.h"
 #include "sluice/nn/checkpoint.h"
 #include "sluice/records/tensor_bundle.h"
 
@@ -218,47 +214,12 @@ class TextReader {
   size_t pos_ = 0;
 };
 
-// Writes `contents` to `path` through a temporary file renamed over it; with
-// `sync_dir`, the folder is fsynced after the rename.
-Status AtomicWrite(const std::string& path, std::string_view contents, bool sync_dir) {
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return Status::FailedPrecondition("cannot create " + tmp + ": " + std::strerror(errno));
-  }
-  size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string err = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Status::Unavailable("cannot write " + tmp + ": " + err);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const std::string err = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return Status::Unavailable("cannot write " + tmp + ": " + err);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return Status::Unavailable("cannot rename " + tmp + " to " + path + ": " + err);
-  }
-  if (sync_dir) {
-    const std::string dir = fs::path(path).parent_path().empty()
-                                ? std::string(".")
-                                : fs::path(path).parent_path().string();
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    const int rc = dfd < 0 ? -1 : ::fsync(dfd);
-    const std::string err = std::strerror(errno);
-    if (dfd >= 0) ::close(dfd);
-    if (rc != 0) return Status::Unavailable("cannot sync folder " + dir + ": " + err);
-  }
-  return Status::OK();
+// Writes `contents` to `path` through a temporary file renamed over it,
+// fsynced: the state file is what a restart trusts.
+Status AtomicWrite(const std::string& path, std::string_view contents) {
+  OutputFileOptions options;
+  options.sync = true;
+  return WriteFileAtomically(path, contents, options);
 }
 
 void DeleteCheckpointFiles(const std::string& prefix) {
@@ -277,18 +238,18 @@ void DeleteCheckpointFiles(const std::string& prefix) {
 
 Result<CheckpointState> ReadCheckpointState(const std::string& dir) {
   const std::string path = StatePath(dir);
-  std::error_code ec;
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) return Status::NotFound("no checkpoint state file " + path + ": " + ec.message());
-  if (size > kMaxStateFileBytes) {
-    return Status::DataLoss("checkpoint state file " + path + " is " + std::to_string(size) +
-                            " bytes, too large");
+  Result<std::string> text = ReadFileToString(path, kMaxStateFileBytes);
+  if (!text.ok()) {
+    const Status& s = text.status();
+    if (s.code() == StatusCode::kNotFound) {
+      return Status::NotFound("no checkpoint state file " + path + ": " + std::string(s.message()));
+    }
+    if (s.code() == StatusCode::kResourceExhausted) {
+      return Status::DataLoss("checkpoint state file too large: " + std::string(s.message()));
+    }
+    return s.WithContext("cannot read the checkpoint state file");
   }
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (!in) return Status::Unavailable("cannot read checkpoint state file " + path);
-  return ParseCheckpointState(buffer.str(), dir, path);
+  return ParseCheckpointState(*text, dir, path);
 }
 
 Result<CheckpointState> ParseCheckpointState(std::string_view text, const std::string& dir,
@@ -302,7 +263,7 @@ Result<CheckpointState> ParseCheckpointState(std::string_view text, const std::s
   return state;
 }
 
-Status WriteCheckpointState(const std::string& dir, const CheckpointState& state, bool sync) {
+Status WriteCheckpointState(const std::string& dir, const CheckpointState& state) {
   std::string text;
   if (!state.model_checkpoint_path.empty()) {
     text += "model_checkpoint_path: \"" + CEscape(RelativeTo(dir, state.model_checkpoint_path)) +
@@ -317,7 +278,7 @@ Status WriteCheckpointState(const std::string& dir, const CheckpointState& state
   if (state.last_preserved_timestamp != 0) {
     text += "last_preserved_timestamp: " + FormatDouble(state.last_preserved_timestamp) + "\n";
   }
-  return AtomicWrite(StatePath(dir), text, sync);
+  return AtomicWrite(StatePath(dir), text);
 }
 
 std::optional<std::string> LatestCheckpoint(const std::string& dir) {
@@ -361,13 +322,13 @@ CheckpointManager::CheckpointManager(Checkpoint* checkpoint, std::string directo
   }
 }
 
-Status CheckpointManager::RecordState(bool sync) {
+Status CheckpointManager::RecordState() {
   CheckpointState state;
   state.model_checkpoint_path = latest_.value_or("");
   state.all_model_checkpoint_paths = checkpoints_;
   state.all_model_checkpoint_timestamps = timestamps_;
   state.last_preserved_timestamp = last_preserved_timestamp_;
-  return WriteCheckpointState(directory_, state, sync);
+  return WriteCheckpointState(directory_, state);
 }
 
 Result<std::string> CheckpointManager::Save(std::optional<int64_t> checkpoint_number,
@@ -387,14 +348,14 @@ Result<std::string> CheckpointManager::Save(std::optional<int64_t> checkpoint_nu
   latest_ = path;
   // Record the new checkpoint before deleting, then again without the
   // deleted ones, as TensorFlow does.
-  SLUICE_RETURN_IF_ERROR(RecordState(options.sync));
+  SLUICE_RETURN_IF_ERROR(RecordState());
   if (max_to_keep_ > 0 && checkpoints_.size() > static_cast<size_t>(max_to_keep_)) {
     while (checkpoints_.size() > static_cast<size_t>(max_to_keep_)) {
       DeleteCheckpointFiles(checkpoints_.front());
       checkpoints_.erase(checkpoints_.begin());
       timestamps_.erase(timestamps_.begin());
     }
-    SLUICE_RETURN_IF_ERROR(RecordState(options.sync));
+    SLUICE_RETURN_IF_ERROR(RecordState());
   }
   return path;
 }

@@ -1,10 +1,10 @@
 #include "sluice/pipeline/iterator.h"
 
+#include "sluice/core/file.h"
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/node.h"
 #include "sluice/pipeline/internal/reaper.h"
 #include "sluice/pipeline/internal/state.h"
-#include "sluice/records/internal/output_file.h"
 
 namespace sluice {
 
@@ -112,7 +112,7 @@ IteratorStats Iterator::stats() const {
 Status Iterator::WriteTrace(const std::string& path) const {
   if (!ctx_) return Status::FailedPrecondition("WriteTrace() on a moved-from Iterator");
   ctx_->RecordCounters(pi::NowNs());
-  SLUICE_ASSIGN_OR_RETURN(auto out, records_internal::OutputFile::Create(path, {}));
+  SLUICE_ASSIGN_OR_RETURN(auto out, OutputFile::Create(path, {}));
   SLUICE_RETURN_IF_ERROR(out->Append(ctx_->TraceJson()));
   return out->Commit();
 }

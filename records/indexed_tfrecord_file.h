@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "sluice/core/buffer.h"
+#include "sluice/core/file.h"
 #include "sluice/core/result.h"
-#include "sluice/records/file.h"
 #include "sluice/records/record_index.h"
 #include "sluice/records/tfrecord_reader.h"
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "sluice/records/internal/output_file.h"
+#include "sluice/core/file.h"
 #include "sluice/records/tfrecord_format.h"
 
 namespace sluice {
@@ -142,8 +142,7 @@ std::string RecordIndex::ToText() const {
 }
 
 Status RecordIndex::Save(const std::string& idx_path, bool sync) const {
-  SLUICE_ASSIGN_OR_RETURN(
-      auto out, records_internal::OutputFile::Create(idx_path, {.atomic = true, .sync = sync}));
+  SLUICE_ASSIGN_OR_RETURN(auto out, OutputFile::Create(idx_path, {.atomic = true, .sync = sync}));
   SLUICE_RETURN_IF_ERROR(out->Append(ToText()));
   return out->Commit();
 }

@@ -16,6 +16,7 @@
 
 #include "sluice/core/float16.h"
 #include "sluice/records/internal/wire.h"
+#include "sluice/records/internal/summary_png.h"
 #include "sluice/records/proto/event.pb.h"
 #include "sluice/records/tfrecord_writer.h"
 
@@ -269,12 +270,58 @@ Status SummaryWriter::Histogram(std::string_view tag, const Tensor& values, int6
   return impl_->Append(event.SerializeAsString());
 }
 
-Status SummaryWriter::ImagePng(std::string_view tag, int64_t width, int64_t height,
-                               std::span<const std::string> pngs, int64_t step) {
+Status SummaryWriter::Image(std::string_view tag, const Tensor& images, int64_t step,
+                            int max_outputs) {
+  SLUICE_RETURN_IF_ERROR(CheckTag("image", tag));
+  const Shape& shape = images.shape();
+  const bool one = shape.rank() == 3;
+  const DType dtype = images.dtype();
+  if ((!one && shape.rank() != 4) || shape.dim(shape.rank() - 1) < 1 ||
+      shape.dim(shape.rank() - 1) > 4 ||
+      (dtype != DType::kUInt8 && dtype != DType::kFloat32 && dtype != DType::kFloat64)) {
+    return Status::InvalidArgument(fmt::format(
+        "image {}: want uint8, float32 or float64 [k, height, width, 1..4] or [height, width, "
+        "1..4], got {}{}",
+        tag, DTypeName(dtype), shape.ToString()));
+  }
+  if (max_outputs < 0) {
+    return Status::InvalidArgument(fmt::format("image {}: negative max_outputs", tag));
+  }
+  const int64_t k = one ? 1 : shape.dim(0), off = one ? 0 : 1;
+  const int64_t h = shape.dim(off), w = shape.dim(off + 1), c = shape.dim(off + 2);
+  const int64_t n = std::min<int64_t>(k, max_outputs);
+  const size_t pixels = static_cast<size_t>(h * w * c);
+  std::vector<std::string> pngs;
+  std::vector<uint8_t> bytes(dtype == DType::kUInt8 ? 0 : pixels);
+  for (int64_t i = 0; i < n && pixels > 0; ++i) {
+    const uint8_t* src = nullptr;
+    if (dtype == DType::kUInt8) {
+      src = images.flat<uint8_t>().data() + static_cast<size_t>(i) * pixels;
+    } else {
+      // tf.image.convert_image_dtype(x, tf.uint8, saturate=True).
+      auto convert = [&](auto flat) {
+        for (size_t j = 0; j < pixels; ++j) {
+          const double v = static_cast<double>(flat[static_cast<size_t>(i) * pixels + j]) * 255.5;
+          bytes[j] = static_cast<uint8_t>(v != v || v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+      };
+      if (dtype == DType::kFloat32) convert(images.flat<float>());
+      if (dtype == DType::kFloat64) convert(images.flat<double>());
+      src = bytes.data();
+    }
+    Result<std::string> png = records_internal::SummaryPng(src, h, w, c);
+    if (!png.ok()) return png.status().WithContext(fmt::format("image {}", tag));
+    pngs.push_back(std::move(*png));
+  }
+  return ImagePng(tag, pngs, h, w, step);
+}
+
+Status SummaryWriter::ImagePng(std::string_view tag, std::span<const std::string> pngs,
+                               int64_t height, int64_t width, int64_t step) {
   SLUICE_RETURN_IF_ERROR(CheckTag("image", tag));
   if (width < 0 || height < 0) {
     return Status::InvalidArgument(
-        fmt::format("image {}: negative size {}x{}", tag, width, height));
+        fmt::format("image {}: negative size {}x{} (height x width)", tag, height, width));
   }
   proto::Event event;
   event.set_step(step);

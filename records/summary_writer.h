@@ -22,10 +22,9 @@
 // is a proto3 string, which readers refuse otherwise): InvalidArgument
 // naming the tag if not.
 //
-// Images: records/ depends on core only, so the writer takes PNG bytes
-// already encoded (ImagePng); encoding an image tensor with ops::EncodePng
-// is the caller's step (a tensor-taking Image() belongs in nn/, which may
-// use ops/; it is not written yet).
+// Images: Image() takes a uint8 (or [0, 1] float) image tensor and writes
+// 8-bit PNGs of its own (records/ depends on core only, so not through
+// ops::EncodePng); ImagePng() takes PNGs already encoded (16-bit ones, say).
 //
 // Thread-safe: every method takes an internal mutex, so threads may share
 // one writer; events from concurrent calls are written whole, in the order
@@ -77,12 +76,18 @@ class SummaryWriter {
   // non-finite value.
   Status Histogram(std::string_view tag, const Tensor& values, int64_t step,
                    int buckets = kDefaultHistogramBuckets);
-  // tf.summary.image with the images already PNG-encoded: `width` and
-  // `height` are the batch's image size (written even when `pngs` is
-  // empty). Apply max_outputs (TF: 3) before calling: every PNG given is
-  // written. InvalidArgument for a negative width or height.
-  Status ImagePng(std::string_view tag, int64_t width, int64_t height,
-                  std::span<const std::string> pngs, int64_t step);
+  // tf.summary.image: `images` is [k, height, width, channels] (or one
+  // [height, width, channels] image), channels 1, 2, 3 or 4, uint8 or
+  // float32/float64 in [0, 1] (converted as tf.image.convert_image_dtype
+  // with saturate: x * 255.5, clipped). The first `max_outputs` images are
+  // PNG-encoded and written. InvalidArgument for another dtype or shape.
+  Status Image(std::string_view tag, const Tensor& images, int64_t step, int max_outputs = 3);
+  // tf.summary.image with the images already PNG-encoded: `height` and
+  // `width` are the batch's image size (written even when `pngs` is empty).
+  // Apply max_outputs before calling: every PNG given is written.
+  // InvalidArgument for a negative height or width.
+  Status ImagePng(std::string_view tag, std::span<const std::string> pngs, int64_t height,
+                  int64_t width, int64_t step);
   // tf.summary.text: a string scalar tensor.
   Status Text(std::string_view tag, std::string_view text, int64_t step);
   // Writes one serialized Event (records/proto/event.proto) as it is: for

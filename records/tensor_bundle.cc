@@ -9,8 +9,8 @@
 #include <mutex>
 #include <utility>
 
+#include "sluice/core/file.h"
 #include "sluice/records/crc32c.h"
-#include "sluice/records/internal/output_file.h"
 #include "sluice/records/internal/sstable_builder.h"
 #include "sluice/records/internal/sstable_format.h"
 #include "sluice/records/internal/sstable_reader.h"
@@ -32,8 +32,6 @@ constexpr char kHeaderKey[] = "";
 // TensorFlow's DataType numbers.
 constexpr int kDtFloat = 1, kDtDouble = 2, kDtInt32 = 3, kDtUInt8 = 4, kDtString = 7, kDtInt64 = 9,
               kDtBool = 10, kDtBFloat16 = 14, kDtHalf = 19;
-
-using records_internal::OutputFile;
 
 std::string Quote(std::string_view key) { return "\"" + std::string(key) + "\""; }
 

@@ -23,10 +23,10 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/file.h"
 #include "sluice/core/result.h"
 #include "sluice/core/shape.h"
 #include "sluice/core/tensor.h"
-#include "sluice/records/file.h"
 
 namespace sluice {
 

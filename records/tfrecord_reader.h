@@ -29,9 +29,9 @@
 #include <string_view>
 
 #include "sluice/core/buffer.h"
+#include "sluice/core/file.h"
 #include "sluice/core/result.h"
 #include "sluice/records/compression.h"
-#include "sluice/records/file.h"
 
 namespace sluice {
 

@@ -7,13 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "sluice/records/internal/output_file.h"
+#include "sluice/core/file.h"
 #include "sluice/records/record_index.h"
 #include "sluice/records/tfrecord_format.h"
 
 namespace sluice {
-
-using records_internal::OutputFile;
 
 struct TFRecordWriter::Impl {
   std::string path;

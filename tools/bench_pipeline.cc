@@ -11,6 +11,7 @@
 
 #include "image_folder.h"
 #include "record_files.h"
+#include "sluice/core/file.h"
 #include "sluice/ops/decode_crop_resize.h"
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/image_ops.h"
@@ -258,12 +259,13 @@ bool ParseCountOrAutotune(std::string_view s, int64_t min, int64_t* out) {
   return true;
 }
 
+// A pipeline spec is a few lines of JSON.
+constexpr int64_t kMaxSpecBytes = int64_t{1} << 20;
+
 Result<BenchPipelineSpec> ReadBenchSpec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("cannot read spec file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  Result<std::string> text = ReadFileToString(path, kMaxSpecBytes);
+  if (!text.ok()) return text.status().WithContext("cannot read the spec file");
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return SpecError(path, "not valid JSON");
   if (!j.is_object()) return SpecError(path, "expected a JSON object");
   BenchPipelineSpec spec;

@@ -12,6 +12,7 @@
 #include "bench_pipeline.h"
 #include "commands.h"
 #include "record_files.h"
+#include "sluice/core/file.h"
 #include "sluice/pipeline/benchmark.h"
 
 namespace sluice::tools {
@@ -101,17 +102,7 @@ BenchmarkOptions RunOptions(const BenchFlags& f) {
 }
 
 Status WriteText(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) return Status::Unavailable("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::Unavailable("cannot rename " + tmp + " to " + path);
-  }
-  return Status::OK();
+  return WriteFileAtomically(path, text);
 }
 
 // The largest parallelism AUTOTUNE settled on over the map stages it tuned.

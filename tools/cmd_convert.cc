@@ -12,7 +12,8 @@
 
 #include "commands.h"
 #include "convert_command.h"
-#include "durable_file.h"
+
+#include "sluice/core/file.h"
 
 namespace sluice::tools {
 
@@ -121,28 +122,9 @@ Status WriteLabelsFile(const std::string& prefix, const std::vector<std::string>
   }
   const std::string path = LabelsPath(prefix);
   RemoveStaleTemporaries(std::vector<std::string>{path});
-  const std::filesystem::path p(path);
-  const std::string tmp =
-      (p.parent_path() / ("." + p.filename().string() + fmt::format(".tmp-{}", ::getpid())))
-          .string();
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    return Status::FailedPrecondition(
-        fmt::format("cannot create {}: {}", path, std::strerror(errno)));
-  }
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const Status synced = written && sync ? SyncFile(f, tmp) : Status::OK();
-  const bool closed = std::fclose(f) == 0;
-  if (!synced.ok()) {
-    std::remove(tmp.c_str());
-    return synced;
-  }
-  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return Status::Unavailable(fmt::format("cannot write {}: {}", path, std::strerror(err)));
-  }
-  return sync ? SyncParentFolder(path) : Status::OK();
+  OutputFileOptions options;
+  options.sync = sync;
+  return WriteFileAtomically(path, text, options);
 }
 
 ConvertJob MakeConvertJob(const ConvertCommonOptions& o, const ConvertTask& task) {

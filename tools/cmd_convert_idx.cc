@@ -3,8 +3,8 @@
 // with `--to-folder DIR`, to an image folder of gray PNGs (idx_folder.h).
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -13,6 +13,7 @@
 #include "idx_file.h"
 #include "idx_folder.h"
 #include "image_example.h"
+#include "sluice/core/file.h"
 #include "sluice/ops/png.h"
 
 namespace sluice::tools {
@@ -36,10 +37,14 @@ const std::vector<std::string>& FashionMnistNames() {
   return kNames;
 }
 
+// A class names file is one short line per class.
+constexpr int64_t kMaxClassNamesBytes = int64_t{16} << 20;
+
 Result<std::vector<std::string>> ReadClassNames(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open the class names file " + path);
+  Result<std::string> text = ReadFileToString(path, kMaxClassNamesBytes);
+  if (!text.ok()) return text.status().WithContext("the class names file");
   std::vector<std::string> names;
+  std::istringstream in(*text);
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find('\t') != std::string::npos) {
@@ -48,7 +53,6 @@ Result<std::vector<std::string>> ReadClassNames(const std::string& path) {
     }
     names.push_back(std::move(line));
   }
-  if (in.bad()) return Status::Unavailable("error reading " + path);
   if (names.empty()) return Status::InvalidArgument(path + ": no class names");
   return names;
 }

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "convert_shards.h"
+#include "sluice/core/buffer.h"
 #include "sluice/core/result.h"
 #include "sluice/records/tfrecord_writer.h"
 
@@ -46,16 +47,17 @@ namespace sluice::tools {
 class RecordBytes {
  public:
   explicit RecordBytes(std::string bytes) : str_(std::move(bytes)), end_(str_.size()) {}
-  RecordBytes(std::unique_ptr<char[]> buffer, size_t begin, size_t end)
+  RecordBytes(Buffer buffer, size_t begin, size_t end)
       : buf_(std::move(buffer)), begin_(begin), end_(end) {}
   std::string_view view() const {
-    return std::string_view(buf_ ? buf_.get() : str_.data(), end_).substr(begin_);
+    const char* base = buf_.data() ? reinterpret_cast<const char*>(buf_.data()) : str_.data();
+    return std::string_view(base, end_).substr(begin_);
   }
   size_t size() const { return end_ - begin_; }
 
  private:
   std::string str_;
-  std::unique_ptr<char[]> buf_;
+  Buffer buf_;
   size_t begin_ = 0, end_ = 0;
 };
 

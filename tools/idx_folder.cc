@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "durable_file.h"
 #include "progress.h"
+#include "sluice/core/file.h"
 #include "sluice/core/tensor.h"
 #include "sluice/ops/png.h"
 
@@ -27,39 +27,6 @@ namespace fs = std::filesystem;
 bool SafeByte(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
          c == '_' || c == '+' || c == '-';
-}
-
-// Writes `bytes` to `path` through a hidden temporary file beside it; with
-// `sync`, fsyncs the file before the rename and the folder after.
-Status WriteFileAtomically(const std::string& folder, const std::string& name,
-                           std::string_view bytes, bool sync) {
-  const std::string path = folder + "/" + name;
-  const std::string tmp = folder + "/." + name + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    return Status::FailedPrecondition(
-        fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
-  }
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  const int write_errno = errno;
-  const Status synced = written && sync ? SyncFile(f, tmp) : Status::OK();
-  const bool closed = std::fclose(f) == 0;
-  if (!synced.ok()) {
-    std::remove(tmp.c_str());
-    return synced;
-  }
-  if (!written || !closed) {
-    const int err = !written ? write_errno : errno;
-    std::remove(tmp.c_str());
-    return Status::Unavailable(fmt::format("cannot write {}: {}", tmp, std::strerror(err)));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return Status::Unavailable(
-        fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(err)));
-  }
-  return sync ? SyncParentFolder(path) : Status::OK();
 }
 
 // Checks DIR (empty or absent unless resuming) and creates the class folders.
@@ -94,6 +61,14 @@ Status PrepareFolder(const IdxFolderJob& job, std::vector<std::string>* foreign)
     if (ec || !fs::is_directory(path, dir_ec)) {
       return Status::FailedPrecondition(fmt::format("cannot create the class folder {}: {}", path,
                                                     ec ? ec.message() : "not a folder"));
+    }
+    // A killed run leaves hidden temporaries (core/file.h's ".NAME.tmp-*").
+    for (auto it = fs::directory_iterator(path, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.starts_with(".") && name.find(".tmp-") != std::string::npos) {
+        fs::remove(it->path(), dir_ec);
+      }
     }
   }
   return Status::OK();
@@ -167,7 +142,9 @@ IdxFolderReport WriteIdxFolder(const IdxFolderJob& job) {
     std::memcpy(image->raw_data(), images.data.data() + i * pixels, pixels);
     Result<std::string> png = ops::EncodePng(*image);
     if (!png.ok()) return png.status().WithContext(folder + "/" + name);
-    SLUICE_RETURN_IF_ERROR(WriteFileAtomically(folder, name, *png, job.sync));
+    OutputFileOptions options;
+    options.sync = job.sync;
+    SLUICE_RETURN_IF_ERROR(WriteFileAtomically(folder + "/" + name, *png, options));
     ++written;
     bytes_out += png->size();
     return Status::OK();

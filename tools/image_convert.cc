@@ -1,9 +1,5 @@
 #include "image_convert.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -11,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "image_example.h"
+#include "sluice/core/file.h"
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/jpeg.h"
 #include "sluice/ops/jpeg_restart.h"
@@ -18,57 +15,6 @@
 
 namespace sluice::tools {
 namespace {
-
-Status OsError(std::string_view what, const std::string& path, int err) {
-  const std::string msg = fmt::format("{} {}: {}", what, path, std::strerror(err));
-  if (err == ENOENT) return Status::NotFound(msg);
-  if (err == EACCES || err == EPERM) return Status::FailedPrecondition(msg);
-  return Status::Unavailable(msg);
-}
-
-// A file's bytes at [begin, end) of `data`, with spare room on both sides.
-struct ReadBuffer {
-  std::unique_ptr<char[]> data;
-  size_t begin = 0, end = 0;
-  std::string_view bytes() const { return {data.get() + begin, end - begin}; }
-};
-
-// Reads `path` into a new buffer, leaving `before` bytes free in front and
-// `after` bytes behind. (ops::ReadFile reads into a buffer of its own; here
-// the file goes straight to its place in the record.)
-Result<ReadBuffer> ReadWithRoom(const std::string& path, size_t before, size_t after) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return OsError("cannot open", path, errno);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return OsError("cannot stat", path, errno);
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(path + " is not a regular file");
-  if (st.st_size > ops::kMaxReadFileBytes) {
-    return Status::ResourceExhausted(fmt::format("{} has {} bytes, more than the limit of {}", path,
-                                                 st.st_size, ops::kMaxReadFileBytes));
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  ReadBuffer buf;
-  // One byte more than the size, to notice a file that grows meanwhile.
-  buf.data = std::make_unique_for_overwrite<char[]>(before + size + 1 + after);
-  buf.begin = before;
-  size_t n = 0;
-  while (n < size + 1) {
-    const ssize_t r = ::pread(fd, buf.data.get() + before + n, size + 1 - n, static_cast<off_t>(n));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return OsError("cannot read", path, errno);
-    }
-    if (r == 0) break;
-    n += static_cast<size_t>(r);
-  }
-  if (n > size) return Status::Unavailable(path + " grew while it was read");
-  buf.end = before + n;
-  return buf;
-}
 
 Status CheckFormat(ops::ImageFormat format, std::string_view bytes) {
   if (format == ops::ImageFormat::kJpeg || format == ops::ImageFormat::kPng) return Status::OK();
@@ -128,7 +74,11 @@ Result<RecordBytes> ConvertImageFile(const std::string& root, const ImageFile& f
   const bool in_place = !o.resize.has_value();
   const size_t before = in_place ? MaxImageExampleHead(class_name) : 0;
   const size_t after = in_place ? MaxImageExampleTail(file.relative, "jpeg") : 0;
-  SLUICE_ASSIGN_OR_RETURN(ReadBuffer in, ReadWithRoom(path, before, after));
+  ReadWholeFileOptions read;
+  read.max_bytes = ops::kMaxReadFileBytes;
+  read.room_before = before;
+  read.room_after = after;
+  SLUICE_ASSIGN_OR_RETURN(WholeFile in, ReadWholeFile(path, read));
   const std::string_view bytes = in.bytes();
   const ops::ImageFormat format = ops::DetectImageFormat(bytes);
   SLUICE_RETURN_IF_ERROR(CheckFormat(format, bytes));
@@ -161,10 +111,12 @@ Result<RecordBytes> ConvertImageFile(const std::string& root, const ImageFile& f
   if (frame.head.size() > before || frame.tail.size() > after) {
     return Status::Internal("image Example framing exceeds its reserved room for " + path);
   }
-  char* base = in.data.get();
-  std::memcpy(base + in.begin - frame.head.size(), frame.head.data(), frame.head.size());
-  std::memcpy(base + in.end, frame.tail.data(), frame.tail.size());
-  return RecordBytes(std::move(in.data), in.begin - frame.head.size(), in.end + frame.tail.size());
+  // The frame goes around the bytes, into the room ReadWholeFile left.
+  char* base = reinterpret_cast<char*>(in.buffer.data());
+  const size_t begin = in.offset - frame.head.size(), end = in.offset + in.size;
+  std::memcpy(base + begin, frame.head.data(), frame.head.size());
+  std::memcpy(base + end, frame.tail.data(), frame.tail.size());
+  return RecordBytes(std::move(in.buffer), begin, end + frame.tail.size());
 }
 
 }  // namespace sluice::tools

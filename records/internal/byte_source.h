@@ -9,9 +9,9 @@
 #include <memory>
 #include <string>
 
+#include "sluice/core/file.h"
 #include "sluice/core/result.h"
 #include "sluice/records/compression.h"
-#include "sluice/records/file.h"
 
 namespace sluice::records_internal {
 

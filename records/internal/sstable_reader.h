@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/file.h"
 #include "sluice/core/result.h"
-#include "sluice/records/file.h"
 
 namespace sluice::records_internal {
 

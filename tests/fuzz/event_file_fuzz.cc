@@ -33,8 +33,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/file.h"
 #include "sluice/core/tensor.h"
-#include "sluice/records/file.h"
 #include "sluice/records/proto/event.pb.h"
 #include "sluice/records/summary_writer.h"
 #include "sluice/records/tfrecord_reader.h"
@@ -132,7 +132,7 @@ void FuzzWriter(FuzzedDataProvider& in) {
         const int64_t height = in.ConsumeIntegralInRange<int64_t>(-2, 1 << 20);
         std::vector<std::string> pngs(in.ConsumeIntegralInRange<size_t>(0, 3));
         for (std::string& p : pngs) p = in.ConsumeRandomLengthString(64);
-        s = w->ImagePng(e.tag, width, height, pngs, e.step);
+        s = w->ImagePng(e.tag, pngs, height, width, e.step);
         break;
       }
       case 3: s = w->Text(e.tag, in.ConsumeRandomLengthString(64), e.step); break;

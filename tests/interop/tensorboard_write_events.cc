@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "sluice/core/tensor.h"
-#include "sluice/ops/png.h"
 #include "sluice/records/summary_writer.h"
 
 namespace {
@@ -46,22 +45,18 @@ int main(int argc, char** argv) {
     if (s.ok()) s = w->Histogram("weights/b7", *hist, step, 7);
     if (!s.ok()) return Fail(s);
   }
-  // Two images, PNG-encoded here (records/ takes encoded PNGs).
+  // Two images as one uint8 tensor [2, 5, 7, 3]; the writer encodes the PNGs.
   const int n = 2, h = 5, wd = 7, c = 3;
-  std::vector<std::string> pngs;
-  for (int i = 0; i < n; ++i) {
-    auto img = sluice::Tensor::Allocate(sluice::DType::kUInt8, sluice::Shape{h, wd, c});
-    if (!img.ok()) return Fail(img.status());
-    auto px = img->flat<uint8_t>();
+  auto batch = sluice::Tensor::Allocate(sluice::DType::kUInt8, sluice::Shape{n, h, wd, c});
+  if (!batch.ok()) return Fail(batch.status());
+  auto px = batch->flat<uint8_t>();
+  for (int i = 0; i < n; ++i)
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < wd; ++x)
         for (int k = 0; k < c; ++k)
-          px[(y * wd + x) * c + k] = static_cast<uint8_t>((i * 97 + y * 31 + x * 13 + k * 7) % 256);
-    auto png = sluice::ops::EncodePng(*img);
-    if (!png.ok()) return Fail(png.status());
-    pngs.push_back(std::move(*png));
-  }
-  sluice::Status s = w->ImagePng("images", wd, h, pngs, 3);
+          px[((i * h + y) * wd + x) * c + k] =
+              static_cast<uint8_t>((i * 97 + y * 31 + x * 13 + k * 7) % 256);
+  sluice::Status s = w->Image("images", *batch, 3);
   if (s.ok()) s = w->Text("note", "sluice wrote this", 1);
   if (s.ok()) s = w->Close();
   if (!s.ok()) return Fail(s);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "sluice/ops/png.h"
 #include "sluice/records/proto/event.pb.h"
 #include "sluice/records/tfrecord_reader.h"
 #include "test_util.h"
@@ -121,6 +123,63 @@ TEST(SummaryWriterTest, ScalarFields) {
   EXPECT_EQ(v.tensor().tensor_content(), Float32Bytes(0.5f));
 }
 
+// Image() encodes uint8 and [0, 1] float tensors itself: the PNGs decode
+// (with ops' libspng decoder) to the pixels given, height and width are
+// stored as TensorBoard wants (width first), max_outputs is applied.
+TEST(SummaryWriterTest, ImageTensorsBecomePngsThatDecodeToThePixels) {
+  ScratchDir dir;
+  std::string path;
+  for (int64_t c : {1, 2, 3, 4}) {
+    SCOPED_TRACE(c);
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor batch, Tensor::Allocate(DType::kUInt8, Shape{4, 5, 7, c}));
+    auto px = batch.flat<uint8_t>();
+    for (size_t i = 0; i < px.size(); ++i) px[i] = static_cast<uint8_t>((i * 37 + i / 7) % 256);
+    {
+      SLUICE_ASSERT_OK_AND_ASSIGN(SummaryWriter w, SummaryWriter::Create(dir.path()));
+      path = w.path();
+      SLUICE_ASSERT_OK(w.Image("img", batch, 9));  // max_outputs 3
+    }
+    std::vector<proto::Event> events = ReadEvents(path);
+    ASSERT_EQ(events.size(), 2u);
+    const proto::Summary::Value& v = events[1].summary().value(0);
+    EXPECT_EQ(v.metadata().plugin_data().plugin_name(), "images");
+    ASSERT_EQ(v.tensor().string_val_size(), 2 + 3);
+    EXPECT_EQ(v.tensor().string_val(0), "7");  // width
+    EXPECT_EQ(v.tensor().string_val(1), "5");  // height
+    for (int i = 0; i < 3; ++i) {
+      SLUICE_ASSERT_OK_AND_ASSIGN(Tensor got, ops::DecodePng(v.tensor().string_val(2 + i)));
+      ASSERT_EQ(got.shape(), (Shape{5, 7, c}));
+      const size_t n = static_cast<size_t>(5 * 7 * c);
+      EXPECT_EQ(std::memcmp(got.raw_data(), px.data() + i * n, n), 0) << i;
+    }
+    std::filesystem::remove(path);
+  }
+  // Floats in [0, 1] as tf.image.convert_image_dtype(saturate=True).
+  SLUICE_ASSERT_OK_AND_ASSIGN(
+      Tensor f, Tensor::FromVector(std::vector<float>{0.0f, 0.5f, 1.0f, 2.0f, -1.0f, 0.25f}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(f, f.Reshape(Shape{2, 3, 1}));
+  {
+    SLUICE_ASSERT_OK_AND_ASSIGN(SummaryWriter w, SummaryWriter::Create(dir.path()));
+    path = w.path();
+    SLUICE_ASSERT_OK(w.Image("one", f, 1));
+  }
+  const std::vector<proto::Event> events = ReadEvents(path);
+  ASSERT_EQ(events.size(), 2u);
+  const proto::Summary::Value& v = events[1].summary().value(0);
+  ASSERT_EQ(v.tensor().string_val_size(), 3);
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor got, ops::DecodePng(v.tensor().string_val(2)));
+  auto g = got.flat<uint8_t>();
+  EXPECT_EQ(std::vector<uint8_t>(g.begin(), g.end()),
+            (std::vector<uint8_t>{0, 127, 255, 255, 0, 63}));
+
+  SLUICE_ASSERT_OK_AND_ASSIGN(SummaryWriter w, SummaryWriter::Create(dir.path()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor bad, Tensor::Allocate(DType::kInt32, Shape{2, 2, 3}));
+  SLUICE_EXPECT_ERROR(w.Image("bad", bad, 1), StatusCode::kInvalidArgument, "image bad");
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor five, Tensor::Allocate(DType::kUInt8, Shape{2, 2, 5}));
+  SLUICE_EXPECT_ERROR(w.Image("five", five, 1), StatusCode::kInvalidArgument, "1..4");
+  SLUICE_EXPECT_ERROR(w.ImagePng("neg", {}, -1, 3, 1), StatusCode::kInvalidArgument, "negative");
+}
+
 // Writes what make_events_golden.py wrote with tf.summary and compares every
 // event with TensorFlow's, field by field through the serialized bytes
 // (wall_time cleared; the first event's source_metadata names the writer).
@@ -144,8 +203,8 @@ TEST(SummaryWriterTest, MatchesTensorFlowGolden) {
     SLUICE_ASSERT_OK(
         w.Histogram("single", *Tensor::FromVector(std::vector<double>{2.5, 2.5, 2.5}), 4));
     SLUICE_ASSERT_OK(w.Histogram("empty", *Tensor::FromVector(std::vector<float>{}), 5));
-    SLUICE_ASSERT_OK(w.ImagePng("images", 4, 3, pngs_of(7), 6));
-    SLUICE_ASSERT_OK(w.ImagePng("images2", 4, 3, pngs_of(8), 6));
+    SLUICE_ASSERT_OK(w.ImagePng("images", pngs_of(7), 3, 4, 6));
+    SLUICE_ASSERT_OK(w.ImagePng("images2", pngs_of(8), 3, 4, 6));
     SLUICE_ASSERT_OK(w.Text("note", "hello, tensorboard", 7));
     SLUICE_ASSERT_OK(w.Close());
   }
@@ -226,8 +285,10 @@ TEST(SummaryWriterTest, TagThatIsNotUtf8IsRefused) {
   SLUICE_EXPECT_ERROR(w.Scalar(bad, 1, 1), StatusCode::kInvalidArgument, "scalar tag 'loss\\xff'");
   SLUICE_EXPECT_ERROR(w.Histogram(bad, *Tensor::FromVector(std::vector<double>{1}), 1),
                       StatusCode::kInvalidArgument, "histogram tag 'loss\\xff'");
-  SLUICE_EXPECT_ERROR(w.ImagePng(bad, 1, 1, pngs, 1), StatusCode::kInvalidArgument,
+  SLUICE_EXPECT_ERROR(w.ImagePng(bad, pngs, 1, 1, 1), StatusCode::kInvalidArgument,
                       "image tag 'loss\\xff'");
+  SLUICE_EXPECT_ERROR(w.Image(bad, *Tensor::Allocate(DType::kUInt8, Shape{1, 1, 1}), 1),
+                      StatusCode::kInvalidArgument, "image tag 'loss\\xff'");
   SLUICE_EXPECT_ERROR(w.Text(bad, "t", 1), StatusCode::kInvalidArgument, "text tag 'loss\\xff'");
   SLUICE_EXPECT_OK(w.Scalar("Verlust/\xc3\xbc", 2, 2));
   SLUICE_ASSERT_OK(w.Close());

@@ -192,7 +192,7 @@ TEST_F(ToFolderTest, ResumeKeepsWhatExistsAndFinishesTheRest) {
   const std::string kept = folder + "/9/train-00000.png";
   const std::string original = ReadFileOrDie(removed);
   fs::remove(removed);
-  WriteFileOrDie(folder + "/0/.train-00006.png.tmp", "partial");  // an interrupted write
+  WriteFileOrDie(folder + "/0/.train-00006.png.tmp-0badf00d", "partial");  // a killed write
   WriteFileOrDie(kept, "left alone");
 
   // Without --resume a folder that is not empty is refused.
@@ -208,7 +208,7 @@ TEST_F(ToFolderTest, ResumeKeepsWhatExistsAndFinishesTheRest) {
   EXPECT_TRUE(Contains(r.err, folder + "/stray is not a class folder")) << r.err;
   EXPECT_EQ(ReadFileOrDie(removed), original);
   EXPECT_EQ(ReadFileOrDie(kept), "left alone");
-  EXPECT_FALSE(fs::exists(folder + "/0/.train-00006.png.tmp"));
+  EXPECT_FALSE(fs::exists(folder + "/0/.train-00006.png.tmp-0badf00d"));
 }
 
 TEST_F(ToFolderTest, OutAndToFolderExcludeEachOther) {

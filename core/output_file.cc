@@ -1,17 +1,21 @@
-#include "sluice/records/internal/output_file.h"
+// Writing: OutputFile (temporary name, rename on Commit) and its helpers.
+#include "sluice/core/file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
-#include <fmt/format.h>
+#include "sluice/core/internal/os_error.h"
 
-namespace sluice::records_internal {
+namespace sluice {
 namespace {
+
+using core_internal::OsError;
 
 std::string DirName(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -25,15 +29,6 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-Status ErrnoStatus(std::string msg, int err) {
-  msg += ": ";
-  msg += std::strerror(err);
-  if (err == ENOENT) return Status::NotFound(msg);
-  if (err == ENOSPC || err == EDQUOT || err == EFBIG) return Status::ResourceExhausted(msg);
-  if (err == EACCES || err == EROFS || err == EISDIR) return Status::FailedPrecondition(msg);
-  return Status::Unavailable(msg);
-}
-
 }  // namespace
 
 OutputFile::OutputFile(std::string path, std::string write_path, int fd, OutputFileOptions options)
@@ -43,17 +38,19 @@ Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path,
                                                        const OutputFileOptions& options) {
   if (!options.atomic) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) return ErrnoStatus("cannot create " + path, errno);
+    if (fd < 0) return OsError("cannot create " + path, errno);
     return std::unique_ptr<OutputFile>(new OutputFile(path, path, fd, options));
   }
   std::random_device rd;
   const std::string dir = DirName(path), base = BaseName(path);
   for (int attempt = 0; attempt < 16; ++attempt) {
-    const std::string tmp = fmt::format("{}/.{}.tmp-{:08x}", dir, base, rd());
+    char suffix[16];
+    std::snprintf(suffix, sizeof(suffix), "%08x", static_cast<unsigned>(rd()));
+    const std::string tmp = dir + "/." + base + ".tmp-" + suffix;
     // O_EXCL with mode 0666 lets the umask decide permissions, as for any new file.
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) return std::unique_ptr<OutputFile>(new OutputFile(path, tmp, fd, options));
-    if (errno != EEXIST) return ErrnoStatus("cannot create " + path + " (as " + tmp + ")", errno);
+    if (errno != EEXIST) return OsError("cannot create " + path + " (as " + tmp + ")", errno);
   }
   return Status::Unavailable("cannot find a free temporary name beside " + path);
 }
@@ -63,7 +60,7 @@ OutputFile::~OutputFile() {
 }
 
 Status OutputFile::Error(std::string_view what, int err) {
-  return ErrnoStatus(fmt::format("{} {}", what, path_), err);
+  return OsError(std::string(what) + " " + path_, err);
 }
 
 Status OutputFile::Append(std::string_view data) {
@@ -103,18 +100,12 @@ Status OutputFile::Commit() {
   if (options_.atomic && ::rename(write_path_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     Abandon();
-    return ErrnoStatus("cannot rename " + write_path_ + " to " + path_, err);
+    return OsError("cannot rename " + write_path_ + " to " + path_, err);
   }
   done_ = true;
   if (options_.sync && options_.atomic) {
     // Make the rename itself durable.
-    const int dfd = ::open(DirName(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      const int rc = ::fsync(dfd);
-      const int err = errno;
-      ::close(dfd);
-      if (rc != 0) return Error("syncing the directory of", err);
-    }
+    return SyncParentFolder(path_);
   }
   return Status::OK();
 }
@@ -126,4 +117,22 @@ void OutputFile::Abandon() {
   done_ = true;
 }
 
-}  // namespace sluice::records_internal
+Status WriteFileAtomically(const std::string& path, std::string_view contents,
+                           const OutputFileOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> file, OutputFile::Create(path, options));
+  SLUICE_RETURN_IF_ERROR(file->Append(contents));
+  return file->Commit();
+}
+
+Status SyncParentFolder(const std::string& path) {
+  const std::string dir = DirName(path);
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return OsError("cannot open the folder of " + path, errno);
+  const int rc = ::fsync(dfd);
+  const int err = errno;
+  ::close(dfd);
+  if (rc != 0) return OsError("syncing the folder of " + path, err);
+  return Status::OK();
+}
+
+}  // namespace sluice
