@@ -4,11 +4,11 @@
 #include <optional>
 
 #include "sluice/pipeline/internal/async_map.h"
-#include "sluice/pipeline/parse_example.h"
 #include "sluice/pipeline/internal/errors.h"
 #include "sluice/pipeline/internal/row_placer.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
+#include "sluice/pipeline/parse_example.h"
 
 namespace sluice::pipeline_internal {
 namespace {
@@ -90,14 +90,16 @@ class SyncMapIterator : public IteratorNode {
     if (!in) return in;
     MapContext mc{index_++, seed_, &ctx()->cancel_flag()};
     Result<Element> out = [&]() -> Result<Element> {
-      // A call slower than 20 us holds the stage's CPU share (calls that
-      // wait, say file reads in a sub-dataset of a parallel interleave,
-      // overlap), taken before the share sampler starts; cancellation lets
-      // waiters through at once, and no call starts then. Cheaper calls are
-      // not governed (taking units would cost about what they do) and are
+      // A call slower than 20 us, or the stage's first (not measured yet,
+      // it may compute), holds the stage's CPU share (calls that wait, say
+      // file reads in a sub-dataset of a parallel interleave, overlap),
+      // taken before the share sampler starts; cancellation lets waiters
+      // through at once, and no call starts then. Cheaper calls are not
+      // governed (taking units would cost about what they do) and are
       // sampled one in 256.
       std::optional<CpuUse> use;
-      if (counters()->slow_calls.load(std::memory_order_relaxed)) {
+      if (counters()->slow_calls.load(std::memory_order_relaxed) ||
+          counters()->calls.load(std::memory_order_relaxed) == 0) {
         use.emplace(ctx()->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
         if (ctx()->cancelled()) return Status::Cancelled("pipeline cancelled");
       }

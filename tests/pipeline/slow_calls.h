@@ -3,6 +3,9 @@
 // A call made through Block() does not return until Release() is called (or
 // `max_wait` passes, so that a test of a destructor that waits for it fails
 // instead of hanging). entered() counts the calls that are blocked or were.
+// The waits are long (10 s) because they end as soon as what they wait for
+// happens: on a loaded 2-core machine (load 15 measured under ctest -j2 and
+// two compilers) a worker's first call took more than 2 s to start.
 // Thread-safe; share it with the functions by shared_ptr.
 #ifndef SLUICE_TESTS_PIPELINE_SLOW_CALLS_H_
 #define SLUICE_TESTS_PIPELINE_SLOW_CALLS_H_
@@ -15,7 +18,7 @@ namespace sluice::testing {
 
 class SlowCalls {
  public:
-  explicit SlowCalls(std::chrono::milliseconds max_wait = std::chrono::milliseconds(2000))
+  explicit SlowCalls(std::chrono::milliseconds max_wait = std::chrono::milliseconds(10000))
       : max_wait_(max_wait) {}
 
   void Block() {
@@ -30,7 +33,7 @@ class SlowCalls {
     cv_.notify_all();
   }
   // Waits up to `timeout` for `n` calls to have entered Block().
-  bool WaitEntered(int n, std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) {
+  bool WaitEntered(int n, std::chrono::milliseconds timeout = std::chrono::milliseconds(10000)) {
     std::unique_lock<std::mutex> l(mu_);
     return cv_.wait_for(l, timeout, [&] { return entered_ >= n; });
   }
