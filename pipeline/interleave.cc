@@ -136,14 +136,7 @@ class InterleaveIterator : public IteratorNode {
         if (!st.ok()) return st;
         continue;
       }
-      if (!s.buf.empty()) {
-        Buffered b = std::move(s.buf.front());
-        s.buf.pop_front();
-        ReleaseLocked(b.charged);
-        if (b.result.ok()) Advance();
-        LaunchLocked();
-        return std::move(b.result);
-      }
+      if (!s.buf.empty()) return TakeBufferedLocked(s, /*advance=*/true);
       if (s.ended) {
         CloseLocked(l, s);
         AdvanceToNextInCycle();
@@ -154,12 +147,7 @@ class InterleaveIterator : public IteratorNode {
         // does not matter, else wait for it.
         if (!config_.deterministic) {
           for (Slot& o : slots_) {
-            if (o.buf.empty()) continue;
-            Buffered b = std::move(o.buf.front());
-            o.buf.pop_front();
-            ReleaseLocked(b.charged);
-            LaunchLocked();
-            return std::move(b.result);
+            if (!o.buf.empty()) return TakeBufferedLocked(o, /*advance=*/false);
           }
         }
         LaunchLocked();
@@ -168,16 +156,7 @@ class InterleaveIterator : public IteratorNode {
         continue;
       }
       // Nobody is reading the slot we need: read it here.
-      s.pulling = true;
-      IteratorNode* it = s.it.get();
-      l.unlock();
-      NextResult r = [&] {
-        CpuUse use(ctx()->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
-        return it->Next();
-      }();
-      MeasureLocked(l, r);
-      s.pulling = false;
-      cv_.notify_all();
+      NextResult r = ReadHereLocked(l, s);
       if (!r.ok()) return r;
       if (!r->has_value()) {
         s.ended = true;
@@ -294,6 +273,42 @@ class InterleaveIterator : public IteratorNode {
     l.lock();
   }
 
+  // Takes the oldest buffered result of `s` (releasing its charge), moves
+  // the cycle on past an element if `advance`, and lets read-ahead refill
+  // the room it leaves.
+  NextResult TakeBufferedLocked(Slot& s, bool advance) {
+    Buffered b = std::move(s.buf.front());
+    s.buf.pop_front();
+    ReleaseLocked(b.charged);
+    if (advance && b.result.ok()) Advance();
+    LaunchLocked();
+    return std::move(b.result);
+  }
+
+  // The consumer reads the slot it needs itself (nobody else is): releases
+  // mu_ for the read, holding the stage's CPU share, and measures the
+  // result. REQUIRES: l holds mu_ (held again on return).
+  NextResult ReadHereLocked(std::unique_lock<std::mutex>& l, Slot& s) {
+    s.pulling = true;
+    IteratorNode* it = s.it.get();
+    l.unlock();
+    NextResult r = ReadWithCpu(*it, /*timed=*/false);
+    MeasureLocked(l, r);
+    s.pulling = false;
+    cv_.notify_all();
+    return r;
+  }
+
+  // it.Next() holding the stage's CPU share (taken before the timer starts;
+  // not used after cancellation when `timed`, a read-ahead). mu_ not held.
+  NextResult ReadWithCpu(IteratorNode& it, bool timed) {
+    CpuUse use(ctx()->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
+    if (!timed) return it.Next();
+    if (ctx()->cancelled()) return Status::Cancelled("pipeline cancelled");
+    CallTimer timer(counters());
+    return it.Next();
+  }
+
   // Re-locks `l` (released for a read of `r`), then measures what was read:
   // the estimate grows, room stays reserved for the consumer's element, and
   // an element larger than the whole budget becomes a ResourceExhausted
@@ -362,58 +377,63 @@ class InterleaveIterator : public IteratorNode {
     for (;;) {
       if (stopping_ || paused_ || ctx()->cancelled()) break;
       if (!Readable(slots_[i])) {
-        std::optional<size_t> next;
-        for (int64_t k = 0; k < config_.cycle_length && !next; ++k) {
-          const size_t j = static_cast<size_t>((cycle_index_ + k) % config_.cycle_length);
-          if (Readable(slots_[j]) && !slots_[j].queued) next = j;
-        }
+        const std::optional<size_t> next = UnclaimedReadableSlotLocked();
         if (!next) break;
         slots_[i].queued = false;
         i = *next;
         slots_[i].queued = true;
         continue;
       }
-      Slot& s = slots_[i];
-      const int64_t est = est_bytes_;
-      // Until an element has been measured only the consumer reads (what it
-      // reads is handed over, not buffered); then every read ahead must fit,
-      // a slot's first as much as the others.
-      if (!size_known_ || !ctx()->memory().TryCharge(est)) break;
-      s.pulling = true;
-      IteratorNode* it = s.it.get();
-      l.unlock();
-      NextResult r = [&]() -> NextResult {
-        // Reading ahead computes: it holds the stage's CPU share, taken
-        // before the timer starts (and not used after cancellation).
-        CpuUse use(ctx()->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
-        if (ctx()->cancelled()) return Status::Cancelled("pipeline cancelled");
-        CallTimer timer(counters());
-        return it->Next();
-      }();
-      const int64_t bytes = MeasureLocked(l, r);
-      s.pulling = false;
-      if (r.ok() && !r->has_value()) {
-        ctx()->memory().Release(est);
-        s.ended = true;
-      } else {
-        // Larger than every earlier element: it exists already, so it is
-        // charged past the limit, and no read ahead starts until the total
-        // is back under it.
-        if (bytes > est)
-          ctx()->memory().Charge(bytes - est);
-        else
-          ctx()->memory().Release(est - bytes);
-        // Errors are buffered uncharged (charged == 0 also skips the counters).
-        s.buf.push_back(Buffered{std::move(r), bytes});
-        if (bytes) {
-          counters()->buffered_bytes.fetch_add(bytes, std::memory_order_relaxed);
-          counters()->buffer_depth.fetch_add(1, std::memory_order_relaxed);
-        }
-      }
-      cv_.notify_all();
+      if (!ReadAheadLocked(l, slots_[i])) break;
     }
     slots_[i].queued = false;
     --tasks_;
+  }
+
+  // The readable slot nearest in the cycle that no task has. REQUIRES: mu_.
+  std::optional<size_t> UnclaimedReadableSlotLocked() const {
+    for (int64_t k = 0; k < config_.cycle_length; ++k) {
+      const size_t j = static_cast<size_t>((cycle_index_ + k) % config_.cycle_length);
+      if (Readable(slots_[j]) && !slots_[j].queued) return j;
+    }
+    return std::nullopt;
+  }
+
+  // Reads one element ahead into the readable slot `s`, charged to the RAM
+  // budget; false (nothing read) if it does not fit. REQUIRES: l holds mu_
+  // (released for the read).
+  bool ReadAheadLocked(std::unique_lock<std::mutex>& l, Slot& s) {
+    const int64_t est = est_bytes_;
+    // Until an element has been measured only the consumer reads (what it
+    // reads is handed over, not buffered); then every read ahead must fit, a
+    // slot's first as much as the others.
+    if (!size_known_ || !ctx()->memory().TryCharge(est)) return false;
+    s.pulling = true;
+    IteratorNode* it = s.it.get();
+    l.unlock();
+    NextResult r = ReadWithCpu(*it, /*timed=*/true);
+    const int64_t bytes = MeasureLocked(l, r);
+    s.pulling = false;
+    if (r.ok() && !r->has_value()) {
+      ctx()->memory().Release(est);
+      s.ended = true;
+    } else {
+      // Larger than every earlier element: it exists already, so it is
+      // charged past the limit, and no read ahead starts until the total is
+      // back under it.
+      if (bytes > est)
+        ctx()->memory().Charge(bytes - est);
+      else
+        ctx()->memory().Release(est - bytes);
+      // Errors are buffered uncharged (charged == 0 also skips the counters).
+      s.buf.push_back(Buffered{std::move(r), bytes});
+      if (bytes) {
+        counters()->buffered_bytes.fetch_add(bytes, std::memory_order_relaxed);
+        counters()->buffer_depth.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    cv_.notify_all();
+    return true;
   }
 
   Status SaveLocked(StateWriter& w) {
@@ -424,24 +444,28 @@ class InterleaveIterator : public IteratorNode {
     w.Bool(end_of_input_);
     w.I64(next_index_);
     SLUICE_RETURN_IF_ERROR(input_->Save(w));
-    for (Slot& s : slots_) {
-      w.Stat(s.open_error);
-      w.Bool(s.it != nullptr);
-      if (!s.it) continue;
-      SLUICE_RETURN_IF_ERROR(w.Elem(s.producer));
-      w.I64(s.index);
-      w.Bool(s.ended);
-      w.U64(s.buf.size());
-      for (const Buffered& b : s.buf) {
-        w.Bool(b.result.ok());
-        if (b.result.ok())
-          SLUICE_RETURN_IF_ERROR(w.Elem(**b.result));
-        else
-          w.Stat(b.result.status());
-      }
-      SLUICE_RETURN_IF_ERROR(s.it->Save(w));
-    }
+    for (Slot& s : slots_) SLUICE_RETURN_IF_ERROR(SaveSlot(w, s));
     return Status::OK();
+  }
+
+  // A slot: its pending open error, its producer element, position, buffered
+  // results and sub-iterator.
+  Status SaveSlot(StateWriter& w, Slot& s) {
+    w.Stat(s.open_error);
+    w.Bool(s.it != nullptr);
+    if (!s.it) return Status::OK();
+    SLUICE_RETURN_IF_ERROR(w.Elem(s.producer));
+    w.I64(s.index);
+    w.Bool(s.ended);
+    w.U64(s.buf.size());
+    for (const Buffered& b : s.buf) {
+      w.Bool(b.result.ok());
+      if (b.result.ok())
+        SLUICE_RETURN_IF_ERROR(w.Elem(**b.result));
+      else
+        w.Stat(b.result.status());
+    }
+    return s.it->Save(w);
   }
 
   Status RestoreLocked(StateReader& r) {
@@ -464,43 +488,47 @@ class InterleaveIterator : public IteratorNode {
                               "' has a cycle position outside its cycle_length/block_length");
     }
     SLUICE_RETURN_IF_ERROR(input_->Restore(r));
-    for (Slot& s : slots_) {
-      SLUICE_RETURN_IF_ERROR(r.Stat(&s.open_error));
-      SLUICE_ASSIGN_OR_RETURN(bool has, r.Bool());
-      if (!has) continue;
-      SLUICE_ASSIGN_OR_RETURN(Element e, r.Elem());
-      SLUICE_ASSIGN_OR_RETURN(int64_t index, r.I64());
-      SLUICE_ASSIGN_OR_RETURN(bool ended, r.Bool());
-      SLUICE_ASSIGN_OR_RETURN(uint64_t n, r.U64());
-      if (n > static_cast<uint64_t>(capacity_)) {
-        return Status::DataLoss("iterator state: stage '" + node_.name() +
-                                "' has an oversized slot buffer");
-      }
-      for (uint64_t k = 0; k < n; ++k) {
-        SLUICE_ASSIGN_OR_RETURN(bool ok, r.Bool());
-        Buffered b;
-        if (ok) {
-          SLUICE_ASSIGN_OR_RETURN(Element x, r.Elem());
-          b.charged = ElementBytes(x);
-          b.result = std::optional<Element>(std::move(x));
-        } else {
-          Status st;
-          SLUICE_RETURN_IF_ERROR(r.Stat(&st));
-          if (st.ok()) return Status::DataLoss("iterator state: an OK error slot");
-          b.result = st;
-        }
-        if (b.charged) {
-          ctx()->memory().Charge(b.charged);
-          counters()->buffered_bytes.fetch_add(b.charged, std::memory_order_relaxed);
-          counters()->buffer_depth.fetch_add(1, std::memory_order_relaxed);
-        }
-        s.buf.push_back(std::move(b));
-      }
-      SLUICE_RETURN_IF_ERROR(MakeSub(s, std::move(e), index));
-      s.ended = ended;
-      SLUICE_RETURN_IF_ERROR(s.it->Restore(r));
-    }
+    for (Slot& s : slots_) SLUICE_RETURN_IF_ERROR(RestoreSlot(r, s));
     return Status::OK();
+  }
+
+  // SaveSlot's inverse, into an emptied slot; its buffered results are
+  // charged again.
+  Status RestoreSlot(StateReader& r, Slot& s) {
+    SLUICE_RETURN_IF_ERROR(r.Stat(&s.open_error));
+    SLUICE_ASSIGN_OR_RETURN(bool has, r.Bool());
+    if (!has) return Status::OK();
+    SLUICE_ASSIGN_OR_RETURN(Element e, r.Elem());
+    SLUICE_ASSIGN_OR_RETURN(int64_t index, r.I64());
+    SLUICE_ASSIGN_OR_RETURN(bool ended, r.Bool());
+    SLUICE_ASSIGN_OR_RETURN(uint64_t n, r.U64());
+    if (n > static_cast<uint64_t>(capacity_)) {
+      return Status::DataLoss("iterator state: stage '" + node_.name() +
+                              "' has an oversized slot buffer");
+    }
+    for (uint64_t k = 0; k < n; ++k) {
+      SLUICE_ASSIGN_OR_RETURN(bool ok, r.Bool());
+      Buffered b;
+      if (ok) {
+        SLUICE_ASSIGN_OR_RETURN(Element x, r.Elem());
+        b.charged = ElementBytes(x);
+        b.result = std::optional<Element>(std::move(x));
+      } else {
+        Status st;
+        SLUICE_RETURN_IF_ERROR(r.Stat(&st));
+        if (st.ok()) return Status::DataLoss("iterator state: an OK error slot");
+        b.result = st;
+      }
+      if (b.charged) {
+        ctx()->memory().Charge(b.charged);
+        counters()->buffered_bytes.fetch_add(b.charged, std::memory_order_relaxed);
+        counters()->buffer_depth.fetch_add(1, std::memory_order_relaxed);
+      }
+      s.buf.push_back(std::move(b));
+    }
+    SLUICE_RETURN_IF_ERROR(MakeSub(s, std::move(e), index));
+    s.ended = ended;
+    return s.it->Restore(r);
   }
 
   const DatasetNode& node_;

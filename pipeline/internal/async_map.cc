@@ -165,148 +165,162 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
                                 bool account) {
   inflight_ += k;
   l.unlock();
-  int64_t seq0 = 0;
-  int64_t got = 0;
-  int64_t pull_ns = 0;
-  std::vector<NextResult> items;
-  items.reserve(static_cast<size_t>(k));
+  Chunk c;
+  c.reserved = k;
+  c.est = est;
+  c.account = account;
+  PullChunk(c);
+  if (c.got() > 0 && config_.fn) ApplyChunk(l, c);
+  Measured m = MeasureChunk(c, c.got());
+  l.lock();
+  DepositLocked(c, m, c.reserved - c.got());
+}
+
+void AsyncMapIterator::PullChunk(Chunk& c) {
+  c.items.reserve(static_cast<size_t>(c.reserved));
+  // Waiting for the input's lock: hold no CPU (its holder may need some).
+  CpuIdle idle(ctx_->cpu());
+  std::lock_guard<std::mutex> in(input_mu_);
+  // Pulling computes (the input's stages run in this thread): it holds the
+  // stage's share, and a function below takes what its calls need.
+  CpuUse use(ctx_->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
+  bool ended = false;
   {
-    // Waiting for the input's lock: hold no CPU (its holder may need some).
-    CpuIdle idle(ctx_->cpu());
-    std::lock_guard<std::mutex> in(input_mu_);
-    // Pulling computes (the input's stages run in this thread): it holds
-    // the stage's share, and a function below takes what its calls need.
-    CpuUse use(ctx_->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
-    bool ended = false;
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      seq0 = next_in_;
-      if (end_seq_ >= 0)
-        ended = true;
-      else
-        next_in_ += k;  // reserved; given back below if fewer are pulled
+    std::lock_guard<std::mutex> g(mu_);
+    c.seq0 = next_in_;
+    if (end_seq_ >= 0)
+      ended = true;
+    else
+      next_in_ += c.reserved;  // reserved; given back below if fewer are pulled
+  }
+  if (ended) return;
+  const int64_t t0 = NowNs();
+  while (c.got() < c.reserved) {
+    NextResult r = input_->Next();
+    if (r.ok() && !r->has_value()) {
+      ended = true;
+      break;
     }
-    if (!ended) {
-      const int64_t t0 = NowNs();
-      while (got < k) {
-        NextResult r = input_->Next();
-        if (r.ok() && !r->has_value()) {
-          ended = true;
-          break;
-        }
-        const bool failed = !r.ok();
-        items.push_back(std::move(r));
-        ++got;
-        pull_ns = NowNs() - t0;
-        // The input decides what follows an error; an input that turned
-        // slow should not hold the consumer's next element back.
-        if (failed || pull_ns > kChunkMaxNs) break;
-      }
-      if (got < k) {
-        std::lock_guard<std::mutex> g(mu_);
-        next_in_ = seq0 + got;
-        if (ended) end_seq_ = next_in_;
-      }
+    const bool failed = !r.ok();
+    c.items.push_back(std::move(r));
+    c.work_ns = NowNs() - t0;
+    // The input decides what follows an error; an input that turned slow
+    // should not hold the consumer's next element back.
+    if (failed || c.work_ns > kChunkMaxNs) break;
+  }
+  if (c.got() < c.reserved) {
+    std::lock_guard<std::mutex> g(mu_);
+    next_in_ = c.seq0 + c.got();
+    if (ended) end_seq_ = next_in_;
+  }
+}
+
+void AsyncMapIterator::ApplyChunk(std::unique_lock<std::mutex>& l, Chunk& c) {
+  // The calls hold the stage's CPU share (taken before the timer starts:
+  // waiting for it is not the function's time).
+  CpuUse use(ctx_->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
+  int64_t t0 = NowNs();
+  CallTimer timer(counters(), c.got());
+  for (int64_t i = 0; i < c.got(); ++i) {
+    NextResult& r = c.items[static_cast<size_t>(i)];
+    if (!r.ok()) continue;
+    if (stopping_.load(std::memory_order_relaxed) || ctx_->cancelled()) {
+      r = Status::Cancelled("pipeline cancelled");  // never returned
+      continue;
+    }
+    MapContext mc{c.seq0 + i, config_.seed, &ctx_->cancel_flag()};
+    Result<Element> out = config_.fn(std::move(**r), mc);
+    if (out.ok())
+      r = std::optional<Element>(std::move(out).value());
+    else
+      r = out.status();
+    const int64_t now = NowNs();
+    // Calls that turned slow: hand over what is done, then go on.
+    if (now - t0 > kChunkMaxNs && i + 1 < c.got()) {
+      c.work_ns += now - t0;
+      Measured m = MeasureChunk(c, i + 1);
+      l.lock();
+      DepositLocked(c, m, 0);
+      l.unlock();
+      c.work_ns = 0;
+      t0 = NowNs();
     }
   }
-  int64_t done = 0;  // items[0, done) deposited
-  int64_t work_ns = pull_ns;
-  // Deposits items [done, upto); `unpulled` reserved units end with them.
-  auto deposit = [&](int64_t upto, int64_t unpulled) {
-    int64_t total = 0;
-    bool any_ok = false;
-    std::vector<int64_t> sizes(static_cast<size_t>(upto - done), 0);
-    const int64_t limit = ctx_->memory().limit();
-    for (int64_t i = done; i < upto; ++i) {
-      NextResult& r = items[static_cast<size_t>(i)];
-      if (!r.ok()) continue;
-      const int64_t bytes = ElementBytes(**r);
-      if (bytes > limit) {
-        // It cannot fit even alone: a clear error, not an overshoot.
-        r = TooBigForBudget(config_.name, "element " + std::to_string(seq0 + i), bytes, limit);
-        continue;
-      }
-      any_ok = true;
-      int64_t e = est_bytes_.load(std::memory_order_relaxed);
-      while (bytes > e && !est_bytes_.compare_exchange_weak(e, bytes)) {
-      }
-      if (account) sizes[static_cast<size_t>(i - done)] = bytes;
-      total += account ? bytes : 0;
+  c.work_ns += NowNs() - t0;
+}
+
+AsyncMapIterator::Measured AsyncMapIterator::MeasureChunk(Chunk& c, int64_t upto) {
+  Measured m;
+  m.upto = upto;
+  m.sizes.assign(static_cast<size_t>(upto - c.done), 0);
+  const int64_t limit = ctx_->memory().limit();
+  for (int64_t i = c.done; i < upto; ++i) {
+    NextResult& r = c.items[static_cast<size_t>(i)];
+    if (!r.ok()) continue;
+    const int64_t bytes = ElementBytes(**r);
+    if (bytes > limit) {
+      // It cannot fit even alone: a clear error, not an overshoot.
+      r = TooBigForBudget(config_.name, "element " + std::to_string(c.seq0 + i), bytes, limit);
+      continue;
     }
-    if (upto > done) {
-      const int64_t per = std::max<int64_t>(1, work_ns / (upto - done));
-      const int64_t old = elem_ns_.load(std::memory_order_relaxed);
-      elem_ns_.store(old == 0 ? per : (3 * old + per) / 4, std::memory_order_relaxed);
+    m.any_ok = true;
+    int64_t e = est_bytes_.load(std::memory_order_relaxed);
+    while (bytes > e && !est_bytes_.compare_exchange_weak(e, bytes)) {
     }
-    l.lock();
-    inflight_ -= upto - done + unpulled;
-    if (any_ok) size_known_ = true;
-    ReserveForConsumerLocked();
-    if (account) {
-      const int64_t reserved = est * (upto - done + unpulled);
-      if (total > reserved) {
-        // Larger than every earlier element: the one case that may pass the
-        // budget (by the difference), as the elements already exist. No
-        // read-ahead starts until the total is back under the limit.
-        ctx_->memory().Charge(total - reserved);
-      } else {
-        ctx_->memory().Release(reserved - total);
-      }
+    if (c.account) {
+      m.sizes[static_cast<size_t>(i - c.done)] = bytes;
+      m.total += bytes;
     }
-    for (int64_t i = done; i < upto; ++i) {
-      Slot slot{std::move(items[static_cast<size_t>(i)]), sizes[static_cast<size_t>(i - done)]};
-      if (config_.deterministic)
-        ordered_.Put(seq0 + i, std::move(slot));
-      else
-        fifo_.push_back(std::move(slot));
-    }
-    buffered_ += upto - done;
-    counters()->buffer_depth.store(buffered_, std::memory_order_relaxed);
-    counters()->buffered_bytes.fetch_add(total, std::memory_order_relaxed);
-    // Wake the consumer only if it can go on with as many results as it
-    // wants: a result ahead of the one it waits for would wake it for
-    // nothing (with parallelism 2, half of them), and a consumer collecting
-    // a batch gains nothing from being woken for each row. Pausing and the
-    // end of the input need every change seen.
-    const int64_t ready =
-        config_.deterministic ? ordered_.ReadyRun(want_) : static_cast<int64_t>(fifo_.size());
-    if (ready >= want_ || inflight_ == 0 || paused_ || stopping_ || end_seq_ >= 0) {
-      cv_.notify_all();
-    }
-    done = upto;
-  };
-  if (got > 0 && config_.fn) {
-    // The calls hold the stage's CPU share (taken before the timer starts:
-    // waiting for it is not the function's time).
-    CpuUse use(ctx_->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
-    int64_t t0 = NowNs();
-    CallTimer timer(counters(), got);
-    for (int64_t i = 0; i < got; ++i) {
-      NextResult& r = items[static_cast<size_t>(i)];
-      if (!r.ok()) continue;
-      if (stopping_.load(std::memory_order_relaxed) || ctx_->cancelled()) {
-        r = Status::Cancelled("pipeline cancelled");  // never returned
-        continue;
-      }
-      MapContext mc{seq0 + i, config_.seed, &ctx_->cancel_flag()};
-      Result<Element> out = config_.fn(std::move(**r), mc);
-      if (out.ok())
-        r = std::optional<Element>(std::move(out).value());
-      else
-        r = out.status();
-      const int64_t now = NowNs();
-      // Calls that turned slow: hand over what is done, then go on.
-      if (now - t0 > kChunkMaxNs && i + 1 < got) {
-        work_ns += now - t0;
-        deposit(i + 1, 0);
-        l.unlock();
-        work_ns = 0;
-        t0 = NowNs();
-      }
-    }
-    work_ns += NowNs() - t0;
   }
-  deposit(got, k - got);
+  if (upto > c.done) {
+    const int64_t per = std::max<int64_t>(1, c.work_ns / (upto - c.done));
+    const int64_t old = elem_ns_.load(std::memory_order_relaxed);
+    elem_ns_.store(old == 0 ? per : (3 * old + per) / 4, std::memory_order_relaxed);
+  }
+  return m;
+}
+
+void AsyncMapIterator::DepositLocked(Chunk& c, const Measured& m, int64_t unpulled) {
+  const int64_t n = m.upto - c.done;
+  inflight_ -= n + unpulled;
+  if (m.any_ok) size_known_ = true;
+  ReserveForConsumerLocked();
+  if (c.account) {
+    const int64_t reserved = c.est * (n + unpulled);
+    if (m.total > reserved) {
+      // Larger than every earlier element: the one case that may pass the
+      // budget (by the difference), as the elements already exist. No
+      // read-ahead starts until the total is back under the limit.
+      ctx_->memory().Charge(m.total - reserved);
+    } else {
+      ctx_->memory().Release(reserved - m.total);
+    }
+  }
+  for (int64_t i = c.done; i < m.upto; ++i) {
+    Slot slot{std::move(c.items[static_cast<size_t>(i)]), m.sizes[static_cast<size_t>(i - c.done)]};
+    if (config_.deterministic)
+      ordered_.Put(c.seq0 + i, std::move(slot));
+    else
+      fifo_.push_back(std::move(slot));
+  }
+  buffered_ += n;
+  counters()->buffer_depth.store(buffered_, std::memory_order_relaxed);
+  counters()->buffered_bytes.fetch_add(m.total, std::memory_order_relaxed);
+  c.done = m.upto;
+  WakeConsumerLocked();
+}
+
+void AsyncMapIterator::WakeConsumerLocked() {
+  // Wake the consumer only if it can go on with as many results as it
+  // wants: a result ahead of the one it waits for would wake it for nothing
+  // (with parallelism 2, half of them), and a consumer collecting a batch
+  // gains nothing from being woken for each row. Pausing and the end of the
+  // input need every change seen.
+  const int64_t ready =
+      config_.deterministic ? ordered_.ReadyRun(want_) : static_cast<int64_t>(fifo_.size());
+  if (ready >= want_ || inflight_ == 0 || paused_ || stopping_ || end_seq_ >= 0) {
+    cv_.notify_all();
+  }
 }
 
 bool AsyncMapIterator::WaitForRoom(std::unique_lock<std::mutex>& l) {

@@ -85,9 +85,46 @@ class AsyncMapIterator : public IteratorNode {
   // REQUIRES: mu_ held. Starts workers up to the target.
   void LaunchLocked();
   void WorkerBody(uint64_t generation);
-  // REQUIRES: mu_ held (released while working). Pulls and computes up to
-  // `k` elements; if `account`, `est` bytes were reserved for each.
+  // A worker's (or the helping consumer's) run of consecutive elements:
+  // pulled together, computed, and deposited in the buffer, all of them at
+  // the end or in pieces when calls turn slow.
+  struct Chunk {
+    int64_t reserved = 0;  // units counted in inflight_ (and seqs taken)
+    int64_t est = 0;       // bytes charged per unit, if `account`
+    bool account = false;  // read-ahead charged to the RAM budget
+    int64_t seq0 = 0;      // seq of items[0]
+    std::vector<NextResult> items;
+    int64_t done = 0;     // items[0, done) deposited
+    int64_t work_ns = 0;  // pull + compute ns of items[done, ...)
+    int64_t got() const { return static_cast<int64_t>(items.size()); }
+  };
+  // Sizes of items[done, upto) of a chunk, measured before they are
+  // deposited (an element larger than the whole budget became an error).
+  struct Measured {
+    int64_t upto = 0;
+    std::vector<int64_t> sizes;  // charged bytes per item (0 if not accounted)
+    int64_t total = 0;
+    bool any_ok = false;
+  };
+  // REQUIRES: mu_ held (released while working, held again on return).
+  // Pulls, computes and deposits up to `k` elements; if `account`, `est`
+  // bytes were reserved for each.
   void RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int64_t est, bool account);
+  // Pulls up to c.reserved elements from the input (under input_mu_; mu_
+  // not held), reserving their seqs and marking the end of the input.
+  void PullChunk(Chunk& c);
+  // Calls the function on every pulled element (mu_ not held); when calls
+  // turn slow, deposits what is done through `l` and goes on.
+  void ApplyChunk(std::unique_lock<std::mutex>& l, Chunk& c);
+  // mu_ not held. Measures items[c.done, upto): sizes, the byte estimate,
+  // the smoothed time per element.
+  Measured MeasureChunk(Chunk& c, int64_t upto);
+  // REQUIRES: mu_ held. Moves the measured items into the buffer, settles
+  // their RAM charge (`unpulled` reserved units end with them) and wakes the
+  // consumer if it can go on.
+  void DepositLocked(Chunk& c, const Measured& m, int64_t unpulled);
+  // REQUIRES: mu_ held. Wakes the consumer if the results it wants are ready.
+  void WakeConsumerLocked();
   // REQUIRES: mu_ held. Waits up to kRoomWait for the buffer to have room;
   // false if it did not, or if the worker must stop.
   bool WaitForRoom(std::unique_lock<std::mutex>& l);
