@@ -7,7 +7,10 @@
 # timeout, oom artifacts) land in OUT_DIR as <name>-*. Afterwards
 #   scripts/fuzz-campaign.sh --minimize BUILD_DIR OUT_DIR
 # merges each working corpus and the committed seeds into a fresh directory
-# (-merge=1) and replaces tests/fuzz/corpus/<name>/ with it.
+# (-merge=1) and puts its units into tests/fuzz/corpus/<name>/ under their
+# SHA-1 names in place of the earlier SHA-1-named ones. Seeds with other
+# names (golden files, regression-* inputs that tests open) are kept as they
+# are, and units equal to one of them are not added twice.
 #   scripts/fuzz-campaign.sh build-fuzz 360 /tmp/fuzz-campaign
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +26,16 @@ if [[ "${1:-}" == "--minimize" ]]; then
     inputs=("$out/$name")
     [[ -d "$seeds" ]] && inputs+=("$seeds")
     "$f" -merge=1 -rss_limit_mb=2048 -timeout=10 "$fresh" "${inputs[@]}" > "$out/$name.merge.log" 2>&1
-    rm -rf "$seeds" && mkdir -p "$seeds" && cp "$fresh"/* "$seeds"/ 2>/dev/null || true
+    mkdir -p "$seeds"
+    find "$seeds" -maxdepth 1 -type f -regextype egrep -regex '.*/[0-9a-f]{40}' -delete
+    declare -A named=()
+    for s in "$seeds"/*; do
+      [[ -f "$s" ]] && named[$(sha1sum "$s" | cut -d' ' -f1)]=1
+    done
+    for u in "$fresh"/*; do
+      [[ -f "$u" && -z "${named[$(basename "$u")]:-}" ]] && cp "$u" "$seeds"/
+    done
+    unset named
     echo "$name: $(ls "$seeds" | wc -l) files, $(du -sk "$seeds" | cut -f1) KiB"
   done
   exit 0
