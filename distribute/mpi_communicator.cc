@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -127,6 +128,12 @@ MPI_Datatype MpiType(DType dtype) {
 // Ends the job if a collective runs past its deadline: a blocked MPI call
 // cannot be cancelled, so the error is printed (naming the ranks that are
 // gone, as far as this host can tell) and MPI_Abort ends every rank.
+//
+// Arm() and Disarm() are a few relaxed atomic stores: no lock, no
+// allocation, no wake-up. The watchdog thread polls every tenth of the
+// timeout (10 ms to 1 s) instead of being told about each call: waking it
+// per collective put a context switch on every all-reduce, which cost small
+// collectives half their speed on a busy 2-core machine.
 class Watchdog {
  public:
   explicit Watchdog(std::function<std::string()> suspects) : suspects_(std::move(suspects)) {}
@@ -138,50 +145,63 @@ class Watchdog {
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
   }
-  // Watches the collective described by `what` until Disarm().
-  void Arm(std::string what, std::chrono::milliseconds timeout) {
-    std::lock_guard<std::mutex> l(mu_);
-    if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
-    what_ = std::move(what);
-    timeout_ = timeout;
-    deadline_ = std::chrono::steady_clock::now() + timeout;
-    armed_ = true;
-    cv_.notify_all();
+  // Watches collective `seq` (`what`, a string literal) on `rank` until
+  // Disarm().
+  void Arm(const char* what, uint64_t seq, int rank, std::chrono::milliseconds timeout) {
+    if (!started_.load(std::memory_order_acquire)) Start();
+    what_.store(what, std::memory_order_relaxed);
+    seq_.store(seq, std::memory_order_relaxed);
+    rank_.store(rank, std::memory_order_relaxed);
+    timeout_ms_.store(timeout.count(), std::memory_order_relaxed);
+    const int64_t now = NowMs();
+    deadline_ms_.store(now + std::max<int64_t>(timeout.count(), 1), std::memory_order_release);
   }
-  void Disarm() {
-    std::lock_guard<std::mutex> l(mu_);
-    armed_ = false;
-  }
+  void Disarm() { deadline_ms_.store(0, std::memory_order_release); }
 
  private:
+  static int64_t NowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  void Start() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (thread_.joinable()) return;
+    thread_ = std::thread([this] { Run(); });
+    started_.store(true, std::memory_order_release);
+  }
   void Run() {
     std::unique_lock<std::mutex> l(mu_);
     while (!quit_) {
-      if (!armed_) {
-        cv_.wait(l);
-        continue;
-      }
-      if (cv_.wait_until(l, deadline_) == std::cv_status::timeout && armed_ &&
-          std::chrono::steady_clock::now() >= deadline_) {
-        std::fprintf(stderr,
-                     "sluice: Unavailable: %s did not complete within %lld ms: %s; aborting the "
-                     "MPI job\n",
-                     what_.c_str(), static_cast<long long>(timeout_.count()), suspects_().c_str());
-        std::fflush(stderr);
-        g_broken.store(true);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-      }
+      const int64_t timeout = timeout_ms_.load(std::memory_order_relaxed);
+      const int64_t tick = std::clamp<int64_t>(timeout / 10, 10, 1000);
+      cv_.wait_for(l, std::chrono::milliseconds(tick));
+      const int64_t deadline = deadline_ms_.load(std::memory_order_acquire);
+      if (quit_ || deadline == 0 || NowMs() < deadline) continue;
+      std::fprintf(stderr,
+                   "sluice: Unavailable: MPI %s #%llu on rank %d did not complete within %lld ms: "
+                   "%s; aborting the MPI job\n",
+                   what_.load(std::memory_order_relaxed),
+                   static_cast<unsigned long long>(seq_.load(std::memory_order_relaxed)),
+                   rank_.load(std::memory_order_relaxed), static_cast<long long>(timeout),
+                   suspects_().c_str());
+      std::fflush(stderr);
+      g_broken.store(true);
+      MPI_Abort(MPI_COMM_WORLD, 1);
     }
   }
 
   std::function<std::string()> suspects_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;  // only to stop the thread
   std::thread thread_;
-  bool quit_ = false, armed_ = false;
-  std::string what_;
-  std::chrono::milliseconds timeout_{0};
-  std::chrono::steady_clock::time_point deadline_;
+  bool quit_ = false;
+  std::atomic<bool> started_{false};
+  std::atomic<const char*> what_{""};
+  std::atomic<uint64_t> seq_{0};
+  std::atomic<int> rank_{0};
+  std::atomic<int64_t> timeout_ms_{1000};
+  std::atomic<int64_t> deadline_ms_{0};  // 0: disarmed
 };
 
 MPI_Op MpiOp(ReduceOp op) {
@@ -295,9 +315,7 @@ class MpiComm : public Communicator {
   Status Complete(const char* what, Call call) {
     if (!broken_.ok()) return broken_;
     const uint64_t seq = seq_++;
-    watchdog_.Arm("MPI " + std::string(what) + " #" + std::to_string(seq) + " on rank " +
-                      std::to_string(rank()),
-                  timeout_);
+    watchdog_.Arm(what, seq, rank(), timeout_);
     const int error = call();
     watchdog_.Disarm();
     if (error != MPI_SUCCESS) {

@@ -73,7 +73,7 @@ Result<Backend*> GetBackend(Device device) {
   if (auto f = r.factories.find(device.kind); f != r.factories.end()) {
     made = f->second(device);
   } else if (device.kind == DeviceKind::kCpu) {
-    made = internal::MakeCpuBackend(device);
+    made = nn_internal::MakeCpuBackend(device);
   } else {
     return Status::NotFound(
         "no backend for device " + device.ToString() +

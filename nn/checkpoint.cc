@@ -11,8 +11,8 @@
 namespace sluice::nn {
 namespace {
 
-using internal::kObjectGraphKey;
-using internal::kSaveCounterName;
+using nn_internal::kObjectGraphKey;
+using nn_internal::kSaveCounterName;
 
 constexpr std::string_view kIteratorState = "ITERATOR_STATE";
 constexpr size_t kMaxListed = 10;
@@ -66,10 +66,10 @@ std::vector<std::string> RestoreResult::unused_keys() const {
 std::vector<std::string> RestoreResult::unmatched_objects() const {
   std::vector<std::string> out;
   if (session_ == nullptr) return out;
-  Result<internal::GraphWalk> walk = internal::WalkGraph(session_->root());
+  Result<nn_internal::GraphWalk> walk = nn_internal::WalkGraph(session_->root());
   if (!walk.ok()) return {"(cannot walk the objects: " + walk.status().ToString() + ")"};
   for (size_t i = 0; i < walk->objects.size(); ++i) {
-    const internal::WalkedObject& w = walk->objects[i];
+    const nn_internal::WalkedObject& w = walk->objects[i];
     for (size_t a = 0; a < w.attributes.size(); ++a) {
       if (!session_->WasRestored(w.object, w.attributes[a].name)) {
         out.push_back(walk->graph.nodes[i].attributes[a].checkpoint_key);
@@ -111,7 +111,7 @@ Status RestoreResult::AssertNontrivialMatch() const {
 
 // --- Checkpoint --------------------------------------------------------------
 
-Checkpoint::Checkpoint() : counter_(std::make_shared<internal::CounterTrackable>()) {}
+Checkpoint::Checkpoint() : counter_(std::make_shared<nn_internal::CounterTrackable>()) {}
 Checkpoint::~Checkpoint() = default;
 
 std::vector<Trackable::Child> Checkpoint::RootChildren() const {
@@ -136,7 +136,7 @@ Status Checkpoint::Track(std::string name, Trackable* object) {
   }
   tracked_.emplace_back(std::move(name), object);
   if (last_restore_ != nullptr) {
-    return last_restore_->RestoreRoot(std::make_shared<internal::RootTrackable>(RootChildren()));
+    return last_restore_->RestoreRoot(std::make_shared<nn_internal::RootTrackable>(RootChildren()));
   }
   return Status::OK();
 }
@@ -154,8 +154,8 @@ Status Checkpoint::Track(std::string name, Iterator* iterator) {
 int64_t Checkpoint::save_counter() const { return counter_->value; }
 
 Status Checkpoint::WriteBundle(const std::string& path, const CheckpointOptions& options) {
-  internal::RootTrackable root(RootChildren());
-  SLUICE_ASSIGN_OR_RETURN(internal::GraphWalk walk, internal::WalkGraph(&root));
+  nn_internal::RootTrackable root(RootChildren());
+  SLUICE_ASSIGN_OR_RETURN(nn_internal::GraphWalk walk, nn_internal::WalkGraph(&root));
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) {
     std::error_code ec;
@@ -167,7 +167,7 @@ Status Checkpoint::WriteBundle(const std::string& path, const CheckpointOptions&
   }
   SLUICE_ASSIGN_OR_RETURN(BundleWriter writer, BundleWriter::Create(path, {.sync = options.sync}));
   for (size_t i = 0; i < walk.objects.size(); ++i) {
-    internal::WalkedObject& w = walk.objects[i];
+    nn_internal::WalkedObject& w = walk.objects[i];
     for (size_t a = 0; a < w.attributes.size(); ++a) {
       const std::string& key = walk.graph.nodes[i].attributes[a].checkpoint_key;
       Result<Tensor> value = w.attributes[a].save();
@@ -177,8 +177,8 @@ Status Checkpoint::WriteBundle(const std::string& path, const CheckpointOptions&
       SLUICE_RETURN_IF_ERROR(writer.Add(key, *value));
     }
   }
-  SLUICE_RETURN_IF_ERROR(
-      writer.Add(kObjectGraphKey, Tensor::StringScalar(internal::EncodeObjectGraph(walk.graph))));
+  SLUICE_RETURN_IF_ERROR(writer.Add(
+      kObjectGraphKey, Tensor::StringScalar(nn_internal::EncodeObjectGraph(walk.graph))));
   return writer.Finish();
 }
 
@@ -215,7 +215,7 @@ Result<RestoreResult> Checkpoint::Restore(const std::string& path) {
   Result<BundleReader> reader = BundleReader::Open(path);
   if (!reader.ok()) return reader.status().WithContext("restoring checkpoint " + path);
   std::vector<std::string> keys = reader->Keys();
-  internal::ObjectGraph graph;
+  nn_internal::ObjectGraph graph;
   if (std::binary_search(keys.begin(), keys.end(), std::string(kObjectGraphKey))) {
     Result<Tensor> bytes = reader->Lookup(kObjectGraphKey);
     if (!bytes.ok()) return bytes.status().WithContext("restoring checkpoint " + path);
@@ -225,16 +225,16 @@ Result<RestoreResult> Checkpoint::Restore(const std::string& path) {
                               ", not a string scalar");
     }
     SLUICE_ASSIGN_OR_RETURN(
-        graph, internal::DecodeObjectGraph(bytes->flat<std::string_view>()[0], path + ".index"));
+        graph, nn_internal::DecodeObjectGraph(bytes->flat<std::string_view>()[0], path + ".index"));
   } else {
-    graph = internal::GraphFromKeys(keys);
+    graph = nn_internal::GraphFromKeys(keys);
   }
   std::vector<std::shared_ptr<Trackable>> keepalive = owned_;
   keepalive.push_back(counter_);
-  auto root = std::make_shared<internal::RootTrackable>(RootChildren());
-  auto session =
-      std::make_shared<internal::RestoreSession>(path, std::move(reader).value(), std::move(graph),
-                                                 std::move(keys), root, std::move(keepalive));
+  auto root = std::make_shared<nn_internal::RootTrackable>(RootChildren());
+  auto session = std::make_shared<nn_internal::RestoreSession>(path, std::move(reader).value(),
+                                                               std::move(graph), std::move(keys),
+                                                               root, std::move(keepalive));
   SLUICE_RETURN_IF_ERROR(session->Restore(0, root.get()));
   last_restore_ = session;
   return RestoreResult(session);

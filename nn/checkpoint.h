@@ -44,12 +44,12 @@ namespace sluice {
 class Iterator;
 }  // namespace sluice
 
-namespace sluice::nn {
-
-namespace internal {
+namespace sluice::nn_internal {
 class RestoreSession;
 class CounterTrackable;
-}  // namespace internal
+}  // namespace sluice::nn_internal
+
+namespace sluice::nn {
 
 // Wraps a pipeline Iterator as a Trackable with one attribute,
 // "ITERATOR_STATE" (TensorFlow's name for dataset iterators): a scalar
@@ -92,9 +92,9 @@ class RestoreResult {
 
  private:
   friend class Checkpoint;
-  explicit RestoreResult(std::shared_ptr<internal::RestoreSession> session)
+  explicit RestoreResult(std::shared_ptr<nn_internal::RestoreSession> session)
       : session_(std::move(session)) {}
-  std::shared_ptr<internal::RestoreSession> session_;
+  std::shared_ptr<nn_internal::RestoreSession> session_;
 };
 
 // How a checkpoint is saved (tf.train.CheckpointOptions' place in the API).
@@ -146,7 +146,7 @@ class Checkpoint {
 
  private:
   friend class CheckpointManager;
-  friend class internal::RestoreSession;
+  friend class nn_internal::RestoreSession;
 
   // Root children: tracked objects by name, then save_counter.
   std::vector<Trackable::Child> RootChildren() const;
@@ -155,14 +155,14 @@ class Checkpoint {
   // counter is rolled back on error.
   Result<std::string> SaveNumbered(const std::string& prefix, std::optional<int64_t> number,
                                    const CheckpointOptions& options);
-  static std::shared_ptr<internal::DeferredRestore>& DeferredOf(Trackable* t) {
+  static std::shared_ptr<nn_internal::DeferredRestore>& DeferredOf(Trackable* t) {
     return t->deferred_;
   }
 
   std::vector<std::pair<std::string, Trackable*>> tracked_;
   std::vector<std::shared_ptr<Trackable>> owned_;
-  std::shared_ptr<internal::CounterTrackable> counter_;
-  std::shared_ptr<internal::RestoreSession> last_restore_;
+  std::shared_ptr<nn_internal::CounterTrackable> counter_;
+  std::shared_ptr<nn_internal::RestoreSession> last_restore_;
 };
 
 // TensorFlow's CheckpointState, the `checkpoint` text file in a folder.

@@ -93,7 +93,7 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
   }
   if (o.epochs < 0) return Status::InvalidArgument("Fit: epochs must be >= 0");
   History h;
-  internal::FitProgress progress(o.out, o.verbose);
+  nn_internal::FitProgress progress(o.out, o.verbose);
   Mean loss_mean("loss");
   std::unique_ptr<BatchFeed> persistent;
   int64_t known_steps = o.steps_per_epoch > 0 ? o.steps_per_epoch : train.cardinality();

@@ -194,7 +194,7 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
   const bool chief = strategy.is_chief();
   SummaryWriter* writer = chief ? o.summary_writer : nullptr;  // only the chief writes
   History h;
-  internal::FitProgress progress(o.out, chief ? o.verbose : 0);
+  nn_internal::FitProgress progress(o.out, chief ? o.verbose : 0);
   int64_t known_steps =
       o.steps_per_epoch > 0 ? o.steps_per_epoch : train.per_replica[0].cardinality();
   if (known_steps < 0) known_steps = 0;

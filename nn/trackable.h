@@ -30,11 +30,11 @@
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
 
-namespace sluice::nn {
-
-namespace internal {
+namespace sluice::nn_internal {
 struct DeferredRestore;  // defined by the checkpoint implementation
-}  // namespace internal
+}  // namespace sluice::nn_internal
+
+namespace sluice::nn {
 
 class Trackable {
  public:
@@ -81,7 +81,7 @@ class Trackable {
 
  private:
   friend class Checkpoint;
-  std::shared_ptr<internal::DeferredRestore> deferred_;
+  std::shared_ptr<nn_internal::DeferredRestore> deferred_;
 };
 
 }  // namespace sluice::nn

@@ -105,23 +105,23 @@ Status CpuBackend::Copy(const DeviceTensor& src, DeviceTensor* dst) {
 }
 
 }  // namespace cpu
+}  // namespace sluice::nn
 
-namespace internal {
+namespace sluice::nn_internal {
 
-Result<std::unique_ptr<Backend>> MakeCpuBackend(Device device) {
+Result<std::unique_ptr<nn::Backend>> MakeCpuBackend(nn::Device device) {
   // cpu:1, cpu:2... are logical CPU devices: backends of their own (each
   // with its thread count) over the same cores and memory, for CPU replicas
   // (MirroredStrategy).
-  if (device.kind != DeviceKind::kCpu || device.index < 0 || device.index >= 64) {
+  if (device.kind != nn::DeviceKind::kCpu || device.index < 0 || device.index >= 64) {
     return Status::InvalidArgument("MakeCpuBackend: no CPU device " + device.ToString() +
                                    " (logical CPU devices are cpu:0 to cpu:63)");
   }
   try {
-    return std::unique_ptr<Backend>(std::make_unique<cpu::CpuBackend>(device));
+    return std::unique_ptr<nn::Backend>(std::make_unique<nn::cpu::CpuBackend>(device));
   } catch (const dnnl::error& e) {
     return Status::Internal(std::string("MakeCpuBackend: oneDNN failed: ") + e.what());
   }
 }
 
-}  // namespace internal
-}  // namespace sluice::nn
+}  // namespace sluice::nn_internal

@@ -7,7 +7,10 @@
 #include "sluice/nn/checkpoint.h"
 #include "sluice/nn/variable.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn_internal {
+
+using nn::Checkpoint;
+using nn::Variable;
 
 std::string EscapeLocalName(std::string_view name) {
   std::string out;
@@ -325,4 +328,4 @@ Status RestoreSession::Restore(int start_node, Trackable* start) {
   return Status::OK();
 }
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn_internal

@@ -22,7 +22,10 @@
 #include "sluice/nn/trackable.h"
 #include "sluice/records/tensor_bundle.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn_internal {
+
+// The nn type this implementation is written against.
+using nn::Trackable;
 
 inline constexpr std::string_view kObjectGraphKey = "_CHECKPOINTABLE_OBJECT_GRAPH";
 inline constexpr std::string_view kAttributesSegment = ".ATTRIBUTES";
@@ -128,6 +131,6 @@ struct DeferredRestore {
   std::vector<int> nodes;
 };
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn_internal
 
 #endif  // SLUICE_NN_INTERNAL_CHECKPOINT_GRAPH_H_

@@ -7,11 +7,11 @@
 #include "sluice/core/result.h"
 #include "sluice/nn/backend.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn_internal {
 
-// InvalidArgument for a CPU index other than 0.
-Result<std::unique_ptr<Backend>> MakeCpuBackend(Device device);
+// InvalidArgument for a device other than cpu:0 to cpu:63.
+Result<std::unique_ptr<nn::Backend>> MakeCpuBackend(nn::Device device);
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn_internal
 
 #endif  // SLUICE_NN_INTERNAL_CPU_FACTORY_H_

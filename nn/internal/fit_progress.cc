@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace sluice::nn::internal {
+namespace sluice::nn_internal {
 
 FitProgress::FitProgress(FILE* out, int verbose) : out_(out) {
   silent_ = verbose == 0 || out == nullptr;
@@ -89,4 +89,4 @@ void FitProgress::EndEpoch(int64_t done, const std::vector<std::pair<std::string
   std::fflush(out_);
 }
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn_internal

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace sluice::nn::internal {
+namespace sluice::nn_internal {
 
 class FitProgress {
  public:
@@ -40,6 +40,6 @@ class FitProgress {
   std::chrono::steady_clock::time_point start_, last_draw_;
 };
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn_internal
 
 #endif  // SLUICE_NN_INTERNAL_FIT_PROGRESS_H_

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-namespace sluice::nn::internal {
+namespace sluice::nn_internal {
 namespace {
 
 // --- Encoding --------------------------------------------------------------
@@ -258,4 +258,4 @@ Result<ObjectGraph> DecodeObjectGraph(std::string_view bytes, std::string_view w
   return graph;
 }
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn_internal

@@ -18,7 +18,7 @@
 
 #include "sluice/core/result.h"
 
-namespace sluice::nn::internal {
+namespace sluice::nn_internal {
 
 struct ObjectGraph {
   struct ChildRef {
@@ -49,6 +49,6 @@ std::string EncodeObjectGraph(const ObjectGraph& graph);
 // graph, or a reference to a node that does not exist.
 Result<ObjectGraph> DecodeObjectGraph(std::string_view bytes, std::string_view what);
 
-}  // namespace sluice::nn::internal
+}  // namespace sluice::nn_internal
 
 #endif  // SLUICE_NN_INTERNAL_OBJECT_GRAPH_H_

@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view state(reinterpret_cast<const char*>(data + 2 + graph_size),
                          size - 2 - graph_size);
 
-  (void)sluice::nn::internal::DecodeObjectGraph(graph, "fuzz");
+  (void)sluice::nn_internal::DecodeObjectGraph(graph, "fuzz");
   (void)sluice::nn::ParseCheckpointState(state, Scratch(), "fuzz");
 
   const std::string prefix = Scratch() + "/ckpt";

@@ -187,15 +187,15 @@ TEST(CheckpointTest, KeysAndObjectGraph) {
   EXPECT_EQ(reader->Lookup("save_counter/.ATTRIBUTES/VARIABLE_VALUE")->scalar<int64_t>(), 0);
   Result<Tensor> bytes = reader->Lookup("_CHECKPOINTABLE_OBJECT_GRAPH");
   ASSERT_TRUE(bytes.ok());
-  Result<internal::ObjectGraph> g =
-      internal::DecodeObjectGraph(bytes->scalar<std::string_view>(), "test");
+  Result<nn_internal::ObjectGraph> g =
+      nn_internal::DecodeObjectGraph(bytes->scalar<std::string_view>(), "test");
   ASSERT_TRUE(g.ok()) << g.status();
-  const internal::ObjectGraph::Node& root = g->nodes[0];
+  const nn_internal::ObjectGraph::Node& root = g->nodes[0];
   ASSERT_EQ(root.children.size(), 3u);  // sorted by name, then save_counter
   EXPECT_EQ(root.children[0].local_name, "model");
   EXPECT_EQ(root.children[1].local_name, "optimizer");
   EXPECT_EQ(root.children[2].local_name, "save_counter");
-  const internal::ObjectGraph::Node& opt = g->nodes[root.children[1].node_id];
+  const nn_internal::ObjectGraph::Node& opt = g->nodes[root.children[1].node_id];
   ASSERT_EQ(opt.slot_variables.size(), 4u);
   EXPECT_EQ(opt.slot_variables[0].slot_name, "m");
   const auto& slot_node = g->nodes[opt.slot_variables[0].slot_variable_node_id];
@@ -204,12 +204,12 @@ TEST(CheckpointTest, KeysAndObjectGraph) {
   EXPECT_EQ(slot_node.attributes[0].full_name, "dense/kernel/m");
   EXPECT_EQ(root.has_checkpoint_values, std::optional<bool>(true));
   // Encoding is stable.
-  EXPECT_EQ(internal::EncodeObjectGraph(*g), std::string(bytes->scalar<std::string_view>()));
+  EXPECT_EQ(nn_internal::EncodeObjectGraph(*g), std::string(bytes->scalar<std::string_view>()));
 }
 
 TEST(CheckpointTest, EscapesNames) {
-  EXPECT_EQ(internal::EscapeLocalName("a.b/c"), "a..b.Sc");
-  EXPECT_EQ(internal::UnescapeLocalName("a..b.Sc"), "a.b/c");
+  EXPECT_EQ(nn_internal::EscapeLocalName("a.b/c"), "a..b.Sc");
+  EXPECT_EQ(nn_internal::UnescapeLocalName("a..b.Sc"), "a.b/c");
 }
 
 TEST(CheckpointTest, NumberingAndStateFile) {
@@ -442,23 +442,23 @@ TEST(CheckpointTest, CorruptFilesAreDataLossNamingTheFile) {
 
 TEST(CheckpointTest, HostileObjectGraphBytes) {
   Toy a;
-  internal::RootTrackable root({{"model", &a.model}, {"optimizer", &a.opt}});
-  Result<internal::GraphWalk> walk = internal::WalkGraph(&root);
+  nn_internal::RootTrackable root({{"model", &a.model}, {"optimizer", &a.opt}});
+  Result<nn_internal::GraphWalk> walk = nn_internal::WalkGraph(&root);
   ASSERT_TRUE(walk.ok());
-  const std::string good = internal::EncodeObjectGraph(walk->graph);
+  const std::string good = nn_internal::EncodeObjectGraph(walk->graph);
   for (size_t n = 0; n < good.size(); ++n) {
-    (void)internal::DecodeObjectGraph(std::string_view(good).substr(0, n), "t");
+    (void)nn_internal::DecodeObjectGraph(std::string_view(good).substr(0, n), "t");
     std::string bad = good;
     bad[n] = static_cast<char>(bad[n] ^ 0xff);
-    (void)internal::DecodeObjectGraph(bad, "t");
+    (void)nn_internal::DecodeObjectGraph(bad, "t");
   }
-  internal::ObjectGraph g;
+  nn_internal::ObjectGraph g;
   g.nodes.resize(2);
   g.nodes[0].children.push_back({7, "x"});
-  Result<internal::ObjectGraph> r =
-      internal::DecodeObjectGraph(internal::EncodeObjectGraph(g), "t");
+  Result<nn_internal::ObjectGraph> r =
+      nn_internal::DecodeObjectGraph(nn_internal::EncodeObjectGraph(g), "t");
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
-  EXPECT_EQ(internal::DecodeObjectGraph("\x0a\xff\xff\xff\xff\x0f", "t").status().code(),
+  EXPECT_EQ(nn_internal::DecodeObjectGraph("\x0a\xff\xff\xff\xff\x0f", "t").status().code(),
             StatusCode::kDataLoss);
 }
 
