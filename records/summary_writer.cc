@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "sluice/core/float16.h"
-#include "sluice/records/internal/wire.h"
 #include "sluice/records/internal/summary_png.h"
+#include "sluice/records/internal/wire.h"
 #include "sluice/records/proto/event.pb.h"
 #include "sluice/records/tfrecord_writer.h"
 
