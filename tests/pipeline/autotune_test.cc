@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "sanitizer_slowdown.h"
 #include "sluice/pipeline/dataset.h"
 #include "test_util.h"
 
@@ -20,7 +21,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr double kConvergeSeconds = 3;
+constexpr double kConvergeSeconds = 3 * testing::kSanitizerSlowdown;
 
 double ProcessCpuSeconds() {
   rusage u{};

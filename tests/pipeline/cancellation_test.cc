@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "sanitizer_slowdown.h"
 #include "slow_calls.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/internal/reaper.h"
@@ -19,7 +20,7 @@ namespace {
 using testing::MillisecondsOf;
 using testing::SlowCalls;
 
-constexpr double kLimitMs = 100;
+constexpr double kLimitMs = 100 * testing::kSanitizerSlowdown;
 
 // A map whose calls for elements from `first_slow` on block in `slow`.
 MapFn Blocking(std::shared_ptr<SlowCalls> slow, int64_t first_slow) {
