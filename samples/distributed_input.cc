@@ -21,8 +21,8 @@
 
 #include "sluice/distribute/communicator.h"
 #include "sluice/distribute/distribute.h"
-#include "sluice/records/example_builder.h"
 #include "sluice/pipeline/parse_example.h"
+#include "sluice/records/example_builder.h"
 #include "sluice/records/tfrecord_writer.h"
 
 namespace {

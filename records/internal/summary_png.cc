@@ -29,10 +29,10 @@ Result<std::string> SummaryPng(const uint8_t* pixels, int64_t height, int64_t wi
                                int64_t channels) {
   if (height < 1 || width < 1 || height > 0x7fffffff || width > 0x7fffffff || channels < 1 ||
       channels > 4) {
-    return Status::InvalidArgument("summary image: need 1..2^31-1 rows and columns and 1..4 "
-                                   "channels, got " +
-                                   std::to_string(height) + "x" + std::to_string(width) + "x" +
-                                   std::to_string(channels));
+    return Status::InvalidArgument(
+        "summary image: need 1..2^31-1 rows and columns and 1..4 "
+        "channels, got " +
+        std::to_string(height) + "x" + std::to_string(width) + "x" + std::to_string(channels));
   }
   static constexpr uint8_t kColorType[5] = {0, 0, 4, 2, 6};  // gray, gray+alpha, RGB, RGBA
   const size_t row = static_cast<size_t>(width * channels);

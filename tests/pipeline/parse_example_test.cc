@@ -93,10 +93,8 @@ TEST(ParseExampleTest, OtherComponentsFollowTheFeatures) {
   ScratchDir dir;
   const auto files = WriteFiles(dir);
   // distribute's padding weight rides along, batched with the features.
-  Dataset ds = TFRecordDataset(files)
-                   .shard(2, 1, {.pad = true})
-                   .map(parse_example(Spec()))
-                   .batch(3);
+  Dataset ds =
+      TFRecordDataset(files).shard(2, 1, {.pad = true}).map(parse_example(Spec())).batch(3);
   auto it = ds.iterator();
   ASSERT_TRUE(it.ok());
   auto b = it->next();
@@ -115,14 +113,13 @@ TEST(ParseExampleTest, ConformanceFusedAndNot) {
                                                           {.parallelism = p});
                       },
                   .expected = ReadAll(ByHand(TFRecordDataset(files)))});
-  RunConformance({.name = "parse_example fused with batch",
-                  .make =
-                      [&](int p) {
-                        return TFRecordDataset(files)
-                            .map(parse_example(Spec()), {.parallelism = p})
-                            .batch(4);
-                      },
-                  .expected = ReadAll(ByHand(TFRecordDataset(files)).batch(4))});
+  RunConformance(
+      {.name = "parse_example fused with batch",
+       .make =
+           [&](int p) {
+             return TFRecordDataset(files).map(parse_example(Spec()), {.parallelism = p}).batch(4);
+           },
+       .expected = ReadAll(ByHand(TFRecordDataset(files)).batch(4))});
 }
 
 TEST(ParseExampleTest, ErrorsNameTheFeatureAndTheRecord) {
@@ -130,7 +127,8 @@ TEST(ParseExampleTest, ErrorsNameTheFeatureAndTheRecord) {
       Dataset::range(3).map(parse_example({{"x", FixedLenFeature(DType::kFloat64, {})}})).status(),
       StatusCode::kInvalidArgument, "parse_example: parse spec: feature 'x'");
   // Not an Example: the record's place is named.
-  auto it = Dataset::from_tensor_slices({Tensor::FromStrings(std::vector<std::string>{"\x0a\xff"}).value()})
+  auto it = Dataset::from_tensor_slices(
+                {Tensor::FromStrings(std::vector<std::string>{"\x0a\xff"}).value()})
                 .map(parse_example(Spec()))
                 .iterator();
   ASSERT_TRUE(it.ok());

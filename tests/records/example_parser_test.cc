@@ -99,8 +99,8 @@ TEST(ExampleSpecTest, RejectsInvalidSpecsNamingTheKey) {
 // --- Tensor forms -----------------------------------------------------------------
 
 TEST(ExampleParserTensorTest, ParsesRecordTensorsWithoutCopying) {
-  const ExampleParser parser = MustCreate({{"name", FixedLenFeature(DType::kString, {})},
-                                           {"n", FixedLenFeature(DType::kInt64, {})}});
+  const ExampleParser parser = MustCreate(
+      {{"name", FixedLenFeature(DType::kString, {})}, {"n", FixedLenFeature(DType::kInt64, {})}});
   EXPECT_TRUE(parser.fixed_length_only());
   EXPECT_FALSE(MustCreate({{"v", VarLenFeature(DType::kInt64)}}).fixed_length_only());
   // Two records in one read buffer, as a TFRecord reader hands them out.
@@ -125,8 +125,8 @@ TEST(ExampleParserTensorTest, ParsesRecordTensorsWithoutCopying) {
   EXPECT_EQ(one[1].scalar<int64_t>(), 1);
   SLUICE_EXPECT_ERROR(parser.ParseSingle(batch), StatusCode::kInvalidArgument, "string scalar");
   SLUICE_EXPECT_ERROR(parser.ParseBatch(first), StatusCode::kInvalidArgument, "string vector");
-  SLUICE_EXPECT_ERROR(parser.ParseSingle(Tensor::Scalar<int64_t>(3)),
-                      StatusCode::kInvalidArgument, "string scalar");
+  SLUICE_EXPECT_ERROR(parser.ParseSingle(Tensor::Scalar<int64_t>(3)), StatusCode::kInvalidArgument,
+                      "string scalar");
   // A string tensor that owns no buffer holding the bytes: they are copied.
   SLUICE_ASSERT_OK_AND_ASSIGN(Element copied,
                               parser.ParseSingle(Tensor::StringScalar(a.Serialize())));
