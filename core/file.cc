@@ -118,9 +118,9 @@ class MemoryFile final : public ReadableFile {
   std::string contents_;
 };
 
-Status TooLarge(const std::string& path, const std::string& size, int64_t max_bytes) {
-  return Status::ResourceExhausted(path + " has " + size + " bytes, more than the limit of " +
-                                   std::to_string(max_bytes));
+Status TooLarge(const std::string& path, int64_t size, int64_t max_bytes) {
+  return Status::ResourceExhausted(path + " has " + std::to_string(size) +
+                                   " bytes, more than the limit of " + std::to_string(max_bytes));
 }
 
 }  // namespace
@@ -148,7 +148,7 @@ Result<WholeFile> ReadWholeFile(const std::string& path, const ReadWholeFileOpti
   if (::fstat(fd, &st) != 0) return OsError("cannot stat " + path, errno);
   if (S_ISDIR(st.st_mode)) return Status::InvalidArgument(path + " is a directory");
   const int64_t max_bytes = std::max<int64_t>(options.max_bytes, 0);
-  if (st.st_size > max_bytes) return TooLarge(path, std::to_string(st.st_size), max_bytes);
+  if (st.st_size > max_bytes) return TooLarge(path, st.st_size, max_bytes);
   const bool seekable = S_ISREG(st.st_mode) || S_ISBLK(st.st_mode);
   const size_t room = options.room_before + options.room_after;
   // Sized from fstat, plus one byte to notice growth without a second read;
@@ -163,8 +163,8 @@ Result<WholeFile> ReadWholeFile(const std::string& path, const ReadWholeFileOpti
     n += got;
     if (n < capacity) break;  // the end of the file
     if (n > static_cast<size_t>(max_bytes)) {
-      return TooLarge(path, "more than " + std::to_string(max_bytes) + " (it grew while read)",
-                      max_bytes);
+      return Status::ResourceExhausted(path + " grew while read past the limit of " +
+                                       std::to_string(max_bytes) + " bytes");
     }
     // Full: the file grew (or is a pipe). Double, within the cap.
     const size_t bigger = std::min<size_t>(2 * capacity, static_cast<size_t>(max_bytes) + 1);
