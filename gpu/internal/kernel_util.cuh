@@ -43,37 +43,6 @@ int ForEach(int64_t n, KernelTarget target, F f) {
   return static_cast<int>(cudaGetLastError());
 }
 
-// One IEEE operation each, never contracted into an FMA: the roundings of
-// the CPU kernels (which are built without FMA).
-SLUICE_HD float Add(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-SLUICE_HD float Sub(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-SLUICE_HD float Mul(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-SLUICE_HD float Div(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-
 template <typename To, typename From>
 SLUICE_HD To BitCast(From v) {
   static_assert(sizeof(To) == sizeof(From));
@@ -81,6 +50,57 @@ SLUICE_HD To BitCast(From v) {
   memcpy(&t, &v, sizeof t);
   return t;
 }
+
+// One IEEE operation each, never contracted into an FMA: the roundings of
+// the CPU kernels (which are built without FMA). A NaN result is the NaN
+// x86's SSE arithmetic gives, so outputs match the CPU's bit for bit: the
+// first operand's NaN if it is one, else the second's (quieted), else (an
+// invalid operation: inf - inf, 0 / 0, 0 * inf) the default NaN 0xffc00000.
+// The GPU's own rule is one canonical NaN 0x7fffffff whatever the operands.
+SLUICE_HD float X86Nan(float a, float b) {
+  const uint32_t ua = BitCast<uint32_t>(a), ub = BitCast<uint32_t>(b);
+  if ((ua & 0x7fffffffu) > 0x7f800000u) return BitCast<float>(ua | 0x00400000u);
+  if ((ub & 0x7fffffffu) > 0x7f800000u) return BitCast<float>(ub | 0x00400000u);
+  return BitCast<float>(0xffc00000u);
+}
+#ifdef __CUDA_ARCH__
+#define SLUICE_X86_RESULT(r, a, b) ((r) == (r) ? (r) : X86Nan((a), (b)))
+#endif
+SLUICE_HD float Add(float a, float b) {
+#ifdef __CUDA_ARCH__
+  const float r = __fadd_rn(a, b);
+  return SLUICE_X86_RESULT(r, a, b);
+#else
+  return a + b;
+#endif
+}
+SLUICE_HD float Sub(float a, float b) {
+#ifdef __CUDA_ARCH__
+  const float r = __fsub_rn(a, b);
+  return SLUICE_X86_RESULT(r, a, b);
+#else
+  return a - b;
+#endif
+}
+SLUICE_HD float Mul(float a, float b) {
+#ifdef __CUDA_ARCH__
+  const float r = __fmul_rn(a, b);
+  return SLUICE_X86_RESULT(r, a, b);
+#else
+  return a * b;
+#endif
+}
+SLUICE_HD float Div(float a, float b) {
+#ifdef __CUDA_ARCH__
+  const float r = __fdiv_rn(a, b);
+  return SLUICE_X86_RESULT(r, a, b);
+#else
+  return a / b;
+#endif
+}
+#ifdef __CUDA_ARCH__
+#undef SLUICE_X86_RESULT
+#endif
 
 // 16-bit floats as their bits; the conversions are those of
 // core/float16.h (round to nearest even, quiet NaNs), bit for bit.
