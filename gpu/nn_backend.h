@@ -28,6 +28,8 @@
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "sluice/core/result.h"
 #include "sluice/gpu/device_tensor.h"
@@ -97,6 +99,24 @@ Result<nn::DeviceTensor> AsNnTensor(const DeviceTensor& t, nn::Backend& backend)
 using CapturedNnStep = nn::CapturedWork;
 Result<std::unique_ptr<CapturedNnStep>> CaptureNnStep(nn::Backend& backend,
                                                       const std::function<Status()>& step);
+
+// A convolution algorithm cuDNN runs for a backend's calls, and how it was
+// chosen: one per operation, geometry and dtype seen so far.
+struct ConvAlgorithm {
+  std::string op;        // "Conv2DForward", "Conv2DBackwardData", "Conv2DBackwardFilter"
+  std::string geometry;  // "x[32,256,256,3] filter 3x3x3->16 stride 1x1 pad 1,1"
+  bool bfloat16 = false;
+  std::string algorithm;  // cuDNN's name: "IMPLICIT_PRECOMP_GEMM", "FFT", "ALGO_1", ...
+  bool measured = false;  // timed by cudnnFind on the first call (else cuDNN's heuristics)
+  double time_ms = -1;    // that time, when measured
+  int64_t workspace_bytes = 0;
+  bool deterministic = true;
+  std::string ToString() const;
+};
+// The algorithms `backend` (a GPU backend) chose so far; empty when cuDNN
+// does not serve it (no GPU, no libcudnn). InvalidArgument for other
+// backends. Thread-safe.
+Result<std::vector<ConvAlgorithm>> ConvAlgorithms(nn::Backend& backend);
 
 // For tests and debugging without a GPU: makes nn::GetBackend(Gpu(i))
 // return NewNnBackend(Device::Host(), nn::Device::Gpu(i)) instead, so a

@@ -13,9 +13,12 @@
 // cover it; the bfloat16 path only where cuDNN may take it.) After cuDNN
 // the bias is added by BiasAdd, and the bias gradient is always BiasGrad's
 // (chunked partial sums, no atomics).
+#include <fmt/format.h>
+
 #include "sluice/gpu/backend/gpu_backend.h"
 #include "sluice/gpu/backend/internal/conv_kernels.h"
 #include "sluice/gpu/backend/internal/cudnn_lib.h"
+#include "sluice/gpu/nn_backend.h"
 #include "sluice/nn/kit/conv_checks.h"
 #include "sluice/nn/kit/float32_staging.h"
 
@@ -199,3 +202,23 @@ Status GpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTenso
 }
 
 }  // namespace sluice::gpu::backend
+
+namespace sluice::gpu {
+
+std::string ConvAlgorithm::ToString() const {
+  return fmt::format("{} {}{}: {} ({}, workspace {} bytes{})", op, geometry,
+                     bfloat16 ? " bfloat16" : "", algorithm,
+                     measured ? fmt::format("measured {:.3f} ms", time_ms) : "heuristic",
+                     workspace_bytes, deterministic ? "" : ", non-deterministic");
+}
+
+Result<std::vector<ConvAlgorithm>> ConvAlgorithms(nn::Backend& backend) {
+  auto* b = dynamic_cast<backend::GpuBackend*>(&backend);
+  if (b == nullptr) {
+    return Status::InvalidArgument("ConvAlgorithms: " + backend.name() +
+                                   " is not a GPU backend (gpu::NewNnBackend)");
+  }
+  return backend::internal::CudnnAlgorithms(*b);
+}
+
+}  // namespace sluice::gpu

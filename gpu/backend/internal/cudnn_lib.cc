@@ -2,22 +2,29 @@
 // (cudnn_lib.h).
 //
 // The legacy convolution API (deprecated in cuDNN 9 but shipped and
-// supported): tensor, filter and convolution descriptors, heuristic
-// algorithm choice (cudnnGet*Algorithm_v7, cached per geometry), workspace
-// from GpuBackend::Scratch. cuDNN's NHWC filter layout is KRSC
+// supported): tensor, filter and convolution descriptors, algorithms chosen
+// by measurement (cudnnFind*AlgorithmEx on the call's own buffers, once per
+// geometry and backend; cudnnGet*Algorithm_v7's heuristics while a step is
+// being captured or with SLUICE_CUDNN_FIND=0), workspace from
+// GpuBackend::Scratch. cuDNN's NHWC filter layout is KRSC
 // [out, kh, kw, in]; ours is HWIO, so filters are transposed into scratch
 // by a ForEach kernel (and the filter gradient back).
 #include "sluice/gpu/backend/internal/cudnn_lib.h"
 
+#include <cuda_runtime.h>
 #include <cudnn.h>
 
 #include <climits>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string_view>
 #include <tuple>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "sluice/gpu/backend/internal/conv_kernels.h"
 #include "sluice/gpu/internal/cuda_error.h"
@@ -48,12 +55,15 @@ using nn::kit::ConvGeometry;
   X(cudnnDestroyConvolutionDescriptor)              \
   X(cudnnGetConvolution2dForwardOutputDim)          \
   X(cudnnGetConvolutionForwardAlgorithm_v7)         \
+  X(cudnnFindConvolutionForwardAlgorithmEx)         \
   X(cudnnGetConvolutionForwardWorkspaceSize)        \
   X(cudnnConvolutionForward)                        \
   X(cudnnGetConvolutionBackwardDataAlgorithm_v7)    \
+  X(cudnnFindConvolutionBackwardDataAlgorithmEx)    \
   X(cudnnGetConvolutionBackwardDataWorkspaceSize)   \
   X(cudnnConvolutionBackwardData)                   \
   X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)  \
+  X(cudnnFindConvolutionBackwardFilterAlgorithmEx)  \
   X(cudnnGetConvolutionBackwardFilterWorkspaceSize) \
   X(cudnnConvolutionBackwardFilter)
 
@@ -196,30 +206,75 @@ std::string_view OpName(Op op) {
   return "Conv2D";
 }
 
-// An algorithm (the value of op's cudnnConvolution*Algo_t) and the
-// workspace bytes it needs.
+// An algorithm (the value of op's cudnnConvolution*Algo_t), the
+// workspace bytes it needs, and how it was chosen.
 struct Algo {
   int algo = 0;
   size_t workspace = 0;
+  bool measured = false;  // by cudnnFind*AlgorithmEx (else heuristics)
+  float time_ms = -1;     // cuDNN's measured time, when measured
+  bool deterministic = true;
 };
 
-// The first algorithm of cuDNN's ranking that works (for float32, without
-// tensor-op math), deterministic ones first.
+// How algorithms are chosen, from the environment (read once):
+//   SLUICE_CUDNN_FIND=0           cuDNN's heuristics only, no measuring
+//   SLUICE_CUDNN_DETERMINISTIC=0  non-deterministic algorithms allowed
+//                                 (atomics: results vary in the last bits
+//                                 from run to run); by default only
+//                                 deterministic ones, where cuDNN has one
+//   SLUICE_CUDNN_WORKSPACE_MB=N   the most workspace one algorithm may use
+//                                 (default 1024)
+struct Policy {
+  bool find = true;
+  bool deterministic = true;
+  size_t workspace_limit = size_t{1024} << 20;
+};
+
+const Policy& GetPolicy() {
+  static const Policy policy = [] {
+    Policy p;
+    auto flag = [](const char* name, bool fallback) {
+      const char* v = std::getenv(name);
+      if (v == nullptr || *v == 0) return fallback;
+      return !(std::string_view(v) == "0" || std::string_view(v) == "false");
+    };
+    p.find = flag("SLUICE_CUDNN_FIND", true);
+    p.deterministic = flag("SLUICE_CUDNN_DETERMINISTIC", true);
+    if (const char* mb = std::getenv("SLUICE_CUDNN_WORKSPACE_MB"); mb != nullptr && *mb != 0) {
+      const long long v = std::atoll(mb);
+      if (v >= 0) p.workspace_limit = static_cast<size_t>(v) << 20;
+    }
+    return p;
+  }();
+  return policy;
+}
+
+// The entry of cuDNN's ranking to use: the first that worked (for float32,
+// without tensor-op math; measured ones within the workspace limit),
+// deterministic ones first and, unless the policy allows others, only
+// those where cuDNN has one. The ranking is by measured time for
+// cudnnFind*, by expected speed for the heuristics. nullptr when none
+// qualifies.
 template <typename Perf>
-int PickAlgo(const Perf* perf, int count, bool tensor_ops) {
-  for (const bool deterministic_only : {true, false}) {
+const Perf* PickAlgo(const Perf* perf, int count, bool tensor_ops, bool measured) {
+  const Policy& policy = GetPolicy();
+  auto usable = [&](const Perf& p) {
+    if (p.status != CUDNN_STATUS_SUCCESS) return false;
+    if (!tensor_ops && (p.mathType == CUDNN_TENSOR_OP_MATH ||
+                        p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) {
+      return false;
+    }
+    return !measured || p.memory <= policy.workspace_limit;
+  };
+  if (policy.deterministic) {
     for (int i = 0; i < count; ++i) {
-      const Perf& p = perf[i];
-      if (p.status != CUDNN_STATUS_SUCCESS) continue;
-      if (!tensor_ops && (p.mathType == CUDNN_TENSOR_OP_MATH ||
-                          p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) {
-        continue;
-      }
-      if (deterministic_only && p.determinism != CUDNN_DETERMINISTIC) continue;
-      return static_cast<int>(p.algo);
+      if (usable(perf[i]) && perf[i].determinism == CUDNN_DETERMINISTIC) return &perf[i];
     }
   }
-  return -1;
+  for (int i = 0; i < count; ++i) {
+    if (usable(perf[i])) return &perf[i];
+  }
+  return nullptr;
 }
 
 // One backend's cuDNN handle, bound to its stream; handle null when cuDNN
@@ -263,56 +318,6 @@ Result<std::shared_ptr<DnnState>> MakeState(GpuBackend& backend) {
   return state;
 }
 
-// op's algorithm for g, from the cache or cuDNN's heuristics.
-// REQUIRES: s.mu held.
-Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, bool bf16,
-                        const Descriptors& d) {
-  const DnnState::Key key{op, bf16, g};
-  if (auto it = s.algos.find(key); it != s.algos.end()) return it->second;
-  const Api& api = *s.api;
-  Algo a;
-  int count = 0;
-  switch (op) {
-    case Op::kForward: {
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionForwardAlgorithm_v7, s.handle, d.x, d.w, d.conv,
-                        d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf);
-      a.algo = PickAlgo(perf, count, bf16);
-      if (a.algo < 0) break;
-      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionForwardWorkspaceSize, s.handle, d.x, d.w, d.conv,
-                        d.y, static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), &a.workspace);
-      break;
-    }
-    case Op::kBackwardData: {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardDataAlgorithm_v7, s.handle, d.w, d.y,
-                        d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf);
-      a.algo = PickAlgo(perf, count, bf16);
-      if (a.algo < 0) break;
-      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardDataWorkspaceSize, s.handle, d.w, d.y,
-                        d.conv, d.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo),
-                        &a.workspace);
-      break;
-    }
-    case Op::kBackwardFilter: {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardFilterAlgorithm_v7, s.handle, d.x, d.y,
-                        d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf);
-      a.algo = PickAlgo(perf, count, bf16);
-      if (a.algo < 0) break;
-      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardFilterWorkspaceSize, s.handle, d.x, d.y,
-                        d.conv, d.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(a.algo),
-                        &a.workspace);
-      break;
-    }
-  }
-  if (a.algo < 0) {
-    return Status::FailedPrecondition("cuDNN offers no algorithm without tensor-op math");
-  }
-  s.algos.emplace(key, a);
-  return a;
-}
-
 // The tensors of one call: x and dy as inputs where op reads them, the
 // HWIO filter (input, or the output of kBackwardFilter), and out (y or dx);
 // float32, or bfloat16 when bf16 (dfilter: when dfilter_bf16).
@@ -326,15 +331,118 @@ struct Operands {
   bool dfilter_bf16 = false;
 };
 
-// Sets `d` for g and chooses op's algorithm; an error when cuDNN cannot
-// serve the call. REQUIRES: s.mu held, s's device current.
-Result<Algo> Prepare(DnnState& s, Op op, const ConvGeometry& g, bool bf16, Descriptors& d) {
+// The buffers cudnnFind*AlgorithmEx runs op on: the call's own operands
+// (outputs it may overwrite: the call writes them next), the KRSC filter
+// scratch `w` and a workspace of `ws_size` bytes.
+struct FindBuffers {
+  const Operands* v = nullptr;
+  void* w = nullptr;
+  void* ws = nullptr;
+  size_t ws_size = 0;
+};
+
+// op's algorithm for g, from the cache, else measured with cudnnFind on
+// `find` (null: cuDNN's heuristics, not cached, so a later eager call
+// measures). REQUIRES: s.mu held.
+Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, bool bf16, const Descriptors& d,
+                        const FindBuffers* find) {
+  const DnnState::Key key{op, bf16, g};
+  if (auto it = s.algos.find(key); it != s.algos.end()) return it->second;
+  const Api& api = *s.api;
+  Algo a;
+  bool found = false;
+  int count = 0;
+  auto take = [&](const auto* p, bool measured) {
+    if (p == nullptr) return;
+    found = true;
+    a.algo = static_cast<int>(p->algo);
+    a.measured = measured;
+    a.time_ms = measured ? p->time : -1.0f;
+    a.deterministic = p->determinism == CUDNN_DETERMINISTIC;
+    a.workspace = p->memory;
+  };
+  switch (op) {
+    case Op::kForward: {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      if (find != nullptr && api.cudnnFindConvolutionForwardAlgorithmEx(
+                                 s.handle, d.x, find->v->x, d.w, find->w, d.conv, d.y, find->v->out,
+                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf, find->ws,
+                                 find->ws_size) == CUDNN_STATUS_SUCCESS) {
+        take(PickAlgo(perf, count, bf16, true), true);
+      }
+      if (!found) {
+        SLUICE_CUDNN_CALL(api, cudnnGetConvolutionForwardAlgorithm_v7, s.handle, d.x, d.w, d.conv,
+                          d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf);
+        take(PickAlgo(perf, count, bf16, false), false);
+        if (!found) break;
+      }
+      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionForwardWorkspaceSize, s.handle, d.x, d.w, d.conv,
+                        d.y, static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), &a.workspace);
+      break;
+    }
+    case Op::kBackwardData: {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      if (find != nullptr && api.cudnnFindConvolutionBackwardDataAlgorithmEx(
+                                 s.handle, d.w, find->w, d.y, find->v->dy, d.conv, d.x,
+                                 find->v->out, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf,
+                                 find->ws, find->ws_size) == CUDNN_STATUS_SUCCESS) {
+        take(PickAlgo(perf, count, bf16, true), true);
+      }
+      if (!found) {
+        SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardDataAlgorithm_v7, s.handle, d.w, d.y,
+                          d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf);
+        take(PickAlgo(perf, count, bf16, false), false);
+        if (!found) break;
+      }
+      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardDataWorkspaceSize, s.handle, d.w, d.y,
+                        d.conv, d.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo),
+                        &a.workspace);
+      break;
+    }
+    case Op::kBackwardFilter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      if (find != nullptr && api.cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                                 s.handle, d.x, find->v->x, d.y, find->v->dy, d.conv, d.w, find->w,
+                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf, find->ws,
+                                 find->ws_size) == CUDNN_STATUS_SUCCESS) {
+        take(PickAlgo(perf, count, bf16, true), true);
+      }
+      if (!found) {
+        SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardFilterAlgorithm_v7, s.handle, d.x, d.y,
+                          d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf);
+        take(PickAlgo(perf, count, bf16, false), false);
+        if (!found) break;
+      }
+      SLUICE_CUDNN_CALL(api, cudnnGetConvolutionBackwardFilterWorkspaceSize, s.handle, d.x, d.y,
+                        d.conv, d.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(a.algo),
+                        &a.workspace);
+      break;
+    }
+  }
+  if (!found) {
+    return Status::FailedPrecondition("cuDNN offers no algorithm without tensor-op math");
+  }
+  if (find != nullptr) s.algos.emplace(key, a);
+  return a;
+}
+
+// Sets `d` for g; an error when cuDNN cannot serve the call.
+Status SetUp(const ConvGeometry& g, bool bf16, Descriptors& d) {
   SLUICE_RETURN_IF_ERROR(d.Set(g, bf16));
   SLUICE_ASSIGN_OR_RETURN(const auto dims, d.OutputDims());
   const std::array<int, 4> want = {static_cast<int>(g.batch), static_cast<int>(g.out_c),
                                    static_cast<int>(g.out_h), static_cast<int>(g.out_w)};
   if (dims != want) return Status::FailedPrecondition("cuDNN's output shape differs");
-  return ChooseAlgo(s, op, g, bf16, d);
+  return Status::OK();
+}
+
+// Whether `backend`'s stream is recording a graph (cudnnFind would break
+// the capture: it waits for the device).
+bool Capturing(GpuBackend& backend) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t e =
+      cudaStreamIsCapturing(static_cast<cudaStream_t>(backend.stream().native_handle()), &status);
+  return e != cudaSuccess || status != cudaStreamCaptureStatusNone;
 }
 
 // Queues op's convolution: x or dy and the KRSC filter `w` in, v.out or
@@ -376,23 +484,38 @@ Result<bool> Run(GpuBackend& backend, Op op, const ConvGeometry& g, const Operan
   gpu::internal::ScopedDevice scope(s.ordinal);
   if (!scope.status().ok()) return false;
   Descriptors d(*s.api);
-  Result<Algo> algo = Prepare(s, op, g, v.bf16, d);
-  if (!algo.ok()) return false;
+  if (!SetUp(g, v.bf16, d).ok()) return false;
   Result<DeviceTensor> krsc = backend.Scratch(v.bf16 ? DType::kBFloat16 : DType::kFloat32,
                                               Shape{g.kernel_h * g.kernel_w * g.in_c * g.out_c});
-  Result<DeviceTensor> workspace =
-      backend.Scratch(DType::kUInt8, Shape{static_cast<int64_t>(algo->workspace)});
-  if (!krsc.ok() || !workspace.ok()) return false;
+  if (!krsc.ok()) return false;
   void* w = krsc->raw_data();
-  void* ws = algo->workspace > 0 ? workspace->raw_data() : nullptr;
-
-  // Nothing is queued before this point: a false above leaves no trace.
   const std::string_view method = OpName(op);
   FilterTransposeArgs t{v.filter, w, g.kernel_h, g.kernel_w, g.in_c, g.out_c, true, v.bf16, v.bf16};
+  // The filter goes to scratch first, so that measuring reads real values
+  // (a false below leaves nothing but scratch written).
   if (op != Op::kBackwardFilter) {
     SLUICE_RETURN_IF_ERROR(
         backend.Launch(method, [t](KernelTarget k) { return RunFilterTranspose(t, k); }));
   }
+  // The first call of a geometry measures every algorithm on the call's
+  // own buffers (its outputs are written next anyway); while a step is
+  // captured, cuDNN's heuristics choose instead (and nothing is cached).
+  const Policy& policy = GetPolicy();
+  FindBuffers find{&v, w, nullptr, 0};
+  Result<DeviceTensor> find_ws = Status::Unavailable("not measuring");
+  if (policy.find && !s.algos.contains(DnnState::Key{op, v.bf16, g}) && !Capturing(backend)) {
+    find_ws = backend.Scratch(DType::kUInt8, Shape{static_cast<int64_t>(policy.workspace_limit)});
+    if (find_ws.ok()) {
+      find.ws = find_ws->raw_data();
+      find.ws_size = policy.workspace_limit;
+    }
+  }
+  Result<Algo> algo = ChooseAlgo(s, op, g, v.bf16, d, find_ws.ok() ? &find : nullptr);
+  if (!algo.ok()) return false;
+  Result<DeviceTensor> workspace =
+      backend.Scratch(DType::kUInt8, Shape{static_cast<int64_t>(algo->workspace)});
+  if (!workspace.ok()) return false;
+  void* ws = algo->workspace > 0 ? workspace->raw_data() : nullptr;
   SLUICE_RETURN_IF_ERROR(Execute(s, op, d, *algo, ws, w, v).WithContext(method));
   if (op == Op::kBackwardFilter) {
     t = FilterTransposeArgs{w,       v.dfilter, g.kernel_h, g.kernel_w,    g.in_c,
@@ -401,6 +524,25 @@ Result<bool> Run(GpuBackend& backend, Op op, const ConvGeometry& g, const Operan
         backend.Launch(method, [t](KernelTarget k) { return RunFilterTranspose(t, k); }));
   }
   return true;
+}
+
+// cuDNN's name of op's algorithm `algo` (its enum without the prefix).
+std::string AlgoName(Op op, int algo) {
+  static constexpr std::string_view kFwd[] = {
+      "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+      "WINOGRAD",      "WINOGRAD_NONFUSED"};
+  static constexpr std::string_view kBwdData[] = {"ALGO_0",     "ALGO_1",   "FFT",
+                                                  "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+  static constexpr std::string_view kBwdFilter[] = {
+      "ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
+  std::span<const std::string_view> names;
+  switch (op) {
+    case Op::kForward: names = kFwd; break;
+    case Op::kBackwardData: names = kBwdData; break;
+    case Op::kBackwardFilter: names = kBwdFilter; break;
+  }
+  if (algo >= 0 && static_cast<size_t>(algo) < names.size()) return std::string(names[algo]);
+  return "algorithm " + std::to_string(algo);
 }
 
 }  // namespace
@@ -433,6 +575,36 @@ Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const ConvGeometry& 
   return Run(
       backend, Op::kBackwardFilter, g,
       Operands{.x = x, .dy = dy, .dfilter = dfilter, .bf16 = bf16, .dfilter_bf16 = dfilter_bf16});
+}
+
+}  // namespace sluice::gpu::backend::internal
+
+namespace sluice::gpu::backend::internal {
+
+std::vector<ConvAlgorithm> CudnnAlgorithms(GpuBackend& backend) {
+  std::vector<ConvAlgorithm> out;
+  if (!backend.on_gpu()) return out;
+  Result<DnnState*> state =
+      backend.State<DnnState>(GpuBackend::Slot::kDnn, [&backend] { return MakeState(backend); });
+  if (!state.ok() || (*state)->handle == nullptr) return out;
+  DnnState& s = **state;
+  std::lock_guard lock(s.mu);
+  for (const auto& [key, a] : s.algos) {
+    const auto& [op, bf16, g] = key;
+    ConvAlgorithm c;
+    c.op = std::string(OpName(op));
+    c.geometry = fmt::format("x[{},{},{},{}] filter {}x{}x{}->{} stride {}x{} pad {},{}", g.batch,
+                             g.in_h, g.in_w, g.in_c, g.kernel_h, g.kernel_w, g.in_c, g.out_c,
+                             g.stride_h, g.stride_w, g.pad_top, g.pad_left);
+    c.bfloat16 = bf16;
+    c.algorithm = AlgoName(op, a.algo);
+    c.measured = a.measured;
+    c.time_ms = a.time_ms;
+    c.workspace_bytes = static_cast<int64_t>(a.workspace);
+    c.deterministic = a.deterministic;
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 }  // namespace sluice::gpu::backend::internal

@@ -15,6 +15,7 @@
 
 #include "sluice/core/result.h"
 #include "sluice/gpu/backend/gpu_backend.h"
+#include "sluice/gpu/nn_backend.h"
 #include "sluice/nn/kit/conv_checks.h"
 
 namespace sluice::gpu::backend::internal {
@@ -43,7 +44,9 @@ Result<std::array<int, 4>> CudnnForwardOutputDims(const nn::kit::ConvGeometry& g
 // false) runs with FMA math (no TF32); bfloat16 data (x, dy, the filter and
 // y or dx bfloat16) with tensor-op math and float32 accumulation; the
 // filter gradient is written as float32 or, when dfilter_bf16, bfloat16.
-// Deterministic algorithms where cuDNN has one. Filters are HWIO as the
+// Algorithms are measured (cudnnFind*) on the first call of each geometry,
+// deterministic ones preferred (SLUICE_CUDNN_FIND, SLUICE_CUDNN_DETERMINISTIC
+// and SLUICE_CUDNN_WORKSPACE_MB change that: docs/gpu.md). Filters are HWIO as the
 // callers store them (transposed to and from cuDNN's KRSC in scratch);
 // outputs are overwritten, bias is the caller's. true when queued; false
 // when cuDNN does not serve the call (not on a GPU, cuDNN missing,
@@ -58,6 +61,9 @@ Result<bool> CudnnConv2DBackwardData(GpuBackend& backend, const nn::kit::ConvGeo
 Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const nn::kit::ConvGeometry& g,
                                        const void* x, const void* dy, void* dfilter,
                                        bool bf16 = false, bool dfilter_bf16 = false);
+
+// The algorithms chosen so far on `backend` (gpu::ConvAlgorithms).
+std::vector<ConvAlgorithm> CudnnAlgorithms(GpuBackend& backend);
 
 }  // namespace sluice::gpu::backend::internal
 
