@@ -16,6 +16,8 @@
 #             normalize, batch 128) on 16, 8, 4 and 2 of the machine's cores:
 #             sluice, its work in a plain loop, bare libjpeg-turbo decode and
 #             PyTorch's DataLoader, all on the bundle's images -> pipeline.jsonl
+#   profile   ncu's per-kernel times of about two CNN training steps
+#             (float32 and bfloat16), summed per kernel -> profile.txt
 #   all       tests samples bench
 # summary.txt gets one line per step (exit status, seconds) and the totals.
 #
@@ -134,10 +136,19 @@ phase_bench() {
     --benchmark_format=json
   step 120 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --graph
   step 120 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --graph --bf16
+  step 120 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --model heavy --graph \
+    --steps 20
+  step 120 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --model heavy --bf16 \
+    --steps 20
+  # cuDNN's fastest algorithms whatever their determinism (PyTorch's
+  # cudnn.benchmark rule), beside the default deterministic choice.
+  step 120 "$OUT/gpu_train_bench_any.json" "$SUMMARY" env SLUICE_CUDNN_DETERMINISTIC=0 \
+    bin/gpu_train_bench --benchmark_filter='BM_TrainStep/gpu(_bf16)?(_heavy)?/' \
+    --benchmark_min_time=1 --benchmark_format=json
   python3 - "$OUT" >> "$SUMMARY" 2>&1 <<'PY'
 import json, sys
 keys = ("bytes_per_second", "images_per_s", "input_wait_fraction", "wait_fraction", "error_message")
-for f in ("gpu_bench.json", "gpu_train_bench.json"):
+for f in ("gpu_bench.json", "gpu_train_bench.json", "gpu_train_bench_any.json"):
     try:
         for b in json.load(open(f"{sys.argv[1]}/{f}"))["benchmarks"]:
             extra = {k: v for k, v in b.items() if k in keys}
@@ -157,6 +168,59 @@ phase_sanitize() {
     step 200 "$OUT/sanitize.log" "$OUT/sanitize.log" "$cs" --tool memcheck --error-exitcode 3 \
       "$t" --gtest_brief=1
   done
+}
+
+# Where a training step's GPU time goes: Nsight Compute's per-kernel
+# summary of about two steps of BM_TrainStep/gpu and /gpu_bf16 (after
+# PROFILE_SKIP launches of warm-up, cuDNN's measuring included), the
+# kernels summed by name, the 20 costliest first -> profile.txt. The step
+# times ncu prints are slowed by it and mean nothing.
+phase_profile() {
+  local ncu mode
+  ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  [ -n "$ncu" ] || { echo "ncu: not found" | tee -a "$SUMMARY"; return 0; }
+  for mode in gpu gpu_bf16; do
+    echo "== BM_TrainStep/$mode" >> "$OUT/profile.raw"
+    step 120 "$OUT/profile.raw" "$OUT/profile.raw" "$ncu" --metrics gpu__time_duration.sum \
+      --print-summary per-kernel --launch-skip "${PROFILE_SKIP:-2000}" \
+      --launch-count "${PROFILE_COUNT:-110}" bin/gpu_train_bench \
+      --benchmark_filter="BM_TrainStep/$mode/" --benchmark_min_time=3
+  done
+  python3 - "$OUT/profile.raw" > "$OUT/profile.txt" 2>&1 <<'PY'
+import re, sys
+# ncu's per-kernel summary: a kernel's name line, then its metric table;
+# "gpu__time_duration.sum  <unit>  <min> <max> <average>" with the count
+# on the name line ("... (N invocations)" or similar). Summed per name.
+section, rows, name, count = None, {}, None, 1
+out = []
+def flush():
+    if section is None:
+        return
+    total = sum(t for t, _ in rows.values())
+    out.append(f"== {section}: {total / 1e3:.2f} ms over {sum(c for _, c in rows.values())} launches")
+    for n, (t, c) in sorted(rows.items(), key=lambda kv: -kv[1][0])[:20]:
+        out.append(f"  {t / 1e3:9.1f} us  x{c:<3d} {n[:150]}")
+for line in open(sys.argv[1], errors="replace"):
+    if line.startswith("== BM_TrainStep"):
+        flush()
+        section, rows = line[3:].strip(), {}
+        continue
+    m = re.match(r"\s{2}(\S.*?)\s+\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\).*?Invocations\s*(\d+)?", line)
+    if m:
+        name = m.group(1)
+        count = int(m.group(2) or 1)
+        continue
+    m = re.search(r"gpu__time_duration\.sum\s+(\S+)\s+([\d.,]+)\s+([\d.,]+)\s+([\d.,]+)", line)
+    if m and name:
+        unit, avg = m.group(1), float(m.group(4).replace(",", ""))
+        scale = {"ns": 1e-3, "nsecond": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}.get(unit, 1.0)
+        t, c = rows.get(name, (0.0, 0))
+        rows[name] = (t + avg * scale * count, c + count)
+        name = None
+flush()
+print("\n".join(out) if out else "no per-kernel summary parsed: see profile.raw")
+PY
+  cat "$OUT/profile.txt" >> "$SUMMARY"
 }
 
 # One row per system and core count: images/s and the ratios to bare decode.
@@ -215,8 +279,8 @@ phases=("$@")
 header "${phases[@]}"
 for p in "${phases[@]}"; do
   case "$p" in
-    tests|samples|bench|sanitize|pipeline) "phase_$p" ;;
-    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, sanitize, pipeline, all)" |
+    tests|samples|bench|sanitize|pipeline|profile) "phase_$p" ;;
+    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, sanitize, pipeline, profile, all)" |
          tee -a "$SUMMARY" ;;
   esac
 done

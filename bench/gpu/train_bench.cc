@@ -23,6 +23,10 @@
 //     decode on the CPU, PrefetchToDevice, random flip on the backend's
 //     stream, TrainStep on the device tensors; input_wait_fraction is the
 //     time spent in DeviceIterator::Next() (the target: under 5%).
+//   * BM_TrainStep/gpu_heavy, /gpu_heavy_graph and /gpu_heavy_bf16: a
+//     heavier CNN (five 3x3 convolutions of 32..256 channels on uint8
+//     [128, 224, 224, 3]; MakeModel), so the work is not tuned to one small
+//     net; torch_train_step.py --model heavy is its reference;
 //   * BM_MlpStep/eager and /graph: the tutorials' Fashion-MNIST MLP step
 //     (784 -> 128 relu -> 10, batch 32, SGD; bench/gpu/mlp_step.h) run call
 //     by call, and captured once with gpu::CaptureNnStep and replayed: the
@@ -39,8 +43,10 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -84,22 +90,54 @@ Status UseGpu() {
   return status;
 }
 
-std::unique_ptr<nn::Sequential> TutorialCnn(nn::Device device) {
+// The models: the tutorials' CNN on [32, 256, 256, 3], and a heavier one
+// so the work is not tuned to one small net: five 3x3 SAME convolutions
+// (32, 64, 128, 256, 256 channels, each with ReLU and a 2x2 max pool) on
+// [128, 224, 224, 3], Flatten, Dense 10 (torch_train_step.py --model heavy).
+enum class ModelKind { kTutorial, kHeavy };
+int64_t BatchOf(ModelKind kind) { return kind == ModelKind::kHeavy ? 128 : kBatch; }
+int64_t SideOf(ModelKind kind) { return kind == ModelKind::kHeavy ? 224 : Side(); }
+
+std::unique_ptr<nn::Sequential> MakeModel(ModelKind kind, nn::Device device) {
   nn::SetRandomSeed(1);
-  auto model = std::make_unique<nn::Sequential>("cats_vs_dogs");
+  auto model =
+      std::make_unique<nn::Sequential>(kind == ModelKind::kHeavy ? "heavy" : "cats_vs_dogs");
   const nn::Activation relu = nn::Activation::kRelu;
   model->Add<nn::Rescaling>(1.0f / 255);
-  model->Add<nn::Conv2D>(32, 3, nn::Conv2DOptions{.activation = relu});
-  model->Add<nn::MaxPooling2D>();
-  model->Add<nn::Conv2D>(32, 5, nn::Conv2DOptions{.activation = relu});
-  model->Add<nn::MaxPooling2D>();
-  model->Add<nn::Flatten>();
-  model->Add<nn::Dense>(64, nn::DenseOptions{.activation = relu});
-  model->Add<nn::Dense>(2, nn::DenseOptions{.activation = nn::Activation::kSoftmax});
+  if (kind == ModelKind::kHeavy) {
+    for (int64_t filters : {32, 64, 128, 256, 256}) {
+      model->Add<nn::Conv2D>(filters, 3,
+                             nn::Conv2DOptions{.padding = nn::Padding::kSame, .activation = relu});
+      model->Add<nn::MaxPooling2D>();
+    }
+    model->Add<nn::Flatten>();
+    model->Add<nn::Dense>(10, nn::DenseOptions{.activation = nn::Activation::kSoftmax});
+  } else {
+    model->Add<nn::Conv2D>(32, 3, nn::Conv2DOptions{.activation = relu});
+    model->Add<nn::MaxPooling2D>();
+    model->Add<nn::Conv2D>(32, 5, nn::Conv2DOptions{.activation = relu});
+    model->Add<nn::MaxPooling2D>();
+    model->Add<nn::Flatten>();
+    model->Add<nn::Dense>(64, nn::DenseOptions{.activation = relu});
+    model->Add<nn::Dense>(2, nn::DenseOptions{.activation = nn::Activation::kSoftmax});
+  }
   if (!model->SetDevice(device).ok()) return nullptr;
   Status s = model->Compile({.optimizer = std::make_shared<nn::Adam>(),
                              .loss = std::make_shared<nn::SparseCategoricalCrossentropy>()});
   return s.ok() ? std::move(model) : nullptr;
+}
+
+// Prints the convolution algorithms gpu:0's backend chose (once per
+// benchmark name), so a run's log says what cuDNN ran.
+void PrintConvAlgorithms(const std::string& name) {
+  static std::set<std::string> printed;
+  if (!printed.insert(name).second) return;
+  Result<nn::Backend*> b = nn::GetBackend(nn::Device::Gpu(0));
+  if (!b.ok()) return;
+  Result<std::vector<ConvAlgorithm>> algos = ConvAlgorithms(**b);
+  if (!algos.ok()) return;
+  std::fprintf(stderr, "conv algorithms after %s (%zu):\n", name.c_str(), algos->size());
+  for (const ConvAlgorithm& a : *algos) std::fprintf(stderr, "  %s\n", a.ToString().c_str());
 }
 
 // Smooth images with noise (JPEG-like content), labels alternating.
@@ -125,20 +163,25 @@ Tensor Labels(int64_t n) {
 
 enum class StepMode { kCpu, kGpu, kGpuGraph, kGpuBf16, kGpuBf16Graph };
 
-void BM_TrainStep(benchmark::State& state, StepMode mode) {
+void BM_TrainStep(benchmark::State& state, StepMode mode, ModelKind kind = ModelKind::kTutorial) {
   if (mode != StepMode::kCpu) {
     if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
   }
   const bool bf16 = mode == StepMode::kGpuBf16 || mode == StepMode::kGpuBf16Graph;
   nn::SetGlobalPolicy(bf16 ? nn::DTypePolicy::MixedBFloat16() : nn::DTypePolicy::Float32());
-  auto model = TutorialCnn(mode == StepMode::kCpu ? nn::Device::Cpu() : nn::Device::Gpu(0));
+  auto model = MakeModel(kind, mode == StepMode::kCpu ? nn::Device::Cpu() : nn::Device::Gpu(0));
   nn::SetGlobalPolicy(nn::DTypePolicy::Float32());
   if (model == nullptr) return state.SkipWithError("the model could not be made");
-  const Tensor x = Images(kBatch, Side()), y = Labels(kBatch);
-  for (int warm = 0; warm < 2; ++warm) {  // builds the layers, cuDNN plans, caches
+  const int64_t batch = BatchOf(kind);
+  const Tensor x = Images(batch, SideOf(kind)), y = Labels(batch);
+  for (int warm = 0; warm < 2; ++warm) {  // builds the layers, measures cuDNN's algorithms
     if (Result<double> l = model->TrainStep(x, y); !l.ok()) {
       return state.SkipWithError(l.status().ToString().c_str());
     }
+  }
+  if (mode != StepMode::kCpu) {
+    PrintConvAlgorithms(std::string(kind == ModelKind::kHeavy ? "heavy" : "tutorial") +
+                        (bf16 ? " bfloat16" : " float32"));
   }
   std::unique_ptr<nn::CapturedTrainStep> captured;
   if (mode == StepMode::kGpuGraph || mode == StepMode::kGpuBf16Graph) {
@@ -154,7 +197,7 @@ void BM_TrainStep(benchmark::State& state, StepMode mode) {
     benchmark::DoNotOptimize(*loss);
   }
   state.counters["images_per_s"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * kBatch), benchmark::Counter::kIsRate);
+      static_cast<double>(state.iterations() * batch), benchmark::Counter::kIsRate);
 }
 BENCHMARK_CAPTURE(BM_TrainStep, gpu, StepMode::kGpu)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainStep, gpu_graph, StepMode::kGpuGraph)
@@ -167,6 +210,15 @@ BENCHMARK_CAPTURE(BM_TrainStep, gpu_bf16_graph, StepMode::kGpuBf16Graph)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainStep, cpu, StepMode::kCpu)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, gpu_heavy, StepMode::kGpu, ModelKind::kHeavy)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, gpu_heavy_graph, StepMode::kGpuGraph, ModelKind::kHeavy)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, gpu_heavy_bf16, StepMode::kGpuBf16, ModelKind::kHeavy)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 constexpr int64_t kJpegs = 64, kSteps = 20;
 
@@ -197,7 +249,7 @@ Dataset JpegPipeline(bool flip) {
 
 void BM_FitFromJpegs(benchmark::State& state) {
   if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
-  auto model = TutorialCnn(nn::Device::Gpu(0));
+  auto model = MakeModel(ModelKind::kTutorial, nn::Device::Gpu(0));
   if (model == nullptr) return state.SkipWithError("the model could not be made");
   const Dataset input = JpegPipeline(/*flip=*/true);
   double wait = 0;
@@ -224,7 +276,7 @@ BENCHMARK(BM_FitFromJpegs)
 
 void BM_TrainFromJpegsOnDevice(benchmark::State& state) {
   if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
-  auto model = TutorialCnn(nn::Device::Gpu(0));
+  auto model = MakeModel(ModelKind::kTutorial, nn::Device::Gpu(0));
   if (model == nullptr) return state.SkipWithError("the model could not be made");
   nn::Backend* backend = nn::GetBackend(nn::Device::Gpu(0)).value();
   Stream* stream = NnBackendStream(*backend).value();
