@@ -9,6 +9,14 @@
 //   * BM_PrefetchToDevice: batches of that shape from an in-memory pipeline,
 //     staged and copied by prefetch_to_device while the consumer stream
 //     waits for each and drops it with RecordUse.
+//   * BM_PoolForward, BM_PoolBackward, BM_BiasAdd, BM_BiasGrad, BM_Relu,
+//     BM_ReluBackward: the nn backend's own bandwidth-bound kernels at the
+//     tutorials' CNN's first layer, [32, 256, 256, 16] activations (max
+//     pooling 2x2 stride 2), float32 (/0) and bfloat16 (/1); bytes are the
+//     least each must move (every input read once, every output written
+//     once; max pooling's int64 argmax included), over kNnCalls calls per
+//     iteration, so bytes_per_second against BM_CopyDeviceToDevice is the
+//     fraction of memory bandwidth reached.
 // Each reports bytes_per_second; the ratio to its reference is the figure
 // of merit (docs/perf.md). Every iteration ends with the stream drained, so
 // the time is the device's, plus one synchronization.
@@ -28,10 +36,12 @@
 #include "sluice/gpu/device.h"
 #include "sluice/gpu/device_tensor.h"
 #include "sluice/gpu/image_ops.h"
+#include "sluice/gpu/nn_backend.h"
 #include "sluice/gpu/pinned_host_pool.h"
 #include "sluice/gpu/prefetch_to_device.h"
 #include "sluice/gpu/region_provider.h"
 #include "sluice/gpu/stream.h"
+#include "sluice/nn/backend.h"
 #include "sluice/pipeline/dataset.h"
 
 namespace sluice::gpu {
@@ -192,6 +202,102 @@ void BM_PrefetchToDevice(benchmark::State& state) {
   state.counters["wait_fraction"] = static_cast<double>(stats.consumer_wait_ns) / elapsed_ns;
 }
 
+// --- The nn backend's bandwidth-bound kernels ------------------------------
+
+constexpr int64_t kNnBatch = 32, kNnChannels = 16;
+constexpr int kNnCalls = 8;  // per iteration, then one Synchronize
+
+// The nn backend on the bench device, made once; null after skipping.
+nn::Backend* NnBackend(benchmark::State& state) {
+  static Result<std::unique_ptr<nn::Backend>> backend =
+      []() -> Result<std::unique_ptr<nn::Backend>> {
+    SLUICE_ASSIGN_OR_RETURN(Device d, BenchDevice());
+    return NewNnBackend(d);
+  }();
+  if (!backend.ok()) {
+    state.SkipWithError(backend.status().ToString().c_str());
+    return nullptr;
+  }
+  return backend->get();
+}
+
+// A `shape` tensor of `dtype` holding values spread over [-1, 1).
+Result<nn::DeviceTensor> NnTensor(nn::Backend& b, DType dtype, const Shape& shape) {
+  SLUICE_ASSIGN_OR_RETURN(Tensor host, Tensor::Allocate(DType::kFloat32, shape));
+  auto v = host.flat<float>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = static_cast<float>(static_cast<uint32_t>(i * 2654435761u) >> 8) * 0x1.0p-23f - 1.0f;
+  }
+  SLUICE_ASSIGN_OR_RETURN(nn::DeviceTensor f, b.ToDevice(host));
+  if (dtype == DType::kFloat32) return f;
+  SLUICE_ASSIGN_OR_RETURN(nn::DeviceTensor t, b.Allocate(dtype, shape));
+  SLUICE_RETURN_IF_ERROR(b.Cast(f, 1.0f, &t));
+  return t;
+}
+
+enum NnOp { kPoolForward, kPoolBackward, kBiasAdd, kBiasGrad, kRelu, kReluBackward };
+
+// kNnCalls calls of `op` per iteration on float32 (range(0) == 0) or
+// bfloat16 activations; the bias and its gradient stay float32.
+void RunNnOp(benchmark::State& state, NnOp op) {
+  nn::Backend* b = NnBackend(state);
+  if (b == nullptr) return;
+  const DType dt = state.range(0) == 0 ? DType::kFloat32 : DType::kBFloat16;
+  const int64_t elem = state.range(0) == 0 ? 4 : 2;
+  const Shape xs{kNnBatch, kSide, kSide, kNnChannels};
+  const Shape ys{kNnBatch, kSide / 2, kSide / 2, kNnChannels};
+  const nn::Window2D window{2, 2, 2, 2, nn::Padding::kValid};
+  auto x = NnTensor(*b, dt, xs);
+  auto y = NnTensor(*b, dt, ys);
+  auto dx = NnTensor(*b, dt, xs);
+  auto bias = NnTensor(*b, DType::kFloat32, Shape{kNnChannels});
+  if (!Check(state, x.status()) || !Check(state, y.status()) || !Check(state, dx.status()) ||
+      !Check(state, bias.status())) {
+    return;
+  }
+  nn::DeviceTensor ws;
+  if (!Check(state, b->Pool2DForward(nn::PoolMode::kMax, *x, window, &*y, &ws)) ||
+      !Check(state, b->Synchronize())) {
+    return;
+  }
+  const int64_t nx = xs.num_elements(), ny = ys.num_elements();
+  int64_t bytes = 0;  // per call
+  switch (op) {
+    case kPoolForward: bytes = nx * elem + ny * (elem + 8); break;
+    case kPoolBackward: bytes = ny * (elem + 8) + nx * elem; break;
+    case kBiasAdd: bytes = 2 * nx * elem; break;
+    case kBiasGrad: bytes = nx * elem; break;
+    case kRelu: bytes = 2 * nx * elem; break;
+    case kReluBackward: bytes = 3 * nx * elem; break;
+  }
+  for (auto _ : state) {
+    for (int i = 0; i < kNnCalls; ++i) {
+      Status s;
+      switch (op) {
+        case kPoolForward: s = b->Pool2DForward(nn::PoolMode::kMax, *x, window, &*y, &ws); break;
+        case kPoolBackward:
+          s = b->Pool2DBackward(nn::PoolMode::kMax, *x, *y, *y, ws, window, &*dx);
+          break;
+        case kBiasAdd: s = b->BiasAdd(*bias, &*x); break;
+        case kBiasGrad: s = b->BiasGrad(*x, 0.0f, &*bias); break;
+        case kRelu: s = b->ActivationForward(nn::Activation::kRelu, *x, &*dx); break;
+        case kReluBackward: s = b->ActivationBackward(nn::Activation::kRelu, *x, *dx, &*dx); break;
+      }
+      if (!Check(state, s)) return;
+    }
+    if (!Check(state, b->Synchronize())) return;
+  }
+  state.SetBytesProcessed(state.iterations() * kNnCalls * bytes);
+  state.SetLabel(state.range(0) == 0 ? "float32" : "bfloat16");
+}
+
+void BM_PoolForward(benchmark::State& state) { RunNnOp(state, kPoolForward); }
+void BM_PoolBackward(benchmark::State& state) { RunNnOp(state, kPoolBackward); }
+void BM_BiasAdd(benchmark::State& state) { RunNnOp(state, kBiasAdd); }
+void BM_BiasGrad(benchmark::State& state) { RunNnOp(state, kBiasGrad); }
+void BM_Relu(benchmark::State& state) { RunNnOp(state, kRelu); }
+void BM_ReluBackward(benchmark::State& state) { RunNnOp(state, kReluBackward); }
+
 BENCHMARK(BM_CopyDeviceToDevice)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CopyHostToDevice)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Augment)
@@ -199,6 +305,12 @@ BENCHMARK(BM_Augment)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PrefetchToDevice)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PoolForward)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PoolBackward)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_BiasAdd)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_BiasGrad)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Relu)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ReluBackward)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace sluice::gpu

@@ -96,7 +96,7 @@ Status GpuBackend::BiasGrad(const DeviceTensor& dy, float beta, DeviceTensor* db
   const int64_t c = db->dim(0);
   if (c == 0) return Status::OK();
   const int64_t rows = dy.num_elements() / c;
-  const int64_t chunks = (rows + internal::kBiasGradChunkRows - 1) / internal::kBiasGradChunkRows;
+  const int64_t chunks = internal::BiasGradChunks(rows, c);
   // chunks x c double partial sums; none for an empty dy (db = beta · db).
   DeviceTensor partial;
   if (chunks > 0) {

@@ -1,10 +1,12 @@
 // GpuBackend's pooling: Pool2DForward and Pool2DBackward (NHWC), on the
-// naive kernels of internal/conv_kernels.h, over float32 or bfloat16
-// tensors (mixed precision reads and writes bfloat16 as it is).
+// kernels of internal/pool_kernels.cu (declared in conv_kernels.h), over
+// float32 or bfloat16 tensors (mixed precision reads and writes bfloat16 as
+// it is).
 //
 // Max pooling's workspace is int64 with y's shape: the flat index into x
 // of each window's first maximum (row-major window order, as TensorFlow).
-// Backward gathers per dx element from the windows that contain it, so it
+// Backward writes each dx element once (from its window when windows do
+// not overlap, else gathered from the windows that contain it), so it
 // needs no atomics and is deterministic. Average pooling needs no
 // workspace (an empty uint8 one is returned, as the CPU backend does).
 #include "sluice/gpu/backend/gpu_backend.h"

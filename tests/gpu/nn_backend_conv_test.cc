@@ -212,7 +212,8 @@ TEST_P(ConvTest, RejectsWhatTheCpuBackendRejects) {
 }
 
 // Pooling cases: windows that overlap (stride < kernel, so an input
-// element is in several windows), asymmetric SAME padding, non-square.
+// element is in several windows) or not, asymmetric SAME padding,
+// non-square, channel counts that do and do not take 4-channel runs.
 const std::vector<Case>& PoolCases() {
   static const std::vector<Case> cases = {
       {2, 6, 6, 3, 0, Win(2, 2, 2, 2, Padding::kValid)},
@@ -222,6 +223,11 @@ const std::vector<Case>& PoolCases() {
       {2, 8, 7, 1, 0, Win(3, 2, 2, 1, Padding::kValid)},
       {1, 4, 4, 2, 0, Win(4, 4, 1, 1, Padding::kValid)},  // global
       {1, 1, 1, 1, 0, Win(1, 1, 1, 1, Padding::kValid)},  // one element
+      // Four channels per thread: windows apart (the last row and column
+      // in none), apart with gaps (stride beyond the kernel), overlapping.
+      {2, 7, 9, 8, 0, Win(2, 2, 2, 2, Padding::kValid)},
+      {1, 7, 8, 4, 0, Win(2, 2, 3, 3, Padding::kSame)},
+      {2, 6, 7, 4, 0, Win(3, 3, 2, 2, Padding::kSame)},
   };
   return cases;
 }

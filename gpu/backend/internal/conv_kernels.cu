@@ -1,51 +1,13 @@
-// Convolution and pooling element loops (conv_kernels.h): one thread per
-// output element, run on a GPU or on the host.
+// Convolution, padding and filter-layout element loops (conv_kernels.h):
+// one thread per output element, run on a GPU or on the host. Pooling is
+// in pool_kernels.cu.
 #include <type_traits>
 
 #include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/conv_kernels.h"
+#include "sluice/gpu/backend/internal/window_index.cuh"
 
 namespace sluice::gpu::backend::internal {
-namespace {
-
-// An element of a [batch, rows, cols, channels] tensor by its flat index.
-struct Nhwc {
-  int64_t b, h, w, c;
-};
-SLUICE_HD Nhwc Unflatten(int64_t i, int64_t rows, int64_t cols, int64_t channels) {
-  const int64_t p = i / channels;
-  const int64_t q = p / cols;
-  return Nhwc{q / rows, q % rows, p % cols, i % channels};
-}
-
-// The outputs along one dimension whose window contains input position
-// `in`: [lo, hi), within [0, out). A window starts at o · stride - pad.
-struct Span {
-  int64_t lo, hi;
-};
-SLUICE_HD Span WindowsContaining(int64_t in, int64_t pad, int64_t kernel, int64_t stride,
-                                 int64_t out) {
-  const int64_t first = in + pad - kernel + 1;  // o · stride >= first
-  const int64_t lo = first <= 0 ? 0 : (first + stride - 1) / stride;
-  const int64_t hi = (in + pad) / stride + 1;  // o · stride <= in + pad
-  return Span{lo, hi < out ? hi : out};
-}
-
-// The input positions of window o along one dimension: [lo, hi), clipped.
-SLUICE_HD Span WindowTaps(int64_t o, int64_t pad, int64_t kernel, int64_t stride, int64_t in) {
-  const int64_t start = o * stride - pad;
-  const int64_t end = start + kernel;
-  return Span{start < 0 ? 0 : start, end < in ? end : in};
-}
-
-// Taps of window (oh, ow) inside the input, as the average's divisor.
-SLUICE_HD float TapCount(const WindowGeometry& g, int64_t oh, int64_t ow) {
-  const Span h = WindowTaps(oh, g.pad_top, g.kernel_h, g.stride_h, g.in_h);
-  const Span w = WindowTaps(ow, g.pad_left, g.kernel_w, g.stride_w, g.in_w);
-  return static_cast<float>((h.hi - h.lo) * (w.hi - w.lo));
-}
-
-}  // namespace
 
 int RunConv2DForward(const Conv2DForwardArgs& a, KernelTarget target) {
   const WindowGeometry g = a.g;
@@ -206,63 +168,5 @@ int PadOrCrop(const PadNhwcArgs& a, bool to_padded, KernelTarget target) {
 int RunPadNhwc(const PadNhwcArgs& a, KernelTarget target) { return PadOrCrop(a, true, target); }
 
 int RunCropNhwc(const PadNhwcArgs& a, KernelTarget target) { return PadOrCrop(a, false, target); }
-
-int RunPool2DForward(const Pool2DForwardArgs& a, KernelTarget target) {
-  const WindowGeometry g = a.g;
-  const bool is_max = a.kind == PoolKind::kMax;
-  const void* x = a.x;
-  void* y = a.y;
-  const bool xb = a.x_bf16, yb = a.y_bf16;
-  int64_t* argmax = a.argmax;
-  return ForEach(g.batch * g.out_h * g.out_w * g.in_c, target, [=] __host__ __device__(int64_t i) {
-    const Nhwc o = Unflatten(i, g.out_h, g.out_w, g.in_c);
-    const Span h = WindowTaps(o.h, g.pad_top, g.kernel_h, g.stride_h, g.in_h);
-    const Span w = WindowTaps(o.w, g.pad_left, g.kernel_w, g.stride_w, g.in_w);
-    // Every window holds at least one input element (window.h's padding).
-    int64_t best = ((o.b * g.in_h + h.lo) * g.in_w + w.lo) * g.in_c + o.c;
-    float acc = is_max ? LoadFloat(x, xb, best) : 0.0f;
-    for (int64_t ih = h.lo; ih < h.hi; ++ih) {
-      for (int64_t iw = w.lo; iw < w.hi; ++iw) {
-        const int64_t at = ((o.b * g.in_h + ih) * g.in_w + iw) * g.in_c + o.c;
-        const float v = LoadFloat(x, xb, at);
-        if (!is_max) {
-          acc = Add(acc, v);
-        } else if (v > acc) {
-          acc = v;
-          best = at;
-        }
-      }
-    }
-    StoreFloat(y, yb, i,
-               is_max ? acc : Div(acc, static_cast<float>((h.hi - h.lo) * (w.hi - w.lo))));
-    if (argmax != nullptr) argmax[i] = best;
-  });
-}
-
-int RunPool2DBackward(const Pool2DBackwardArgs& a, KernelTarget target) {
-  const WindowGeometry g = a.g;
-  const bool is_max = a.kind == PoolKind::kMax;
-  const void* dy = a.dy;
-  const int64_t* argmax = a.argmax;
-  void* dx = a.dx;
-  const bool dyb = a.dy_bf16, dxb = a.dx_bf16;
-  return ForEach(g.batch * g.in_h * g.in_w * g.in_c, target, [=] __host__ __device__(int64_t i) {
-    const Nhwc x = Unflatten(i, g.in_h, g.in_w, g.in_c);
-    const Span h = WindowsContaining(x.h, g.pad_top, g.kernel_h, g.stride_h, g.out_h);
-    const Span w = WindowsContaining(x.w, g.pad_left, g.kernel_w, g.stride_w, g.out_w);
-    float acc = 0.0f;
-    for (int64_t oh = h.lo; oh < h.hi; ++oh) {
-      for (int64_t ow = w.lo; ow < w.hi; ++ow) {
-        const int64_t o = ((x.b * g.out_h + oh) * g.out_w + ow) * g.in_c + x.c;
-        if (!is_max) {
-          acc = Add(acc, Div(LoadFloat(dy, dyb, o), TapCount(g, oh, ow)));
-        } else if (argmax[o] == i) {
-          acc = Add(acc, LoadFloat(dy, dyb, o));
-        }
-      }
-    }
-    StoreFloat(dx, dxb, i, acc);
-  });
-}
 
 }  // namespace sluice::gpu::backend::internal

@@ -1,7 +1,8 @@
 // The element loops of the GPU backend's convolutions and poolings
-// (conv.cc, pool.cc, cudnn_lib.cc), compiled by nvcc from conv_kernels.cu:
-// one __host__ __device__ function per output element, run as a CUDA
-// kernel or, on the host device, as a loop (gpu/internal/kernel_util.cuh).
+// (conv.cc, pool.cc, cudnn_lib.cc), compiled by nvcc from conv_kernels.cu
+// and pool_kernels.cu: __host__ __device__ functions per output element (or
+// per pooling window and run of channels), run as a CUDA kernel or, on the
+// host device, as a loop (gpu/internal/kernel_util.cuh).
 //
 // Plain C++17 shared by g++ and nvcc: no sluice or CUDA headers. Arguments
 // are checked by the callers (nn/kit/conv_checks.h); the loops trust
@@ -104,7 +105,7 @@ struct FilterTransposeArgs {
 };
 int RunFilterTranspose(const FilterTransposeArgs& args, KernelTarget target);
 
-// Pooling; geometry's out_c == in_c.
+// Pooling (pool_kernels.cu); geometry's out_c == in_c.
 enum class PoolKind : uint8_t { kMax, kAverage };
 
 // y[n, oh, ow, c] over the window's taps inside x (padding ignored):
@@ -124,10 +125,11 @@ struct Pool2DForwardArgs {
 };
 int RunPool2DForward(const Pool2DForwardArgs& args, KernelTarget target);
 
-// dx[n, ih, iw, c] gathered from the windows containing it (oh, then ow,
-// ascending): kMax adds dy[o] where argmax[o] is this element's flat index;
-// kAverage adds dy[o] / (taps of window o inside x). Deterministic. dy and
-// dx float32 or bfloat16, as above.
+// dx[n, ih, iw, c] = 0 + the sum over the windows containing it (oh, then
+// ow, ascending): kMax adds dy[o] where argmax[o] is this element's flat
+// index; kAverage adds dy[o] / (taps of window o inside x). Every dx
+// element is written (0 where no window adds). Deterministic. dy and dx
+// float32 or bfloat16, as above.
 struct Pool2DBackwardArgs {
   WindowGeometry g;
   PoolKind kind = PoolKind::kMax;

@@ -1,7 +1,7 @@
 // The element loops behind GpuBackend's elementwise methods (Fill, Cast,
 // Axpby, Multiply, DropoutMask), dense algebra (MatMul, BiasAdd, BiasGrad)
 // and reductions (Sum, CountArgMaxMatches), compiled by nvcc from
-// dense_elementwise_kernels.cu, dense_kernels.cu and
+// dense_elementwise_kernels.cu, dense_kernels.cu, bias_kernels.cu and
 // dense_reduction_kernels.cu. Each runs as a CUDA kernel on
 // target.cuda_stream or, when it is null, as a host loop (the host device).
 //
@@ -109,6 +109,7 @@ int RunMatMul(const MatMulArgs& args, KernelTarget target);
 // y[r, j] += bias[j] for y viewed as [rows, channels]. Each of bias and y
 // is float32, or bfloat16 when its *_bf16 flag is set: the sum is one float
 // addition, rounded once more into a bfloat16 y (float32 staging's bits).
+// Runs of 8 elements per thread when channels % 8 == 0 (bias_kernels.cu).
 struct BiasAddArgs {
   const void* bias = nullptr;
   void* y = nullptr;
@@ -118,16 +119,27 @@ struct BiasAddArgs {
 };
 int RunBiasAdd(const BiasAddArgs& args, KernelTarget target);
 
-// Rows of dy one partial sum of BiasGrad covers.
-constexpr int64_t kBiasGradChunkRows = 256;
+// BiasGrad's geometry: threads per block, and the rows of one channel
+// each pass-1 thread adds.
+constexpr int64_t kBiasGradThreads = 256;
+constexpr int64_t kBiasGradRowsPerThread = 32;
+// Rows of dy one partial sum covers: (256 / channels) lanes of 32 rows each
+// for channels <= 256, else 32.
+constexpr int64_t BiasGradChunkRows(int64_t channels) {
+  return (channels <= kBiasGradThreads ? kBiasGradThreads / channels : 1) * kBiasGradRowsPerThread;
+}
+// Partial sums per channel: ceil(rows / chunk rows).
+constexpr int64_t BiasGradChunks(int64_t rows, int64_t channels) {
+  return (rows + BiasGradChunkRows(channels) - 1) / BiasGradChunkRows(channels);
+}
 // db[j] = Σ_r dy[r, j] + beta · db[j] (db not read when beta == 0), in
-// double, rounded to float once. Two passes: partial[q, j] sums the
-// kBiasGradChunkRows rows of chunk q (q < chunks = ceil(rows / chunk rows)),
-// then each db[j] adds beta · db[j] and its partials in chunk order, so the
-// result does not depend on the launch geometry. `partial` is scratch of
-// chunks · channels doubles (null when rows == 0). dy and db are float32,
-// or bfloat16 when flagged (a bfloat16 db gets the float32 sum rounded
-// once more, as float32 staging gives).
+// double, rounded to float once. Two passes (bias_kernels.cu): partial[q, j]
+// sums chunk q's rows (q < chunks = BiasGradChunks(rows, channels)) lane by
+// lane, lanes added in order; then each db[j] adds its partials in a fixed
+// tree, then beta · db[j]. The order depends on the shape only, never on the
+// launch. `partial` is scratch of chunks · channels doubles (null when
+// rows == 0). dy and db are float32, or bfloat16 when flagged (a bfloat16
+// db gets the float32 sum rounded once more, as float32 staging gives).
 struct BiasGradArgs {
   const void* dy = nullptr;
   void* db = nullptr;

@@ -1,10 +1,15 @@
 // Activation and optimizer-update element loops (train_kernels.h): one
 // thread per element, or per row for softmax, run on a GPU or on the host.
-// Each step is one rounded float operation in nn/cpu/'s order.
+// Each step is one rounded float operation in nn/cpu/'s order. Linear and
+// relu (forward and backward), bandwidth-bound, take runs of kActVec
+// elements per thread (one vector access each, element types fixed at
+// compile time) where the pointers are aligned for it: memory is each input
+// read once and the output written once.
 #include <cmath>
 
 #include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/train_kernels.h"
+#include "sluice/gpu/backend/internal/vector_access.cuh"
 
 namespace sluice::gpu::backend::internal {
 namespace {
@@ -23,6 +28,89 @@ SLUICE_HD float Sigmoid(float x) {
   if (x >= 0.0f) return Div(1.0f, Add(1.0f, expf(-x)));
   const float e = expf(x);
   return Div(e, Add(1.0f, e));
+}
+
+constexpr int kActVec = 8;
+
+struct Identity {
+  SLUICE_HD float operator()(float v) const { return v; }
+};
+struct Relu {
+  SLUICE_HD float operator()(float v) const { return v > 0.0f ? v : 0.0f; }
+};
+struct ReluGrad {  // from the forward output y
+  SLUICE_HD float operator()(float y, float dy) const { return y > 0.0f ? dy : 0.0f; }
+};
+
+// y[i] = op(x[i]) for i < n, V elements per thread (the last run may be
+// shorter). y may be x: a thread reads its run before writing it.
+template <int V, typename X, typename Y, typename Op>
+int MapRuns(const X* x, Y* y, int64_t n, KernelTarget target, Op op) {
+  return ForEach((n + V - 1) / V, target, [=] __host__ __device__(int64_t i) {
+    const int64_t base = i * V;
+    if (base + V <= n) {
+      const Vec<X, V> xv = LoadVec<X, V>(x + base);
+      Vec<Y, V> yv;
+      for (int k = 0; k < V; ++k) yv.v[k] = FromFloat<Y>(op(AsFloat(xv.v[k])));
+      StoreVec<Y, V>(y + base, yv);
+    } else {
+      for (int64_t j = base; j < n; ++j) y[j] = FromFloat<Y>(op(AsFloat(x[j])));
+    }
+  });
+}
+
+// out[i] = op(a[i], b[i]), as MapRuns.
+template <int V, typename A, typename B, typename Out, typename Op>
+int MapRuns2(const A* a, const B* b, Out* out, int64_t n, KernelTarget target, Op op) {
+  return ForEach((n + V - 1) / V, target, [=] __host__ __device__(int64_t i) {
+    const int64_t base = i * V;
+    if (base + V <= n) {
+      const Vec<A, V> av = LoadVec<A, V>(a + base);
+      const Vec<B, V> bv = LoadVec<B, V>(b + base);
+      Vec<Out, V> ov;
+      for (int k = 0; k < V; ++k) ov.v[k] = FromFloat<Out>(op(AsFloat(av.v[k]), AsFloat(bv.v[k])));
+      StoreVec<Out, V>(out + base, ov);
+    } else {
+      for (int64_t j = base; j < n; ++j) out[j] = FromFloat<Out>(op(AsFloat(a[j]), AsFloat(b[j])));
+    }
+  });
+}
+
+// MapRuns over float32 or bfloat16 tensors: runs of kActVec when both
+// pointers allow, else single elements.
+template <typename Op>
+int MapFloats(const void* x, bool xb, void* y, bool yb, int64_t n, KernelTarget target, Op op) {
+  return VisitFloatType(xb, [&](auto xt) {
+    return VisitFloatType(yb, [&](auto yt) {
+      using X = decltype(xt);
+      using Y = decltype(yt);
+      const X* xp = static_cast<const X*>(x);
+      Y* yp = static_cast<Y*>(y);
+      return VecAligned<X, kActVec>(x) && VecAligned<Y, kActVec>(y)
+                 ? MapRuns<kActVec>(xp, yp, n, target, op)
+                 : MapRuns<1>(xp, yp, n, target, op);
+    });
+  });
+}
+
+template <typename Op>
+int MapFloats2(const void* a, bool ab, const void* b, bool bb, void* out, bool ob, int64_t n,
+               KernelTarget target, Op op) {
+  return VisitFloatType(ab, [&](auto at) {
+    return VisitFloatType(bb, [&](auto bt) {
+      return VisitFloatType(ob, [&](auto ot) {
+        using A = decltype(at);
+        using B = decltype(bt);
+        using O = decltype(ot);
+        const A* ap = static_cast<const A*>(a);
+        const B* bp = static_cast<const B*>(b);
+        O* op_ = static_cast<O*>(out);
+        return VecAligned<A, kActVec>(a) && VecAligned<B, kActVec>(b) && VecAligned<O, kActVec>(out)
+                   ? MapRuns2<kActVec>(ap, bp, op_, n, target, op)
+                   : MapRuns2<1>(ap, bp, op_, n, target, op);
+      });
+    });
+  });
 }
 
 // exp(x_j - max) is computed twice, for the sum and for y_j, so a bfloat16
@@ -68,14 +156,8 @@ int RunActivationForward(const ActivationForwardArgs& a, KernelTarget target) {
   switch (a.f) {
     case ActivationKind::kLinear:
       if (x == y && xb == yb) return 0;
-      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
-        StoreFloat(y, yb, i, LoadFloat(x, xb, i));
-      });
-    case ActivationKind::kRelu:
-      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
-        const float v = LoadFloat(x, xb, i);
-        StoreFloat(y, yb, i, v > 0.0f ? v : 0.0f);
-      });
+      return MapFloats(x, xb, y, yb, a.count, target, Identity{});
+    case ActivationKind::kRelu: return MapFloats(x, xb, y, yb, a.count, target, Relu{});
     case ActivationKind::kSigmoid:
       return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
         StoreFloat(y, yb, i, Sigmoid(LoadFloat(x, xb, i)));
@@ -98,13 +180,9 @@ int RunActivationBackward(const ActivationBackwardArgs& a, KernelTarget target) 
   switch (a.f) {
     case ActivationKind::kLinear:
       if (dy == dx && dyb == dxb) return 0;
-      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
-        StoreFloat(dx, dxb, i, LoadFloat(dy, dyb, i));
-      });
+      return MapFloats(dy, dyb, dx, dxb, a.count, target, Identity{});
     case ActivationKind::kRelu:
-      return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
-        StoreFloat(dx, dxb, i, LoadFloat(y, yb, i) > 0.0f ? LoadFloat(dy, dyb, i) : 0.0f);
-      });
+      return MapFloats2(y, yb, dy, dyb, dx, dxb, a.count, target, ReluGrad{});
     case ActivationKind::kSigmoid:  // dy · y · (1 - y)
       return ForEach(a.count, target, [=] __host__ __device__(int64_t i) {
         const float yi = LoadFloat(y, yb, i);
