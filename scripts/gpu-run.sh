@@ -168,6 +168,10 @@ phase_sanitize() {
     step 200 "$OUT/sanitize.log" "$OUT/sanitize.log" "$cs" --tool memcheck --error-exitcode 3 \
       "$t" --gtest_brief=1
   done
+  # The kernels that share memory between threads (BiasGrad's block sums)
+  # and the vectorized ones, under racecheck.
+  step 200 "$OUT/sanitize.log" "$OUT/sanitize.log" "$cs" --tool racecheck --error-exitcode 3 \
+    bin/gpu_nn_backend_test --gtest_brief=1 --gtest_filter='*Bias*:*Pool*:*Vector*:*Activation*'
 }
 
 # Where a training step's GPU time goes: Nsight Compute's per-kernel
