@@ -110,8 +110,9 @@ class Layer : public Trackable {
   std::vector<DeviceTensor*> gradients();
   int64_t CountParams() const;
 
-  // Whether Backward() must compute dL/dx. A model clears it for its first
-  // layer, whose input is data; Backward() may then return an empty tensor.
+  // Whether Backward() must compute dL/dx. A model clears it for each
+  // layer that no layer with trainable weights precedes (its input is data,
+  // or derived from data alone); Backward() may then return an empty tensor.
   bool input_gradient_needed() const { return input_gradient_needed_; }
   void set_input_gradient_needed(bool needed) { input_gradient_needed_ = needed; }
 

@@ -92,10 +92,16 @@ Result<DeviceTensor> Sequential::Call(const DeviceTensor& input, bool training) 
     x = f;
   }
   output_shapes_.resize(layers_.size());
-  layers_[0]->set_input_gradient_needed(input_gradient_needed());
+  // A layer computes its input gradient only where something before it
+  // needs one: a layer with trainable weights, or the model's own input. So
+  // the first convolution after Rescaling skips its data gradient (the most
+  // costly of a small CNN's backward pass), as frameworks do for data.
+  bool needed = input_gradient_needed();
   for (size_t i = 0; i < layers_.size(); ++i) {
+    layers_[i]->set_input_gradient_needed(needed);
     SLUICE_ASSIGN_OR_RETURN(x, layers_[i]->Forward(x, training));
     output_shapes_[i] = x.shape();
+    needed = needed || !layers_[i]->trainable_weights().empty();
   }
   return x;
 }
@@ -104,6 +110,8 @@ Result<DeviceTensor> Sequential::Backward(const DeviceTensor& dy) {
   DeviceTensor d = dy;
   for (size_t i = layers_.size(); i-- > 0;) {
     SLUICE_ASSIGN_OR_RETURN(d, layers_[i]->Backprop(d));
+    // Nothing before layer i trains, and no input gradient is wanted.
+    if (!layers_[i]->input_gradient_needed()) return DeviceTensor();
     if (i > 0 && d.empty()) {
       return Status::Internal("layer " + layers_[i]->name() + " returned no input gradient");
     }

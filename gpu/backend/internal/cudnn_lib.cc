@@ -218,15 +218,16 @@ struct Algo {
 
 // How algorithms are chosen, from the environment (read once):
 //   SLUICE_CUDNN_FIND=0           cuDNN's heuristics only, no measuring
-//   SLUICE_CUDNN_DETERMINISTIC=0  non-deterministic algorithms allowed
-//                                 (atomics: results vary in the last bits
-//                                 from run to run); by default only
-//                                 deterministic ones, where cuDNN has one
+//   SLUICE_CUDNN_DETERMINISTIC=1  deterministic algorithms only, where
+//                                 cuDNN has one (results the same bits from
+//                                 run to run); by default the fastest, as
+//                                 TensorFlow and PyTorch choose (atomics
+//                                 make the last bits vary between runs)
 //   SLUICE_CUDNN_WORKSPACE_MB=N   the most workspace one algorithm may use
 //                                 (default 1024)
 struct Policy {
   bool find = true;
-  bool deterministic = true;
+  bool deterministic = false;
   size_t workspace_limit = size_t{1024} << 20;
 };
 
@@ -239,7 +240,7 @@ const Policy& GetPolicy() {
       return !(std::string_view(v) == "0" || std::string_view(v) == "false");
     };
     p.find = flag("SLUICE_CUDNN_FIND", true);
-    p.deterministic = flag("SLUICE_CUDNN_DETERMINISTIC", true);
+    p.deterministic = flag("SLUICE_CUDNN_DETERMINISTIC", false);
     if (const char* mb = std::getenv("SLUICE_CUDNN_WORKSPACE_MB"); mb != nullptr && *mb != 0) {
       const long long v = std::atoll(mb);
       if (v >= 0) p.workspace_limit = static_cast<size_t>(v) << 20;
@@ -250,9 +251,9 @@ const Policy& GetPolicy() {
 }
 
 // The entry of cuDNN's ranking to use: the first that worked (for float32,
-// without tensor-op math; measured ones within the workspace limit),
-// deterministic ones first and, unless the policy allows others, only
-// those where cuDNN has one. The ranking is by measured time for
+// without tensor-op math; measured ones within the workspace limit); with
+// the deterministic policy, the first deterministic one where cuDNN has
+// one. The ranking is by measured time for
 // cudnnFind*, by expected speed for the heuristics. nullptr when none
 // qualifies.
 template <typename Perf>
@@ -497,7 +498,7 @@ Result<bool> Run(GpuBackend& backend, Op op, const ConvGeometry& g, const Operan
     SLUICE_RETURN_IF_ERROR(
         backend.Launch(method, [t](KernelTarget k) { return RunFilterTranspose(t, k); }));
   }
-  // The first call of a geometry measures every algorithm on the call's
+  // The first call of a geometry times every algorithm on the call's
   // own buffers (its outputs are written next anyway); while a step is
   // captured, cuDNN's heuristics choose instead (and nothing is cached).
   const Policy& policy = GetPolicy();

@@ -44,9 +44,9 @@ Result<std::array<int, 4>> CudnnForwardOutputDims(const nn::kit::ConvGeometry& g
 // false) runs with FMA math (no TF32); bfloat16 data (x, dy, the filter and
 // y or dx bfloat16) with tensor-op math and float32 accumulation; the
 // filter gradient is written as float32 or, when dfilter_bf16, bfloat16.
-// Algorithms are measured (cudnnFind*) on the first call of each geometry,
-// deterministic ones preferred (SLUICE_CUDNN_FIND, SLUICE_CUDNN_DETERMINISTIC
-// and SLUICE_CUDNN_WORKSPACE_MB change that: docs/gpu.md). Filters are HWIO as the
+// Algorithms are measured (cudnnFind*) on the first call of each geometry
+// and the fastest kept (SLUICE_CUDNN_FIND, SLUICE_CUDNN_DETERMINISTIC and
+// SLUICE_CUDNN_WORKSPACE_MB change that: docs/gpu.md). Filters are HWIO as the
 // callers store them (transposed to and from cuDNN's KRSC in scratch);
 // outputs are overwritten, bias is the caller's. true when queued; false
 // when cuDNN does not serve the call (not on a GPU, cuDNN missing,
