@@ -10,11 +10,14 @@
 #                               and runs the checks, phase by phase
 #   .gpu-bundle/torch_train_step.py, torch_cases.py, fashion-mnist/*.gz,
 #   images/ (ImageNet-like JPEGs for the pipeline phase)
+#   .gpu-bundle/mpi.tar.xz, mpi-tests/  a relocatable Open MPI and the
+#                               mpirun test scripts, for the mpi phase
 # Then, with the device tool (each call at most 600 s; run.sh keeps inside
 # 570 s and writes its logs to $OUT; `bash .gpu-bundle/run.sh --help`):
 #   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh tests samples")
 #   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh bench")
 #   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh pipeline")
+#   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh mpi")
 #
 #   scripts/gpu-bundle.sh [BUILD_DIR [DEST]]
 #     BUILD_DIR: default build; must have the gpu module
@@ -39,6 +42,20 @@ cmake --build "$BUILD" --target gpu_test gpu_runtime_test gpu_stream_test gpu_im
 BINS=("$BUILD"/tests/gpu/gpu_*test "$BUILD"/bench/gpu/gpu_bench "$BUILD"/bench/gpu/gpu_train_bench
   "$BUILD"/tools/sluice "$BUILD"/samples/fashion_mnist_mlp "$BUILD"/samples/image_classifier
   "$BUILD"/bench/peers/sluice_cases "$BUILD"/bench/peers/bare_decode)
+# MPI, for run.sh's mpi phase (a separate block): when sluice was built with
+# MPI, the MPI test workers, the distributed sample and mpi_bench join the
+# payload; a relocatable copy of this machine's Open MPI (the GPU machine
+# has none; scripts/pack-openmpi.sh) goes beside it as mpi.tar.xz, and the
+# scripts that run them under mpirun as mpi-tests/.
+MPI_BINS=()
+if grep -q '/gpu_mpi_train_worker\.dir' "$BUILD/CMakeFiles/TargetDirectories.txt"; then
+  cmake --build "$BUILD" --target mpi_worker mpi_train_worker gpu_mpi_train_worker mpi_bench \
+    distributed_training >/dev/null
+  MPI_BINS=("$BUILD"/tests/distribute/mpi_worker "$BUILD"/tests/nn/mpi_train_worker
+    "$BUILD"/tests/gpu/gpu_mpi_train_worker "$BUILD"/bench/distribute/mpi_bench
+    "$BUILD"/samples/distributed_training)
+  BINS+=("${MPI_BINS[@]}")
+fi
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin" "$STAGE/lib"
@@ -50,6 +67,16 @@ ldd "${BINS[@]}" | awk '/=> \//{print $3}' | sort -u |
   while read -r lib; do cp -L "$lib" "$STAGE/lib/"; done
 rm -rf "$DEST" && mkdir -p "$DEST"
 tar -C "$STAGE" -cJf "$DEST/payload.tar.xz" bin lib
+if ((${#MPI_BINS[@]})); then  # MPI, continued: see above
+  if scripts/pack-openmpi.sh "$STAGE/mpi" >/dev/null; then
+    tar -C "$STAGE" -cJf "$DEST/mpi.tar.xz" mpi
+    mkdir -p "$DEST/mpi-tests"
+    cp tests/distribute/mpi_test.sh tests/nn/mpi_train_test.sh tests/gpu/mpi_train_gpu_test.sh \
+      samples/distributed_training_test.sh "$DEST/mpi-tests/"
+  else
+    echo "gpu-bundle: no relocatable Open MPI: the mpi phase will be skipped there" >&2
+  fi
+fi
 cp bench/gpu/torch_train_step.py bench/peers/torch_cases.py "$DEST/"
 cp scripts/gpu-run.sh "$DEST/run.sh"
 chmod +x "$DEST/run.sh"

@@ -18,6 +18,11 @@
 #             PyTorch's DataLoader, all on the bundle's images -> pipeline.jsonl
 #   profile   ncu's per-kernel times of about two CNN training steps
 #             (float32 and bfloat16), summed per kernel -> profile.txt
+#   mpi       under the bundle's relocated Open MPI (mpi.tar.xz), 2 ranks:
+#             the distribute/ and nn/ mpirun tests, MultiWorkerMirrored-
+#             Strategy on 2 ranks sharing gpu:0 (host-staged MPI ops), the
+#             distributed sample, and mpi_bench (all-reduce bus bandwidth
+#             vs bare MPI_Allreduce)            -> mpi.log, mpi_bench.json
 #   all       tests samples bench
 # summary.txt gets one line per step (exit status, seconds) and the totals.
 #
@@ -277,14 +282,61 @@ phase_pipeline() {
   pipeline_table "$log" | tee -a "$SUMMARY"
 }
 
+# The mpi phase (a separate block). The GPU machine has no Open MPI: the
+# bundle carries a relocatable one (scripts/pack-openmpi.sh: env.sh sets
+# OPAL_PREFIX and the rest), unpacked beside the payload and used in a
+# subshell only. About 1 to 2 minutes (each step at most 90 s).
+phase_mpi() {
+  [ -f "$HERE/mpi.tar.xz" ] || { echo "no mpi.tar.xz in the bundle: mpi skipped" | tee -a "$SUMMARY"; return 0; }
+  if [ ! "$ROOT/mpi/unpacked" -nt "$HERE/mpi.tar.xz" ]; then
+    rm -rf "${ROOT:?}/mpi" && tar -C "$ROOT" -xJf "$HERE/mpi.tar.xz" && touch "$ROOT/mpi/unpacked"
+  fi
+  (
+    # shellcheck source=/dev/null
+    . "$ROOT/mpi/env.sh"
+    log=$OUT/mpi.log
+    t=$HERE/mpi-tests
+    echo "mpirun: $(command -v mpirun), $(mpirun --version 2>&1 | head -1)" | tee -a "$SUMMARY"
+    # Shared memory's single copy (CMA, process_vm_readv) is much faster for
+    # large messages but often blocked in containers: used if a 4 MiB
+    # all-reduce works with it, else env.sh's safe default (none).
+    if OMPI_MCA_btl_vader_single_copy_mechanism=cma timeout 30 mpirun -np 2 bin/mpi_bench \
+      --benchmark_filter='BM_AllReduce/bytes:4194304' > "$WORK/cma.log" 2>&1 &&
+      ! grep -qiE 'errno|error|cma' "$WORK/cma.log"; then
+      export OMPI_MCA_btl_vader_single_copy_mechanism=cma
+    fi
+    echo "vader single copy: $OMPI_MCA_btl_vader_single_copy_mechanism" | tee -a "$SUMMARY"
+    step 60 "$log" "$log" bash "$t/mpi_test.sh" bin/mpi_worker
+    step 60 "$log" "$log" bash "$t/mpi_train_test.sh" bin/mpi_train_worker
+    step 60 "$log" "$log" bash "$t/mpi_train_gpu_test.sh" bin/gpu_mpi_train_worker
+    grep -E '^(gpu_mpi_train_worker: |rank 0: OK (host|2 ranks))' "$log" | tail -n 3 >> "$SUMMARY"
+    if fashion_data; then
+      step 90 "$log" "$log" bash "$t/distributed_training_test.sh" mpirun bin/distributed_training \
+        "$WORK/distributed-training"
+      grep -E '^(Epoch|Test accuracy)' "$log" | tail -n 2 >> "$SUMMARY"
+    fi
+    step 90 "$OUT/mpi_bench.json" "$log" mpirun -np 2 bin/mpi_bench \
+      --benchmark_filter='BM_(AllReduce|CrossDeviceOps)' --benchmark_format=json
+    python3 - "$OUT/mpi_bench.json" >> "$SUMMARY" 2>&1 <<'PY'
+import json, sys
+try:
+    for b in json.load(open(sys.argv[1]))["benchmarks"]:
+        print(b["name"], {k: round(b[k], 3) for k in ("sluice_GBps", "mpi_GBps", "ratio") if k in b},
+              b.get("label", ""))
+except Exception as e:  # noqa: BLE001 - report and go on
+    print("mpi_bench.json unreadable:", e)
+PY
+  )
+}
+
 phases=("$@")
 ((${#phases[@]})) || phases=(tests samples)
 [ "${phases[*]}" = all ] && phases=(tests samples bench)
 header "${phases[@]}"
 for p in "${phases[@]}"; do
   case "$p" in
-    tests|samples|bench|sanitize|pipeline|profile) "phase_$p" ;;
-    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, sanitize, pipeline, profile, all)" |
+    tests|samples|bench|sanitize|pipeline|profile|mpi) "phase_$p" ;;
+    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, sanitize, pipeline, profile, mpi, all)" |
          tee -a "$SUMMARY" ;;
   esac
 done

@@ -31,6 +31,17 @@ for b in sluice fashion_mnist_mlp image_classifier gpu_bench gpu_train_bench gpu
   gpu_image_ops_test gpu_nn_backend_test sluice_cases bare_decode; do
   [ -x "$TMP/root/bin/$b" ] || fail "payload lacks bin/$b"
 done
+# With MPI: the mpi phase's programs, scripts and relocatable Open MPI.
+if grep -q '/gpu_mpi_train_worker\.dir' "$BUILD/CMakeFiles/TargetDirectories.txt"; then
+  for f in mpi.tar.xz mpi-tests/mpi_test.sh mpi-tests/mpi_train_gpu_test.sh; do
+    [ -f "$TMP/bundle/$f" ] || fail "bundle lacks $f"
+  done
+  for b in mpi_worker mpi_train_worker gpu_mpi_train_worker mpi_bench distributed_training; do
+    [ -x "$TMP/root/bin/$b" ] || fail "payload lacks bin/$b"
+  done
+  tar -C "$TMP/root" -xJf "$TMP/bundle/mpi.tar.xz"
+  [ -x "$TMP/root/mpi/bin/mpirun" ] && [ -f "$TMP/root/mpi/env.sh" ] || fail "mpi.tar.xz lacks mpirun, env.sh"
+fi
 # Every library a program needs is in lib/ or is one the GPU machine has.
 missing=$(LD_LIBRARY_PATH="$TMP/root/lib" ldd "$TMP"/root/bin/* | grep "not found" | sort -u || true)
 [ -z "$missing" ] || fail "libraries not in the bundle: $missing"
