@@ -110,6 +110,7 @@ class Decoder final : public JpegDecoder {
   bool gpu_enabled() const override { return engine_ != nullptr; }
   bool has_hardware() const override { return engine_ != nullptr && engine_->has_hardware(); }
   std::string_view unavailable_reason() const override { return reason_; }
+  Stream& stream() const override { return stream_; }
 
  private:
   // One batched call: the bitstreams copied into one staging buffer, an

@@ -118,6 +118,8 @@ class JpegDecoder {
   virtual bool gpu_enabled() const = 0;
   virtual bool has_hardware() const = 0;
   virtual std::string_view unavailable_reason() const = 0;
+  // The stream the decoder queues its work on.
+  virtual Stream& stream() const = 0;
 };
 
 // OK when nvJPEG can decode on GPUs in this process; otherwise Unavailable
