@@ -16,6 +16,10 @@
 #             normalize, batch 128) on 16, 8, 4 and 2 of the machine's cores:
 #             sluice, its work in a plain loop, bare libjpeg-turbo decode and
 #             PyTorch's DataLoader, all on the bundle's images -> pipeline.jsonl
+#   jpeg      nvJPEG decode (gpu/jpeg_decoder.h): gpu_jpeg_test, then
+#             gpu_jpeg_bench on the bundle's images (hardware, GPU_HYBRID
+#             and CPU path at batch 128 and 256 against libjpeg-turbo on all
+#             cores, pixel differences to the CPU decode)         -> jpeg.log
 #   all       tests samples bench
 # summary.txt gets one line per step (exit status, seconds) and the totals.
 #
@@ -53,6 +57,8 @@ for name in libcublas.so.13 libcudnn.so.9; do
 done
 export LD_LIBRARY_PATH="$LIBS:${LD_LIBRARY_PATH:-}"
 export SLUICE_CLI=$ROOT/bin/sluice
+# The codec JPEGs gpu_jpeg_test reads (gpu-bundle.sh packs them).
+[ -d "$HERE/testdata" ] && export SLUICE_TEST_DATA=$HERE/testdata
 cd "$ROOT" || exit 1
 
 left() { echo $((BUDGET_S - SECONDS)); }
@@ -209,14 +215,24 @@ phase_pipeline() {
   pipeline_table "$log" | tee -a "$SUMMARY"
 }
 
+# nvJPEG decode: the test (its /gpu:0 case compares with the CPU decode),
+# then the bench's JSON lines, also copied into the summary.
+phase_jpeg() {
+  local log=$OUT/jpeg.log
+  step 60 "$log" "$log" bin/gpu_jpeg_test --gtest_brief=1
+  [ -d "$HERE/images" ] || { echo "no images in the bundle: gpu_jpeg_bench skipped" | tee -a "$SUMMARY"; return 0; }
+  step 90 "$log" "$log" bin/gpu_jpeg_bench --images "$HERE/images" --threads "$(nproc)" --seconds 2
+  grep '^{' "$log" >> "$SUMMARY"
+}
+
 phases=("$@")
 ((${#phases[@]})) || phases=(tests samples)
 [ "${phases[*]}" = all ] && phases=(tests samples bench)
 header "${phases[@]}"
 for p in "${phases[@]}"; do
   case "$p" in
-    tests|samples|bench|sanitize|pipeline) "phase_$p" ;;
-    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, sanitize, pipeline, all)" |
+    tests|samples|bench|sanitize|pipeline|jpeg) "phase_$p" ;;
+    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, sanitize, pipeline, jpeg, all)" |
          tee -a "$SUMMARY" ;;
   esac
 done
