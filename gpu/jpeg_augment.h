@@ -51,6 +51,12 @@ Result<DeviceTensor> DecodeRandomResizedCropBatch(JpegDecoder& decoder,
                                                   std::span<const EncodedJpeg> images, Rng& rng,
                                                   const JpegAugmentOptions& options = {});
 
+// The same after the decode: `decoded` are uint8 [h, w, 3] images on
+// `stream`'s device (JpegDecoder's results), each allocated for `stream` or
+// kept alive by the caller until the stream has passed this work.
+Result<DeviceTensor> RandomResizedCropBatch(std::span<const DeviceTensor> decoded, Rng& rng,
+                                            Stream& stream, const JpegAugmentOptions& options = {});
+
 }  // namespace sluice::gpu
 
 #endif  // SLUICE_GPU_JPEG_AUGMENT_H_
