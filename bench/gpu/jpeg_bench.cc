@@ -20,7 +20,9 @@
 // (fancy upsampling, TF's default) and to a decode without fancy upsampling;
 // {"case":"decode_rrc224_flip_normalize","batch":B,...}: the training recipe
 // on the device (DecodeRandomResizedCropBatch) against the hardware mode's
-// decode alone (ratio_to_decode).
+// decode alone (ratio_to_decode); {"case":"stage_rrc224_flip_normalize",...}:
+// the same through the pipeline stage JpegBatchesToDevice (the images as a
+// repeated, batched string Dataset in memory; each batch waited for).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -40,9 +42,11 @@
 #include "sluice/gpu/device.h"
 #include "sluice/gpu/device_tensor.h"
 #include "sluice/gpu/jpeg_augment.h"
+#include "sluice/gpu/jpeg_batches.h"
 #include "sluice/gpu/jpeg_decoder.h"
 #include "sluice/gpu/stream.h"
 #include "sluice/ops/jpeg.h"
+#include "sluice/pipeline/dataset.h"
 
 namespace sluice::gpu {
 namespace {
@@ -229,6 +233,57 @@ bool Augment(Stream& stream, const std::vector<EncodedJpeg>& all, int batch, dou
   return true;
 }
 
+// The same recipe as a pipeline stage: the images as a string Dataset,
+// batched and repeated, then JpegBatchesToDevice; each batch waited for.
+bool Stage(const Device& device, const std::vector<std::string>& bytes, int batch,
+           double decode_rate, double cpu_rate, double seconds) {
+  std::vector<std::string_view> views(bytes.begin(), bytes.end());
+  Tensor images = Tensor::FromStrings(views, Shape({static_cast<int64_t>(views.size())})).value();
+  Tensor labels = Tensor::Zeros(DType::kInt64, Shape({static_cast<int64_t>(views.size())})).value();
+  Dataset ds = Dataset::from_tensor_slices({images, labels}, {"image", "label"})
+                   .repeat()
+                   .batch(batch, {.drop_remainder = true})
+                   .prefetch(2);
+  JpegBatchesOptions o;
+  o.decoder.max_batch = batch;
+  o.augment.mean = {123.675f, 116.28f, 103.53f};
+  o.augment.stddev = {58.395f, 57.12f, 57.375f};
+  Result<JpegBatchIterator> it = JpegBatchesToDevice(ds, device, o);
+  if (!it.ok()) {
+    std::fprintf(stderr, "gpu_jpeg_bench: stage: %s\n", it.status().ToString().c_str());
+    return false;
+  }
+  auto one = [&]() -> Status {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<DeviceElement> e, it->Next());
+    if (!e) return Status::Internal("the repeated input ended");
+    return e->Wait();
+  };
+  Status s = one();
+  int64_t done = 0;
+  const double cpu0 = CpuSeconds();
+  const auto t0 = Clock::now();
+  while (s.ok() && Since(t0) < seconds) {
+    s = one();
+    done += batch;
+  }
+  const double wall = Since(t0);
+  if (!s.ok()) {
+    std::fprintf(stderr, "gpu_jpeg_bench: stage: %s\n", s.ToString().c_str());
+    return false;
+  }
+  const double rate = static_cast<double>(done) / wall;
+  const JpegDecodeStats st = it->decoder().stats();
+  std::printf(
+      "{\"case\":\"stage_rrc224_flip_normalize\",\"device\":\"%s\",\"batch\":%d,"
+      "\"images_per_s\":%.0f,\"ratio_to_decode\":%.2f,\"ratio_to_cpu_threads\":%.2f,"
+      "\"host_cores\":%.2f,\"hardware\":%lld,\"gpu_hybrid\":%lld,\"cpu\":%lld}\n",
+      device.ToString().c_str(), batch, rate, rate / decode_rate, rate / cpu_rate,
+      (CpuSeconds() - cpu0) / wall, static_cast<long long>(st.hardware),
+      static_cast<long long>(st.gpu_hybrid), static_cast<long long>(st.cpu));
+  std::fflush(stdout);
+  return true;
+}
+
 int Run(const Args& args) {
   std::vector<std::string> names;
   const std::vector<std::string> bytes = ReadJpegs(args.images, &names);
@@ -339,7 +394,8 @@ int Run(const Args& args) {
   }
   for (int batch : args.batches) {
     if (decode_rate.count(batch) == 0) continue;
-    if (!Augment(**stream, all, batch, decode_rate[batch], cpu_rate, mean_pixels, args.seconds)) {
+    if (!Augment(**stream, all, batch, decode_rate[batch], cpu_rate, mean_pixels, args.seconds) ||
+        !Stage(device, bytes, batch, decode_rate[batch], cpu_rate, args.seconds)) {
       return 1;
     }
   }
