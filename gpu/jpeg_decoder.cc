@@ -82,14 +82,24 @@ class Decoder final : public JpegDecoder {
       dims[i] = {h->height, h->width};
       gpu[static_cast<size_t>(b)].push_back(i);
     }
-    for (JpegBackend b : {JpegBackend::kHardware, JpegBackend::kGpuHybrid}) {
-      const std::vector<size_t>& all = gpu[static_cast<size_t>(b)];
+    // A batched call fails as a whole for one image it cannot take: the
+    // images of a failed hardware call get a GPU_HYBRID call of their own,
+    // those of a failed GPU_HYBRID call go to the CPU.
+    std::vector<size_t> retry;
+    const std::array<std::pair<JpegBackend, std::vector<size_t>*>, 3> passes = {
+        {{JpegBackend::kHardware, &gpu[0]},
+         {JpegBackend::kGpuHybrid, &gpu[1]},
+         {JpegBackend::kGpuHybrid, &retry}}};
+    for (const auto& [b, list] : passes) {
+      const std::vector<size_t>& all = *list;
       for (IndexRange r : SplitIntoBatches(all.size(), static_cast<size_t>(options_.max_batch))) {
         std::span<const size_t> batch(all.data() + r.begin, r.end - r.begin);
         ++stats_.gpu_batch_calls;
         if (Status s = RunBatch(b, images, batch, dims, *staged, results); !s.ok()) {
           ++stats_.gpu_batch_failures;
-          cpu.insert(cpu.end(), batch.begin(), batch.end());
+          const bool to_hybrid = b == JpegBackend::kHardware && options_.use_gpu_hybrid;
+          (to_hybrid ? retry : cpu)
+              .insert((to_hybrid ? retry : cpu).end(), batch.begin(), batch.end());
           continue;
         }
         for (size_t k : batch) last_backends_[k] = b;

@@ -14,8 +14,9 @@
 //     (or all of them when the GPU has no engines);
 //   - kCpu: ops::DecodeJpeg for what nvJPEG is not given (progressive,
 //     arithmetic-coded, CMYK/YCCK/RGB-coded, unusual sampling, larger than
-//     max_pixels, an unreadable header) and for every image of a GPU batch
-//     that nvJPEG refused (one bad image fails its whole batched call).
+//     max_pixels, an unreadable header). One bad image fails its whole
+//     batched call: the images of a failed hardware call get a GPU_HYBRID
+//     call of their own, those of a failed GPU_HYBRID call go to the CPU.
 // Bitstreams are copied once, into pinned staging memory, and decoded from
 // there; CPU-decoded images are decoded into pinned memory and copied to the
 // device. nvJPEG's IDCT and chroma upsampling are not libjpeg-turbo's: GPU

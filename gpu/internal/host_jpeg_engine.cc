@@ -12,7 +12,7 @@ namespace {
 
 class HostJpegEngine final : public JpegEngine {
  public:
-  explicit HostJpegEngine(std::function<bool(std::string_view)> refuse)
+  explicit HostJpegEngine(std::function<bool(JpegBackend, std::string_view)> refuse)
       : refuse_(std::move(refuse)) {}
 
   bool has_hardware() const override { return true; }
@@ -35,7 +35,7 @@ class HostJpegEngine final : public JpegEngine {
     ops::DecodeJpegOptions o;
     o.channels = 3;
     for (size_t i = 0; i < bitstreams.size(); ++i) {
-      if (refuse_ && refuse_(bitstreams[i])) {
+      if (refuse_ && refuse_(backend, bitstreams[i])) {
         return Status::InvalidArgument("host JPEG engine: image " + std::to_string(i) +
                                        " of the batch refused");
       }
@@ -54,12 +54,13 @@ class HostJpegEngine final : public JpegEngine {
   }
 
  private:
-  std::function<bool(std::string_view)> refuse_;
+  std::function<bool(JpegBackend, std::string_view)> refuse_;
 };
 
 }  // namespace
 
-std::unique_ptr<JpegEngine> NewHostJpegEngine(std::function<bool(std::string_view)> refuse) {
+std::unique_ptr<JpegEngine> NewHostJpegEngine(
+    std::function<bool(JpegBackend, std::string_view)> refuse) {
   return std::make_unique<HostJpegEngine>(std::move(refuse));
 }
 

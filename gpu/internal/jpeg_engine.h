@@ -70,11 +70,12 @@ class JpegEngine {
 // libjpeg-turbo standing in for nvJPEG on the host device: "hardware" takes
 // images whose size is a multiple of 8 both ways, "hybrid" the others (a
 // made-up split, so both paths get images); DecodeBatched decodes each
-// bitstream with ops::DecodeJpeg on the stream's worker. `refuse`, when
-// given, fails any batched call holding a bitstream it returns true for
-// (as one bad image fails an nvJPEG batch).
+// bitstream with ops::DecodeJpeg on the calling thread and queues the
+// copies into the outputs on the stream. `refuse`, when given, fails any
+// batched call of a backend holding a bitstream it returns true for (as
+// one bad image fails an nvJPEG batch).
 std::unique_ptr<JpegEngine> NewHostJpegEngine(
-    std::function<bool(std::string_view bytes)> refuse = nullptr);
+    std::function<bool(JpegBackend backend, std::string_view bytes)> refuse = nullptr);
 
 // nvJPEG on `stream`'s GPU: hardware and GPU_HYBRID handles and states.
 // Unavailable when nvJPEG cannot be used (NvjpegAvailability) or the GPU

@@ -166,26 +166,61 @@ TEST_F(JpegDecoderHost, SplitsIntoBatchedCallsOfAtMostMaxBatch) {
   EXPECT_EQ(decoder->stats().hardware, 10);
 }
 
-TEST_F(JpegDecoderHost, ARefusedBatchIsDecodedOnTheCpu) {
+// A batched call fails as a whole: a failed hardware call's images get a
+// GPU_HYBRID call of their own, a failed GPU_HYBRID call's go to the CPU.
+TEST_F(JpegDecoderHost, ARefusedBatchIsRetriedOnHybridThenOnTheCpu) {
   std::vector<std::string> bytes;
   for (int i = 0; i < 6; ++i) bytes.push_back(Baseline(16 + 8 * i, 8));
+  bytes.push_back(Baseline(17, 9));  // "hybrid" on the host engine
   const std::string refused = bytes[4];
   std::vector<EncodedJpeg> jpegs;
   for (const std::string& b : bytes) jpegs.push_back({b, "img"});
-  auto decoder = internal::NewJpegDecoderWithEngine(
-      *stream_, {.max_batch = 3},
-      internal::NewHostJpegEngine([&](std::string_view b) { return b == refused; }), "");
-  std::vector<Result<DeviceTensor>> results = decoder->DecodeEach(jpegs);
-  std::vector<Tensor> host = ToHost(results);
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    ASSERT_TRUE(results[i].ok()) << results[i].status();
-    EXPECT_TRUE(SameBytes(host[i], CpuDecode(bytes[i]))) << i;
-  }
   using B = JpegBackend;
-  EXPECT_THAT(decoder->last_backends(),
-              ElementsAre(B::kHardware, B::kHardware, B::kHardware, B::kCpu, B::kCpu, B::kCpu));
-  EXPECT_EQ(decoder->stats().gpu_batch_failures, 1);
-  EXPECT_EQ(decoder->stats().cpu, 3);
+  struct Case {
+    bool refuse_hybrid_too;
+    bool use_gpu_hybrid;
+    std::vector<B> backends;
+    int64_t failures, hybrid, cpu;
+  };
+  const Case cases[] = {
+      {false,
+       true,
+       {B::kHardware, B::kHardware, B::kHardware, B::kGpuHybrid, B::kGpuHybrid, B::kGpuHybrid,
+        B::kGpuHybrid},
+       1,
+       4,
+       0},
+      {true,
+       true,
+       {B::kHardware, B::kHardware, B::kHardware, B::kCpu, B::kCpu, B::kCpu, B::kGpuHybrid},
+       2,
+       1,
+       3},
+      {false,
+       false,
+       {B::kHardware, B::kHardware, B::kHardware, B::kCpu, B::kCpu, B::kCpu, B::kCpu},
+       1,
+       0,
+       4},
+  };
+  for (const Case& c : cases) {
+    auto decoder = internal::NewJpegDecoderWithEngine(
+        *stream_, {.use_gpu_hybrid = c.use_gpu_hybrid, .max_batch = 3},
+        internal::NewHostJpegEngine([&](B backend, std::string_view b) {
+          return b == refused && (backend == B::kHardware || c.refuse_hybrid_too);
+        }),
+        "");
+    std::vector<Result<DeviceTensor>> results = decoder->DecodeEach(jpegs);
+    std::vector<Tensor> host = ToHost(results);
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      ASSERT_TRUE(results[i].ok()) << results[i].status();
+      EXPECT_TRUE(SameBytes(host[i], CpuDecode(bytes[i]))) << i;
+    }
+    EXPECT_EQ(decoder->last_backends(), c.backends);
+    EXPECT_EQ(decoder->stats().gpu_batch_failures, c.failures);
+    EXPECT_EQ(decoder->stats().gpu_hybrid, c.hybrid);
+    EXPECT_EQ(decoder->stats().cpu, c.cpu);
+  }
 }
 
 TEST_F(JpegDecoderHost, WithoutTheGpuEverythingIsDecodedOnTheCpu) {
