@@ -11,7 +11,7 @@
 # Without it the decoder is built without nvJPEG (CPU decode only) and
 # everything else builds and works as before.
 #
-#   scripts/fetch-nvjpeg.sh [DEST]     (default build/nvjpeg)
+#   scripts/fetch-nvjpeg.sh [DEST]     (default build/nvjpeg; relative to the repository root)
 # Env: PIP (default "python3 -m pip").
 set -euo pipefail
 cd "$(dirname "$0")/.."

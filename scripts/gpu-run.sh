@@ -19,7 +19,9 @@
 #   jpeg      nvJPEG decode (gpu/jpeg_decoder.h): gpu_jpeg_test, then
 #             gpu_jpeg_bench on the bundle's images (hardware, GPU_HYBRID
 #             and CPU path at batch 128 and 256 against libjpeg-turbo on all
-#             cores, pixel differences to the CPU decode)         -> jpeg.log
+#             cores, pixel differences to the CPU decode; decode + random-
+#             resized crop 224 + flip + normalize on the device, as a
+#             helper and as the JpegBatchesToDevice stage)         -> jpeg.log
 #   all       tests samples bench
 # summary.txt gets one line per step (exit status, seconds) and the totals.
 #
