@@ -106,7 +106,10 @@ class JpegDecoder {
 
   // Decodes each image into uint8 [height, width, 3], in order; one result
   // per image. The work is queued on the stream; GPU_HYBRID and CPU decodes
-  // run on the calling thread before it returns.
+  // run on the calling thread before it returns. Calls may follow each
+  // other without waiting for the stream: a backend's nvJPEG state is
+  // reused only once the GPU has passed its previous batched call (the
+  // calling thread waits for that, if needed).
   virtual std::vector<Result<DeviceTensor>> DecodeEach(std::span<const EncodedJpeg> images) = 0;
   // All images, or the first image's error.
   Result<std::vector<DeviceTensor>> Decode(std::span<const EncodedJpeg> images);

@@ -109,12 +109,16 @@ Status NvjpegError(std::string_view call, nvjpegStatus_t s) {
   return Status::Internal(what);
 }
 
-// One nvJPEG backend: its handle, a batched-decode state and the batch size
-// that state was initialized for.
+// One nvJPEG backend: its handle, a batched-decode state, the batch size
+// that state was initialized for, and an event recorded after the state's
+// last batched call: the state's buffers are reused only once the GPU has
+// passed it (the next call's host part would overwrite them).
 struct Backend {
   nvjpegHandle_t handle = nullptr;
   nvjpegJpegState_t state = nullptr;
   int initialized_batch = -1;
+  cudaEvent_t done = nullptr;
+  bool pending = false;
 };
 
 class NvjpegEngine final : public JpegEngine {
@@ -130,6 +134,7 @@ class NvjpegEngine final : public JpegEngine {
     ScopedDevice device(ordinal_);
     if (parsed_ != nullptr) api_.nvjpegJpegStreamDestroy(parsed_);
     for (Backend* b : {&hardware_, &hybrid_}) {
+      if (b->done != nullptr) cudaEventDestroy(b->done);
       if (b->state != nullptr) api_.nvjpegJpegStateDestroy(b->state);
       if (b->handle != nullptr) api_.nvjpegDestroy(b->handle);
     }
@@ -151,6 +156,10 @@ class NvjpegEngine final : public JpegEngine {
     if (s != NVJPEG_STATUS_SUCCESS) return NvjpegError("nvjpegCreateEx(GPU_HYBRID)", s);
     s = api_.nvjpegJpegStateCreate(hybrid_.handle, &hybrid_.state);
     if (s != NVJPEG_STATUS_SUCCESS) return NvjpegError("nvjpegJpegStateCreate(GPU_HYBRID)", s);
+    for (Backend* b : {&hardware_, &hybrid_}) {
+      SLUICE_RETURN_IF_ERROR(CudaStatus(cudaEventCreateWithFlags(&b->done, cudaEventDisableTiming),
+                                        "cudaEventCreateWithFlags"));
+    }
     return Status::OK();
   }
 
@@ -180,6 +189,11 @@ class NvjpegEngine final : public JpegEngine {
     }
     ScopedDevice device(ordinal_);
     SLUICE_RETURN_IF_ERROR(device.status());
+    if (b.pending) {
+      b.pending = false;
+      SLUICE_RETURN_IF_ERROR(
+          CudaStatus(cudaEventSynchronize(b.done), "waiting for the last nvJPEG batch"));
+    }
     const int n = static_cast<int>(bitstreams.size());
     if (b.initialized_batch != n) {
       const int threads = backend == JpegBackend::kHardware ? 1 : hybrid_cpu_threads_;
@@ -209,6 +223,10 @@ class NvjpegEngine final : public JpegEngine {
                              std::to_string(n) + " images)",
                          s);
     }
+    SLUICE_RETURN_IF_ERROR(
+        CudaStatus(cudaEventRecord(b.done, static_cast<cudaStream_t>(stream.native_handle())),
+                   "cudaEventRecord after nvjpegDecodeBatched"));
+    b.pending = true;
     return Status::OK();
   }
 
