@@ -22,7 +22,7 @@
 // on the device (DecodeRandomResizedCropBatch) against the hardware mode's
 // decode alone (ratio_to_decode); {"case":"stage_rrc224_flip_normalize",...}:
 // the same through the pipeline stage JpegBatchesToDevice (the images as a
-// repeated, batched string Dataset in memory; each batch waited for).
+// repeated, batched string Dataset in memory; one batch in flight).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -234,7 +234,8 @@ bool Augment(Stream& stream, const std::vector<EncodedJpeg>& all, int batch, dou
 }
 
 // The same recipe as a pipeline stage: the images as a string Dataset,
-// batched and repeated, then JpegBatchesToDevice; each batch waited for.
+// batched and repeated, then JpegBatchesToDevice; batch k is waited for
+// after batch k+1 was asked for.
 bool Stage(const Device& device, const std::vector<std::string>& bytes, int batch,
            double decode_rate, double cpu_rate, double seconds) {
   std::vector<std::string_view> views(bytes.begin(), bytes.end());
@@ -253,10 +254,15 @@ bool Stage(const Device& device, const std::vector<std::string>& bytes, int batc
     std::fprintf(stderr, "gpu_jpeg_bench: stage: %s\n", it.status().ToString().c_str());
     return false;
   }
+  // One batch in flight, as a training loop has: batch k+1's host part
+  // runs while the GPU finishes batch k, then k is waited for.
+  std::optional<DeviceElement> previous;
   auto one = [&]() -> Status {
     SLUICE_ASSIGN_OR_RETURN(std::optional<DeviceElement> e, it->Next());
     if (!e) return Status::Internal("the repeated input ended");
-    return e->Wait();
+    if (previous) SLUICE_RETURN_IF_ERROR(previous->Wait());
+    previous = std::move(e);
+    return Status::OK();
   };
   Status s = one();
   int64_t done = 0;
