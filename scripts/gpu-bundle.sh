@@ -18,6 +18,7 @@
 #   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh bench")
 #   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh pipeline")
 #   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh mpi")
+#   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh jpeg")
 #
 #   scripts/gpu-bundle.sh [BUILD_DIR [DEST]]
 #     BUILD_DIR: default build; must have the gpu module
@@ -39,7 +40,15 @@ cmake --build "$BUILD" --target gpu_test gpu_runtime_test gpu_stream_test gpu_im
   gpu_nn_backend_test gpu_nn_model_test gpu_nccl_strategy_test gpu_bench gpu_train_bench sluice \
   fashion_mnist_mlp \
   image_classifier sluice_cases bare_decode make_imagenet_like >/dev/null
+# nvJPEG decode (gpu/jpeg_decoder.h): its test and bench; libnvjpeg.so.13,
+# which they dlopen (so ldd does not list it), from scripts/fetch-nvjpeg.sh;
+# the codec test JPEGs gpu_jpeg_test reads (run.sh sets SLUICE_TEST_DATA).
+cmake --build "$BUILD" --target gpu_jpeg_test gpu_jpeg_bench >/dev/null
+NVJPEG_LIB=$(sed -n 's/^SLUICE_NVJPEG_ROOT:PATH=//p' "$BUILD/CMakeCache.txt")/lib/libnvjpeg.so.13
+[ -f "$NVJPEG_LIB" ] ||
+  echo "gpu-bundle: no $NVJPEG_LIB (scripts/fetch-nvjpeg.sh): JPEG decode there will be CPU only" >&2
 BINS=("$BUILD"/tests/gpu/gpu_*test "$BUILD"/bench/gpu/gpu_bench "$BUILD"/bench/gpu/gpu_train_bench
+  "$BUILD"/bench/gpu/gpu_jpeg_bench
   "$BUILD"/tools/sluice "$BUILD"/samples/fashion_mnist_mlp "$BUILD"/samples/image_classifier
   "$BUILD"/bench/peers/sluice_cases "$BUILD"/bench/peers/bare_decode)
 # MPI, for run.sh's mpi phase (a separate block): when sluice was built with
@@ -65,6 +74,7 @@ for b in "${BINS[@]}"; do strip -o "$STAGE/bin/$(basename "$b")" "$b"; done
 ldd "${BINS[@]}" | awk '/=> \//{print $3}' | sort -u |
   grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s|libcuda)\.so' |
   while read -r lib; do cp -L "$lib" "$STAGE/lib/"; done
+if [ -f "$NVJPEG_LIB" ]; then cp -L "$NVJPEG_LIB" "$STAGE/lib/"; fi
 rm -rf "$DEST" && mkdir -p "$DEST"
 tar -C "$STAGE" -cJf "$DEST/payload.tar.xz" bin lib
 if ((${#MPI_BINS[@]})); then  # MPI, continued: see above
@@ -79,6 +89,7 @@ if ((${#MPI_BINS[@]})); then  # MPI, continued: see above
 fi
 cp bench/gpu/torch_train_step.py bench/peers/torch_cases.py "$DEST/"
 cp scripts/gpu-run.sh "$DEST/run.sh"
+mkdir -p "$DEST/testdata/ops/codec" && cp tests/data/ops/codec/*.jpg "$DEST/testdata/ops/codec/"
 chmod +x "$DEST/run.sh"
 # Fashion-MNIST for the samples phase (Debian's dataset-fashion-mnist; the
 # GPU machine has no Debian packages and no network).

@@ -23,6 +23,12 @@
 #             Strategy on 2 ranks sharing gpu:0 (host-staged MPI ops), the
 #             distributed sample, and mpi_bench (all-reduce bus bandwidth
 #             vs bare MPI_Allreduce)            -> mpi.log, mpi_bench.json
+#   jpeg      nvJPEG decode (gpu/jpeg_decoder.h): gpu_jpeg_test, then
+#             gpu_jpeg_bench on the bundle's images (hardware, GPU_HYBRID
+#             and CPU path at batch 128 and 256 against libjpeg-turbo on all
+#             cores, pixel differences to the CPU decode; decode + random-
+#             resized crop 224 + flip + normalize on the device, as a
+#             helper and as the JpegBatchesToDevice stage)         -> jpeg.log
 #   all       tests samples bench
 # summary.txt gets one line per step (exit status, seconds) and the totals.
 #
@@ -60,6 +66,8 @@ for name in libcublas.so.13 libcudnn.so.9; do
 done
 export LD_LIBRARY_PATH="$LIBS:${LD_LIBRARY_PATH:-}"
 export SLUICE_CLI=$ROOT/bin/sluice
+# The codec JPEGs gpu_jpeg_test reads (gpu-bundle.sh packs them).
+[ -d "$HERE/testdata" ] && export SLUICE_TEST_DATA=$HERE/testdata
 cd "$ROOT" || exit 1
 
 left() { echo $((BUDGET_S - SECONDS)); }
@@ -329,14 +337,24 @@ PY
   )
 }
 
+# nvJPEG decode: the test (its /gpu:0 case compares with the CPU decode),
+# then the bench's JSON lines, also copied into the summary.
+phase_jpeg() {
+  local log=$OUT/jpeg.log
+  step 60 "$log" "$log" bin/gpu_jpeg_test --gtest_brief=1
+  [ -d "$HERE/images" ] || { echo "no images in the bundle: gpu_jpeg_bench skipped" | tee -a "$SUMMARY"; return 0; }
+  step 90 "$log" "$log" bin/gpu_jpeg_bench --images "$HERE/images" --threads "$(nproc)" --seconds 2
+  grep '^{' "$log" >> "$SUMMARY"
+}
+
 phases=("$@")
 ((${#phases[@]})) || phases=(tests samples)
 [ "${phases[*]}" = all ] && phases=(tests samples bench)
 header "${phases[@]}"
 for p in "${phases[@]}"; do
   case "$p" in
-    tests|samples|bench|sanitize|pipeline|profile|mpi) "phase_$p" ;;
-    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, sanitize, pipeline, profile, mpi, all)" |
+    tests|samples|bench|sanitize|pipeline|profile|mpi|jpeg) "phase_$p" ;;
+    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, sanitize, pipeline, profile, mpi, jpeg, all)" |
          tee -a "$SUMMARY" ;;
   esac
 done

@@ -1,0 +1,414 @@
+// gpu_jpeg_bench: JPEG decode throughput of gpu::JpegDecoder (nvJPEG's
+// hardware engines, GPU_HYBRID, its CPU path) against libjpeg-turbo on N
+// host threads in the same run, and how far the GPU's pixels are from the
+// CPU decode's. One JSON object per line on stdout.
+//
+//   gpu_jpeg_bench --images DIR [--batches 128,256] [--seconds 2] [--threads 16]
+//                  [--device gpu|cpu]
+//
+// DIR holds *.jpg / *.JPEG files (subfolders too), e.g. the bundle's
+// images/ (scripts/make-imagenet-like.sh). --device cpu runs the decoder on
+// the host device (libjpeg-turbo standing in for nvJPEG) to try the binary
+// without a GPU; its "hardware"/"gpu_hybrid" numbers mean nothing.
+//
+// Lines: {"case":"cpu_threads",...} libjpeg-turbo (ops::DecodeJpeg) on
+// --threads threads; {"case":"decoder","mode":"hardware"|"gpu_hybrid"|"cpu",
+// "batch":B,...}: Decode() of B images at a time then a stream
+// synchronize, images/s, the images each backend took, the host CPU time
+// per second of wall time (host_cores), the ratio to cpu_threads, and the
+// max/mean absolute difference of the decoded pixels to ops::DecodeJpeg's
+// (fancy upsampling, TF's default) and to a decode without fancy upsampling;
+// {"case":"decode_rrc224_flip_normalize","batch":B,...}: the training recipe
+// on the device (DecodeRandomResizedCropBatch) against the hardware mode's
+// decode alone (ratio_to_decode); {"case":"stage_rrc224_flip_normalize",...}:
+// the same through the pipeline stage JpegBatchesToDevice (the images as a
+// repeated, batched string Dataset in memory; one batch in flight).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sluice/gpu/device.h"
+#include "sluice/gpu/device_tensor.h"
+#include "sluice/gpu/jpeg_augment.h"
+#include "sluice/gpu/jpeg_batches.h"
+#include "sluice/gpu/jpeg_decoder.h"
+#include "sluice/gpu/stream.h"
+#include "sluice/ops/jpeg.h"
+#include "sluice/pipeline/dataset.h"
+
+namespace sluice::gpu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string images;
+  std::vector<int> batches = {128, 256};
+  double seconds = 2;
+  int threads = 16;
+  std::string device = "gpu";
+};
+
+[[noreturn]] void Usage(const char* why) {
+  std::fprintf(stderr,
+               "gpu_jpeg_bench: %s\nusage: gpu_jpeg_bench --images DIR [--batches 128,256] "
+               "[--seconds 2] [--threads 16] [--device gpu|cpu]\n",
+               why);
+  std::exit(2);
+}
+
+Args Parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) Usage(("missing value after " + flag).c_str());
+    const std::string v = argv[++i];
+    if (flag == "--images") {
+      a.images = v;
+    } else if (flag == "--batches") {
+      a.batches.clear();
+      std::stringstream ss(v);
+      for (std::string b; std::getline(ss, b, ',');) a.batches.push_back(std::atoi(b.c_str()));
+    } else if (flag == "--seconds") {
+      a.seconds = std::atof(v.c_str());
+    } else if (flag == "--threads") {
+      a.threads = std::atoi(v.c_str());
+    } else if (flag == "--device") {
+      a.device = v;
+    } else {
+      Usage(("unknown flag " + flag).c_str());
+    }
+  }
+  if (a.images.empty()) Usage("--images is required");
+  for (int b : a.batches) {
+    if (b < 1 || b > 4096) Usage("batches must be in 1..4096");
+  }
+  if (a.threads < 1 || a.seconds <= 0) Usage("--threads and --seconds must be positive");
+  return a;
+}
+
+std::vector<std::string> ReadJpegs(const std::string& dir, std::vector<std::string>* names) {
+  std::vector<std::string> out;
+  std::vector<std::filesystem::path> paths;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file() && (ext == ".jpg" || ext == ".JPEG" || ext == ".jpeg")) {
+      paths.push_back(e.path());
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  for (const auto& p : paths) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    out.push_back(ss.str());
+    names->push_back(p.filename().string());
+  }
+  return out;
+}
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](timeval t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// libjpeg-turbo on `threads` threads, each decoding the images round-robin.
+double CpuThreadsImagesPerSecond(const std::vector<std::string>& jpegs, int threads, double seconds,
+                                 double* host_cores) {
+  std::atomic<int64_t> done{0};
+  std::atomic<bool> stop{false};
+  const double cpu0 = CpuSeconds();
+  const auto t0 = Clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      ops::DecodeJpegOptions o;
+      o.channels = 3;
+      for (size_t i = static_cast<size_t>(t); !stop.load(std::memory_order_relaxed); ++i) {
+        if (ops::DecodeJpeg(jpegs[i % jpegs.size()], o).ok()) done.fetch_add(1);
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (std::thread& t : pool) t.join();
+  const double wall = Since(t0);
+  *host_cores = (CpuSeconds() - cpu0) / wall;
+  return static_cast<double>(done.load()) / wall;
+}
+
+struct Diff {
+  int max = 0;
+  double mean = 0;
+};
+
+// The decoder's pixels against `reference` (one tensor per image).
+Result<Diff> Compare(JpegDecoder& decoder, Stream& stream, const std::vector<EncodedJpeg>& jpegs,
+                     const std::vector<Tensor>& reference) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<DeviceTensor> out, decoder.Decode(jpegs));
+  Diff d;
+  double sum = 0;
+  int64_t count = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    SLUICE_ASSIGN_OR_RETURN(Tensor got, CopyToHost(out[i], stream));
+    if (got.shape() != reference[i].shape()) {
+      return Status::Internal("shape differs for image " + std::to_string(i));
+    }
+    auto g = got.flat<uint8_t>();
+    auto w = reference[i].flat<uint8_t>();
+    for (size_t k = 0; k < g.size(); ++k) {
+      const int a = std::abs(int{g[k]} - int{w[k]});
+      d.max = std::max(d.max, a);
+      sum += a;
+    }
+    count += static_cast<int64_t>(g.size());
+  }
+  d.mean = count > 0 ? sum / static_cast<double>(count) : 0;
+  return d;
+}
+
+// The training recipe on the device (DecodeRandomResizedCropBatch: decode,
+// random-resized crop 224, flip, normalize, one float32 batch) against the
+// decode alone at the same batch size (`decode_rate`).
+bool Augment(Stream& stream, const std::vector<EncodedJpeg>& all, int batch, double decode_rate,
+             double cpu_rate, double mean_pixels, double seconds) {
+  JpegDecoderOptions o;
+  o.max_batch = batch;
+  Result<std::unique_ptr<JpegDecoder>> decoder = JpegDecoder::Create(stream, o);
+  if (!decoder.ok()) return false;
+  JpegAugmentOptions a;
+  a.mean = {123.675f, 116.28f, 103.53f};
+  a.stddev = {58.395f, 57.12f, 57.375f};
+  Rng rng(1);
+  std::vector<EncodedJpeg> slice(static_cast<size_t>(batch));
+  size_t next = 0;
+  auto one_batch = [&]() -> Status {
+    for (EncodedJpeg& e : slice) e = all[next++ % all.size()];
+    SLUICE_RETURN_IF_ERROR(DecodeRandomResizedCropBatch(**decoder, slice, rng, a).status());
+    return stream.Synchronize();
+  };
+  Status s = one_batch();
+  int64_t done = 0;
+  const double cpu0 = CpuSeconds();
+  const auto t0 = Clock::now();
+  while (s.ok() && Since(t0) < seconds) {
+    s = one_batch();
+    done += batch;
+  }
+  const double wall = Since(t0);
+  if (!s.ok()) {
+    std::fprintf(stderr, "gpu_jpeg_bench: augment: %s\n", s.ToString().c_str());
+    return false;
+  }
+  const double rate = static_cast<double>(done) / wall;
+  std::printf(
+      "{\"case\":\"decode_rrc224_flip_normalize\",\"device\":\"%s\",\"batch\":%d,"
+      "\"images_per_s\":%.0f,\"mpix_decoded_per_s\":%.0f,\"ratio_to_decode\":%.2f,"
+      "\"ratio_to_cpu_threads\":%.2f,\"host_cores\":%.2f,\"hardware\":%lld,"
+      "\"gpu_hybrid\":%lld,\"cpu\":%lld}\n",
+      stream.device().ToString().c_str(), batch, rate, rate * mean_pixels / 1e6, rate / decode_rate,
+      rate / cpu_rate, (CpuSeconds() - cpu0) / wall,
+      static_cast<long long>((*decoder)->stats().hardware),
+      static_cast<long long>((*decoder)->stats().gpu_hybrid),
+      static_cast<long long>((*decoder)->stats().cpu));
+  std::fflush(stdout);
+  return true;
+}
+
+// The same recipe as a pipeline stage: the images as a string Dataset,
+// batched and repeated, then JpegBatchesToDevice; batch k is waited for
+// after batch k+1 was asked for.
+bool Stage(const Device& device, const std::vector<std::string>& bytes, int batch,
+           double decode_rate, double cpu_rate, double seconds) {
+  std::vector<std::string_view> views(bytes.begin(), bytes.end());
+  Tensor images = Tensor::FromStrings(views, Shape({static_cast<int64_t>(views.size())})).value();
+  Tensor labels = Tensor::Zeros(DType::kInt64, Shape({static_cast<int64_t>(views.size())})).value();
+  Dataset ds = Dataset::from_tensor_slices({images, labels}, {"image", "label"})
+                   .repeat()
+                   .batch(batch, {.drop_remainder = true})
+                   .prefetch(2);
+  JpegBatchesOptions o;
+  o.decoder.max_batch = batch;
+  o.augment.mean = {123.675f, 116.28f, 103.53f};
+  o.augment.stddev = {58.395f, 57.12f, 57.375f};
+  Result<JpegBatchIterator> it = JpegBatchesToDevice(ds, device, o);
+  if (!it.ok()) {
+    std::fprintf(stderr, "gpu_jpeg_bench: stage: %s\n", it.status().ToString().c_str());
+    return false;
+  }
+  // One batch in flight, as a training loop has: batch k+1's host part
+  // runs while the GPU finishes batch k, then k is waited for.
+  std::optional<DeviceElement> previous;
+  auto one = [&]() -> Status {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<DeviceElement> e, it->Next());
+    if (!e) return Status::Internal("the repeated input ended");
+    if (previous) SLUICE_RETURN_IF_ERROR(previous->Wait());
+    previous = std::move(e);
+    return Status::OK();
+  };
+  Status s = one();
+  int64_t done = 0;
+  const double cpu0 = CpuSeconds();
+  const auto t0 = Clock::now();
+  while (s.ok() && Since(t0) < seconds) {
+    s = one();
+    done += batch;
+  }
+  const double wall = Since(t0);
+  if (!s.ok()) {
+    std::fprintf(stderr, "gpu_jpeg_bench: stage: %s\n", s.ToString().c_str());
+    return false;
+  }
+  const double rate = static_cast<double>(done) / wall;
+  const JpegDecodeStats st = it->decoder().stats();
+  std::printf(
+      "{\"case\":\"stage_rrc224_flip_normalize\",\"device\":\"%s\",\"batch\":%d,"
+      "\"images_per_s\":%.0f,\"ratio_to_decode\":%.2f,\"ratio_to_cpu_threads\":%.2f,"
+      "\"host_cores\":%.2f,\"hardware\":%lld,\"gpu_hybrid\":%lld,\"cpu\":%lld}\n",
+      device.ToString().c_str(), batch, rate, rate / decode_rate, rate / cpu_rate,
+      (CpuSeconds() - cpu0) / wall, static_cast<long long>(st.hardware),
+      static_cast<long long>(st.gpu_hybrid), static_cast<long long>(st.cpu));
+  std::fflush(stdout);
+  return true;
+}
+
+int Run(const Args& args) {
+  std::vector<std::string> names;
+  const std::vector<std::string> bytes = ReadJpegs(args.images, &names);
+  if (bytes.empty()) Usage(("no JPEGs under " + args.images).c_str());
+  std::vector<EncodedJpeg> all;
+  for (size_t i = 0; i < bytes.size(); ++i) all.push_back({bytes[i], names[i]});
+  int64_t pixels = 0;
+  std::vector<Tensor> fancy, plain;
+  for (const std::string& b : bytes) {
+    ops::DecodeJpegOptions o;
+    o.channels = 3;
+    fancy.push_back(ops::DecodeJpeg(b, o).value());
+    o.fancy_upscaling = false;
+    plain.push_back(ops::DecodeJpeg(b, o).value());
+    pixels += fancy.back().shape().dim(0) * fancy.back().shape().dim(1);
+  }
+  const double mean_pixels = static_cast<double>(pixels) / static_cast<double>(bytes.size());
+
+  double cpu_cores = 0;
+  const double cpu_rate = CpuThreadsImagesPerSecond(bytes, args.threads, args.seconds, &cpu_cores);
+  std::printf(
+      "{\"case\":\"cpu_threads\",\"images\":%zu,\"threads\":%d,\"images_per_s\":%.0f,"
+      "\"mpix_per_s\":%.0f,\"host_cores\":%.2f}\n",
+      bytes.size(), args.threads, cpu_rate, cpu_rate * mean_pixels / 1e6, cpu_cores);
+  std::fflush(stdout);
+
+  const Device device = args.device == "cpu" ? Device::Host() : Device::Gpu(0);
+  if (!device.is_host()) {
+    if (Status s = GpuAvailability(); !s.ok()) {
+      std::printf("{\"case\":\"decoder\",\"skipped\":\"%s\"}\n", std::string(s.message()).c_str());
+      return 0;
+    }
+  }
+  Result<std::unique_ptr<Stream>> stream = NewStream(device);
+  if (!stream.ok()) {
+    std::fprintf(stderr, "gpu_jpeg_bench: %s\n", stream.status().ToString().c_str());
+    return 1;
+  }
+  struct Mode {
+    const char* name;
+    JpegDecoderOptions options;
+  };
+  const Mode modes[] = {
+      {"hardware", {}}, {"gpu_hybrid", {.use_hardware = false}}, {"cpu", {.use_gpu = false}}};
+  std::map<int, double> decode_rate;  // hardware mode's images/s per batch
+  for (const Mode& mode : modes) {
+    for (int batch : args.batches) {
+      JpegDecoderOptions o = mode.options;
+      o.max_batch = batch;
+      Result<std::unique_ptr<JpegDecoder>> made = JpegDecoder::Create(**stream, o);
+      if (!made.ok()) {
+        std::fprintf(stderr, "gpu_jpeg_bench: %s\n", made.status().ToString().c_str());
+        return 1;
+      }
+      JpegDecoder& decoder = **made;
+      if (mode.options.use_gpu && !decoder.gpu_enabled()) {
+        std::printf("{\"case\":\"decoder\",\"mode\":\"%s\",\"skipped\":\"%s\"}\n", mode.name,
+                    std::string(decoder.unavailable_reason()).c_str());
+        break;
+      }
+      Result<Diff> d_fancy = Compare(decoder, **stream, all, fancy);
+      Result<Diff> d_plain = Compare(decoder, **stream, all, plain);
+      if (!d_fancy.ok() || !d_plain.ok()) {
+        std::fprintf(stderr, "gpu_jpeg_bench: %s: %s\n", mode.name,
+                     (!d_fancy.ok() ? d_fancy.status() : d_plain.status()).ToString().c_str());
+        return 1;
+      }
+      const JpegDecodeStats before = decoder.stats();
+      std::vector<EncodedJpeg> slice(static_cast<size_t>(batch));
+      size_t next = 0;
+      int64_t done = 0;
+      auto one_batch = [&]() -> Status {
+        for (EncodedJpeg& e : slice) e = all[next++ % all.size()];
+        SLUICE_RETURN_IF_ERROR(decoder.Decode(slice).status());
+        return (*stream)->Synchronize();
+      };
+      Status s = one_batch();  // warm-up: nvJPEG's buffers, the allocators' caches
+      const double cpu0 = CpuSeconds();
+      const auto t0 = Clock::now();
+      while (s.ok() && Since(t0) < args.seconds) {
+        s = one_batch();
+        done += batch;
+      }
+      const double wall = Since(t0);
+      if (!s.ok()) {
+        std::fprintf(stderr, "gpu_jpeg_bench: %s: %s\n", mode.name, s.ToString().c_str());
+        return 1;
+      }
+      const JpegDecodeStats st = decoder.stats();
+      const double rate = static_cast<double>(done) / wall;
+      if (std::string(mode.name) == "hardware") decode_rate[batch] = rate;
+      std::printf(
+          "{\"case\":\"decoder\",\"device\":\"%s\",\"mode\":\"%s\",\"batch\":%d,"
+          "\"images_per_s\":%.0f,\"mpix_per_s\":%.0f,\"ratio_to_cpu_threads\":%.2f,"
+          "\"host_cores\":%.2f,\"hardware\":%lld,\"gpu_hybrid\":%lld,\"cpu\":%lld,"
+          "\"failed\":%lld,\"batch_failures\":%lld,\"max_abs_diff\":%d,\"mean_abs_diff\":%.3f,"
+          "\"max_abs_diff_no_fancy\":%d,\"mean_abs_diff_no_fancy\":%.3f}\n",
+          device.ToString().c_str(), mode.name, batch, rate, rate * mean_pixels / 1e6,
+          rate / cpu_rate, (CpuSeconds() - cpu0) / wall,
+          static_cast<long long>(st.hardware - before.hardware),
+          static_cast<long long>(st.gpu_hybrid - before.gpu_hybrid),
+          static_cast<long long>(st.cpu - before.cpu),
+          static_cast<long long>(st.failed - before.failed),
+          static_cast<long long>(st.gpu_batch_failures), d_fancy->max, d_fancy->mean, d_plain->max,
+          d_plain->mean);
+      std::fflush(stdout);
+    }
+  }
+  for (int batch : args.batches) {
+    if (decode_rate.count(batch) == 0) continue;
+    if (!Augment(**stream, all, batch, decode_rate[batch], cpu_rate, mean_pixels, args.seconds) ||
+        !Stage(device, bytes, batch, decode_rate[batch], cpu_rate, args.seconds)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace sluice::gpu
+
+int main(int argc, char** argv) { return sluice::gpu::Run(sluice::gpu::Parse(argc, argv)); }

@@ -1,0 +1,95 @@
+// The JPEG decoder's parts (jpeg_decoder.h), apart so the host-side logic
+// is tested without a GPU: which backend takes an image, how a batch is cut
+// into batched calls and laid out in staging memory, and the engines that
+// run the GPU backends' batched calls (nvJPEG, or libjpeg-turbo standing in
+// for it on the host device). Internal.
+//
+// Thread-safety: the functions are pure; an engine is used by one thread at
+// a time.
+#ifndef SLUICE_GPU_INTERNAL_JPEG_ENGINE_H_
+#define SLUICE_GPU_INTERNAL_JPEG_ENGINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/result.h"
+#include "sluice/gpu/device_tensor.h"
+#include "sluice/gpu/jpeg_decoder.h"
+#include "sluice/gpu/stream.h"
+#include "sluice/ops/jpeg.h"
+
+namespace sluice::gpu::internal {
+
+// Why an image is not given to nvJPEG, from its header: "" when it may be
+// (baseline Huffman, 8-bit, gray or YCbCr with 4:4:4, 4:2:2, 4:2:0, 4:4:0
+// or 4:1:1 sampling, at most max_pixels); otherwise a short reason
+// ("progressive", "CMYK", "header: <error>"...).
+std::string NotForNvjpeg(const Result<ops::JpegHeader>& header, int64_t max_pixels);
+
+// [begin, end) index ranges of at most max_batch each, covering [0, count),
+// as equal in size as possible (REQUIRES: max_batch >= 1).
+struct IndexRange {
+  size_t begin = 0;
+  size_t end = 0;
+};
+std::vector<IndexRange> SplitIntoBatches(size_t count, size_t max_batch);
+
+// Where each bitstream goes in one staging buffer: offsets aligned to
+// `alignment` (a power of two), and the total size.
+struct StagingLayout {
+  std::vector<size_t> offsets;
+  size_t total = 0;
+};
+StagingLayout LayOutBitstreams(std::span<const size_t> sizes, size_t alignment);
+
+// Runs the GPU backends' batched calls.
+class JpegEngine {
+ public:
+  virtual ~JpegEngine() = default;
+  // Whether there are JPEG engines (NVJPEG_BACKEND_HARDWARE made a handle).
+  virtual bool has_hardware() const = 0;
+  // kHardware if the engines take `bytes` (an image NotForNvjpeg accepts),
+  // kGpuHybrid if only the hybrid backend does, kCpu if neither.
+  virtual JpegBackend Route(std::string_view bytes, bool allow_hardware, bool allow_hybrid) = 0;
+  // Decodes bitstreams[i] into outputs[i] (uint8 [h, w, 3] of the image's
+  // size, on the stream's device) with `backend` (kHardware or kGpuHybrid),
+  // queued on `stream`. The bitstreams are in pinned host memory that stays
+  // valid until the stream has passed this work. An error means the call
+  // failed as a whole: the outputs are unspecified (the caller decodes
+  // those images again on the CPU).
+  virtual Status DecodeBatched(JpegBackend backend, std::span<const std::string_view> bitstreams,
+                               std::span<const DeviceTensor> outputs, Stream& stream) = 0;
+};
+
+// libjpeg-turbo standing in for nvJPEG on the host device: "hardware" takes
+// images whose size is a multiple of 8 both ways, "hybrid" the others (a
+// made-up split, so both paths get images); DecodeBatched decodes each
+// bitstream with ops::DecodeJpeg on the calling thread and queues the
+// copies into the outputs on the stream. `refuse`, when given, fails any
+// batched call of a backend holding a bitstream it returns true for (as
+// one bad image fails an nvJPEG batch).
+std::unique_ptr<JpegEngine> NewHostJpegEngine(
+    std::function<bool(JpegBackend backend, std::string_view bytes)> refuse = nullptr);
+
+// nvJPEG on `stream`'s GPU: hardware and GPU_HYBRID handles and states.
+// Unavailable when nvJPEG cannot be used (NvjpegAvailability) or the GPU
+// has no hybrid handle; a GPU without engines gives has_hardware() false.
+Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(Stream& stream, int max_batch,
+                                                    int hybrid_cpu_threads);
+
+// The decoder over a given engine (null: every image on the CPU, with
+// `reason`). For tests.
+std::unique_ptr<JpegDecoder> NewJpegDecoderWithEngine(Stream& stream,
+                                                      const JpegDecoderOptions& options,
+                                                      std::unique_ptr<JpegEngine> engine,
+                                                      std::string reason);
+
+}  // namespace sluice::gpu::internal
+
+#endif  // SLUICE_GPU_INTERNAL_JPEG_ENGINE_H_

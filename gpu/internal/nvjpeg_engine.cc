@@ -1,0 +1,286 @@
+// nvJPEG for the JPEG decoder (jpeg_engine.h): libnvjpeg.so.13 opened at
+// run time (dlopen; each function resolved with dlsym into a typed table, so
+// the gpu module does not link it), a hardware and a GPU_HYBRID handle per
+// engine, and nvjpegDecodeBatched into interleaved RGB.
+//
+// Built with nvjpeg.h only when CMake found it (SLUICE_HAVE_NVJPEG);
+// otherwise every entry point says so.
+#include "sluice/gpu/internal/jpeg_engine.h"
+#include "sluice/gpu/jpeg_decoder.h"
+
+#if SLUICE_HAVE_NVJPEG
+
+#include <nvjpeg.h>
+
+#include <string>
+#include <utility>
+
+#include "sluice/gpu/internal/cuda_error.h"
+#include "sluice/gpu/internal/device_runtime.h"
+#include "sluice/gpu/internal/dynamic_library.h"
+
+namespace sluice::gpu {
+namespace internal {
+namespace {
+
+// Every nvJPEG function used; pointers typed from the prototypes.
+#define SLUICE_NVJPEG_FUNCTIONS(X) \
+  X(nvjpegGetProperty)             \
+  X(nvjpegCreateEx)                \
+  X(nvjpegDestroy)                 \
+  X(nvjpegJpegStateCreate)         \
+  X(nvjpegJpegStateDestroy)        \
+  X(nvjpegJpegStreamCreate)        \
+  X(nvjpegJpegStreamDestroy)       \
+  X(nvjpegJpegStreamParseHeader)   \
+  X(nvjpegDecodeBatchedSupported)  \
+  X(nvjpegDecodeBatchedInitialize) \
+  X(nvjpegDecodeBatched)
+
+struct Api {
+#define SLUICE_NVJPEG_POINTER(name) decltype(&::name) name = nullptr;
+  SLUICE_NVJPEG_FUNCTIONS(SLUICE_NVJPEG_POINTER)
+#undef SLUICE_NVJPEG_POINTER
+};
+
+struct Library {
+  Status status;  // OK when loaded, the right major version, every symbol resolved
+  Api api;
+};
+
+// Opens libnvjpeg.so.13 once (never closed): from the library path, else
+// where scripts/fetch-nvjpeg.sh put it for this build.
+const Library& GetLibrary() {
+  static const Library* const library = [] {
+    auto* lib = new Library;
+    Result<DynamicLibrary> handle =
+        DynamicLibrary::OpenFirst("libnvjpeg.so.13 (scripts/fetch-nvjpeg.sh fetches it)",
+                                  {"libnvjpeg.so.13", SLUICE_NVJPEG_LIBRARY_FALLBACK});
+    if (!handle.ok()) {
+      lib->status = handle.status();
+      return lib;
+    }
+    std::string missing;
+#define SLUICE_NVJPEG_RESOLVE(name) \
+  if (!handle->Resolve(#name, &lib->api.name)) missing += " " #name;
+    SLUICE_NVJPEG_FUNCTIONS(SLUICE_NVJPEG_RESOLVE)
+#undef SLUICE_NVJPEG_RESOLVE
+    if (!missing.empty()) {
+      lib->status = Status::Unavailable("libnvjpeg.so.13 lacks" + missing);
+      return lib;
+    }
+    int major = 0;
+    if (lib->api.nvjpegGetProperty(MAJOR_VERSION, &major) != NVJPEG_STATUS_SUCCESS ||
+        major != NVJPEG_VER_MAJOR) {
+      lib->status = Status::Unavailable("libnvjpeg is version " + std::to_string(major) +
+                                        "; sluice was built against nvJPEG " +
+                                        std::to_string(NVJPEG_VER_MAJOR));
+    }
+    return lib;
+  }();
+  return *library;
+}
+
+const char* StatusName(nvjpegStatus_t s) {
+  switch (s) {
+    case NVJPEG_STATUS_SUCCESS: return "NVJPEG_STATUS_SUCCESS";
+    case NVJPEG_STATUS_NOT_INITIALIZED: return "NVJPEG_STATUS_NOT_INITIALIZED";
+    case NVJPEG_STATUS_INVALID_PARAMETER: return "NVJPEG_STATUS_INVALID_PARAMETER";
+    case NVJPEG_STATUS_BAD_JPEG: return "NVJPEG_STATUS_BAD_JPEG";
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "NVJPEG_STATUS_JPEG_NOT_SUPPORTED";
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "NVJPEG_STATUS_ALLOCATOR_FAILURE";
+    case NVJPEG_STATUS_EXECUTION_FAILED: return "NVJPEG_STATUS_EXECUTION_FAILED";
+    case NVJPEG_STATUS_ARCH_MISMATCH: return "NVJPEG_STATUS_ARCH_MISMATCH";
+    case NVJPEG_STATUS_INTERNAL_ERROR: return "NVJPEG_STATUS_INTERNAL_ERROR";
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED:
+      return "NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED";
+    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "NVJPEG_STATUS_INCOMPLETE_BITSTREAM";
+  }
+  return "nvjpegStatus_t(unknown)";
+}
+
+Status NvjpegError(std::string_view call, nvjpegStatus_t s) {
+  const std::string what = std::string(call) + " failed: " + StatusName(s);
+  if (s == NVJPEG_STATUS_ALLOCATOR_FAILURE) return Status::ResourceExhausted(what);
+  if (s == NVJPEG_STATUS_BAD_JPEG || s == NVJPEG_STATUS_JPEG_NOT_SUPPORTED ||
+      s == NVJPEG_STATUS_INCOMPLETE_BITSTREAM) {
+    return Status::InvalidArgument(what);
+  }
+  return Status::Internal(what);
+}
+
+// One nvJPEG backend: its handle, a batched-decode state, the batch size
+// that state was initialized for, and an event recorded after the state's
+// last batched call: the state's buffers are reused only once the GPU has
+// passed it (the next call's host part would overwrite them).
+struct Backend {
+  nvjpegHandle_t handle = nullptr;
+  nvjpegJpegState_t state = nullptr;
+  int initialized_batch = -1;
+  cudaEvent_t done = nullptr;
+  bool pending = false;
+};
+
+class NvjpegEngine final : public JpegEngine {
+ public:
+  NvjpegEngine(Stream& stream, int ordinal, int hybrid_cpu_threads)
+      : api_(GetLibrary().api),
+        stream_(stream),
+        ordinal_(ordinal),
+        hybrid_cpu_threads_(hybrid_cpu_threads) {}
+
+  ~NvjpegEngine() override {
+    (void)stream_.Synchronize();  // the states' buffers may be in use by queued work
+    ScopedDevice device(ordinal_);
+    if (parsed_ != nullptr) api_.nvjpegJpegStreamDestroy(parsed_);
+    for (Backend* b : {&hardware_, &hybrid_}) {
+      if (b->done != nullptr) cudaEventDestroy(b->done);
+      if (b->state != nullptr) api_.nvjpegJpegStateDestroy(b->state);
+      if (b->handle != nullptr) api_.nvjpegDestroy(b->handle);
+    }
+  }
+
+  // The hybrid handle must open; the hardware one only where the GPU has
+  // JPEG engines.
+  Status Init() {
+    ScopedDevice device(ordinal_);
+    SLUICE_RETURN_IF_ERROR(device.status());
+    if (api_.nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, 0, &hardware_.handle) ==
+            NVJPEG_STATUS_SUCCESS &&
+        api_.nvjpegJpegStateCreate(hardware_.handle, &hardware_.state) == NVJPEG_STATUS_SUCCESS &&
+        api_.nvjpegJpegStreamCreate(hardware_.handle, &parsed_) == NVJPEG_STATUS_SUCCESS) {
+      has_hardware_ = true;
+    }
+    nvjpegStatus_t s =
+        api_.nvjpegCreateEx(NVJPEG_BACKEND_GPU_HYBRID, nullptr, nullptr, 0, &hybrid_.handle);
+    if (s != NVJPEG_STATUS_SUCCESS) return NvjpegError("nvjpegCreateEx(GPU_HYBRID)", s);
+    s = api_.nvjpegJpegStateCreate(hybrid_.handle, &hybrid_.state);
+    if (s != NVJPEG_STATUS_SUCCESS) return NvjpegError("nvjpegJpegStateCreate(GPU_HYBRID)", s);
+    for (Backend* b : {&hardware_, &hybrid_}) {
+      SLUICE_RETURN_IF_ERROR(CudaStatus(cudaEventCreateWithFlags(&b->done, cudaEventDisableTiming),
+                                        "cudaEventCreateWithFlags"));
+    }
+    return Status::OK();
+  }
+
+  bool has_hardware() const override { return has_hardware_; }
+
+  JpegBackend Route(std::string_view bytes, bool allow_hardware, bool allow_hybrid) override {
+    if (allow_hardware && has_hardware_) {
+      const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+      int not_supported = 1;  // nvJPEG: 0 means supported
+      if (api_.nvjpegJpegStreamParseHeader(hardware_.handle, data, bytes.size(), parsed_) ==
+              NVJPEG_STATUS_SUCCESS &&
+          api_.nvjpegDecodeBatchedSupported(hardware_.handle, parsed_, &not_supported) ==
+              NVJPEG_STATUS_SUCCESS &&
+          not_supported == 0) {
+        return JpegBackend::kHardware;
+      }
+    }
+    return allow_hybrid ? JpegBackend::kGpuHybrid : JpegBackend::kCpu;
+  }
+
+  Status DecodeBatched(JpegBackend backend, std::span<const std::string_view> bitstreams,
+                       std::span<const DeviceTensor> outputs, Stream& stream) override {
+    Backend& b = backend == JpegBackend::kHardware ? hardware_ : hybrid_;
+    if (backend == JpegBackend::kCpu || b.handle == nullptr ||
+        bitstreams.size() != outputs.size() || bitstreams.empty()) {
+      return Status::InvalidArgument("nvJPEG engine: bad batched call");
+    }
+    ScopedDevice device(ordinal_);
+    SLUICE_RETURN_IF_ERROR(device.status());
+    if (b.pending) {
+      b.pending = false;
+      SLUICE_RETURN_IF_ERROR(
+          CudaStatus(cudaEventSynchronize(b.done), "waiting for the last nvJPEG batch"));
+    }
+    const int n = static_cast<int>(bitstreams.size());
+    if (b.initialized_batch != n) {
+      const int threads = backend == JpegBackend::kHardware ? 1 : hybrid_cpu_threads_;
+      const nvjpegStatus_t s =
+          api_.nvjpegDecodeBatchedInitialize(b.handle, b.state, n, threads, NVJPEG_OUTPUT_RGBI);
+      if (s != NVJPEG_STATUS_SUCCESS) {
+        b.initialized_batch = -1;
+        return NvjpegError("nvjpegDecodeBatchedInitialize", s);
+      }
+      b.initialized_batch = n;
+    }
+    data_.clear();
+    lengths_.clear();
+    images_.assign(bitstreams.size(), nvjpegImage_t{});
+    for (size_t i = 0; i < bitstreams.size(); ++i) {
+      data_.push_back(reinterpret_cast<const unsigned char*>(bitstreams[i].data()));
+      lengths_.push_back(bitstreams[i].size());
+      images_[i].channel[0] = static_cast<unsigned char*>(outputs[i].data());
+      images_[i].pitch[0] = static_cast<size_t>(outputs[i].shape().dim(1)) * 3;
+    }
+    const nvjpegStatus_t s =
+        api_.nvjpegDecodeBatched(b.handle, b.state, data_.data(), lengths_.data(), images_.data(),
+                                 static_cast<cudaStream_t>(stream.native_handle()));
+    if (s != NVJPEG_STATUS_SUCCESS) {
+      b.initialized_batch = -1;  // a failed batch is reset by initializing again
+      return NvjpegError("nvjpegDecodeBatched(" + std::string(JpegBackendName(backend)) + ", " +
+                             std::to_string(n) + " images)",
+                         s);
+    }
+    SLUICE_RETURN_IF_ERROR(
+        CudaStatus(cudaEventRecord(b.done, static_cast<cudaStream_t>(stream.native_handle())),
+                   "cudaEventRecord after nvjpegDecodeBatched"));
+    b.pending = true;
+    return Status::OK();
+  }
+
+ private:
+  const Api& api_;
+  Stream& stream_;
+  const int ordinal_;
+  const int hybrid_cpu_threads_;
+  Backend hardware_;
+  Backend hybrid_;
+  nvjpegJpegStream_t parsed_ = nullptr;  // Route's header parses (hardware handle)
+  bool has_hardware_ = false;
+  std::vector<const unsigned char*> data_;
+  std::vector<size_t> lengths_;
+  std::vector<nvjpegImage_t> images_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(Stream& stream, int /*max_batch*/,
+                                                    int hybrid_cpu_threads) {
+  SLUICE_RETURN_IF_ERROR(GetLibrary().status);
+  if (stream.device().is_host()) {
+    return Status::InvalidArgument("nvJPEG engine: " + stream.device().ToString() +
+                                   " is not a GPU");
+  }
+  SLUICE_ASSIGN_OR_RETURN(const DeviceRuntime* runtime, GetDeviceRuntime(stream.device()));
+  auto engine = std::make_unique<NvjpegEngine>(stream, runtime->cuda_ordinal, hybrid_cpu_threads);
+  SLUICE_RETURN_IF_ERROR(engine->Init());
+  return std::unique_ptr<JpegEngine>(std::move(engine));
+}
+
+}  // namespace internal
+
+Status NvjpegAvailability() { return internal::GetLibrary().status; }
+
+}  // namespace sluice::gpu
+
+#else  // !SLUICE_HAVE_NVJPEG
+
+namespace sluice::gpu {
+namespace {
+Status NotBuilt() {
+  return Status::Unavailable(
+      "sluice was built without nvjpeg.h: run scripts/fetch-nvjpeg.sh and reconfigure");
+}
+}  // namespace
+
+namespace internal {
+Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(Stream&, int, int) { return NotBuilt(); }
+}  // namespace internal
+
+Status NvjpegAvailability() { return NotBuilt(); }
+
+}  // namespace sluice::gpu
+
+#endif  // SLUICE_HAVE_NVJPEG

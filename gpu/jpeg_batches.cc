@@ -1,0 +1,160 @@
+// JpegBatchesToDevice (jpeg_batches.h): decode, augment and copy one batch
+// per Next() on the stage's stream.
+#include "sluice/gpu/jpeg_batches.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/rng.h"
+#include "sluice/gpu/internal/device_runtime.h"
+#include "sluice/gpu/pinned_host_pool.h"
+
+namespace sluice::gpu {
+
+struct JpegBatchIterator::State {
+  std::optional<Iterator> input;
+  std::unique_ptr<Stream> owned_stream;
+  Stream* stream = nullptr;
+  std::unique_ptr<JpegDecoder> decoder;
+  std::optional<PinnedHostPool> staging;
+  JpegBatchesOptions options;
+  uint64_t batch = 0;
+  int64_t skipped = 0;
+};
+
+namespace {
+
+// The rows `kept` of t [N, ...].
+Result<Tensor> GatherRows(const Tensor& t, const std::vector<size_t>& kept) {
+  std::vector<int64_t> dims(t.shape().dims().begin(), t.shape().dims().end());
+  const size_t row = t.byte_size() / static_cast<size_t>(dims[0]);
+  dims[0] = static_cast<int64_t>(kept.size());
+  SLUICE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(t.dtype(), Shape(dims)));
+  for (size_t j = 0; j < kept.size(); ++j) {
+    std::memcpy(static_cast<char*>(out.raw_data()) + j * row,
+                static_cast<const char*>(t.raw_data()) + kept[j] * row, row);
+  }
+  return out;
+}
+
+}  // namespace
+
+JpegBatchIterator::JpegBatchIterator(std::unique_ptr<State> state) : state_(std::move(state)) {}
+JpegBatchIterator::JpegBatchIterator(JpegBatchIterator&&) noexcept = default;
+JpegBatchIterator& JpegBatchIterator::operator=(JpegBatchIterator&&) noexcept = default;
+JpegBatchIterator::~JpegBatchIterator() {
+  if (state_ != nullptr && state_->stream != nullptr) (void)state_->stream->Synchronize();
+}
+
+const JpegDecoder& JpegBatchIterator::decoder() const { return *state_->decoder; }
+int64_t JpegBatchIterator::skipped_images() const { return state_->skipped; }
+
+Result<std::optional<DeviceElement>> JpegBatchIterator::Next() {
+  State& s = *state_;
+  Stream& stream = *s.stream;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, s.input->next());
+    if (!e) return std::optional<DeviceElement>();
+    const uint64_t b = s.batch++;
+    const std::vector<std::string>& names = e->names();
+    size_t k = names.size();
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == s.options.image) k = i;
+    }
+    if (k == names.size()) {
+      return Status::InvalidArgument("JpegBatchesToDevice: the elements have no component \"" +
+                                     s.options.image + "\"");
+    }
+    const Tensor& images = (*e)[k];
+    if (images.dtype() != DType::kString || images.shape().rank() != 1) {
+      return Status::InvalidArgument(
+          "JpegBatchesToDevice: component \"" + s.options.image +
+          "\" must be a string tensor [N] (batch the input first), not " + images.DebugString());
+    }
+    auto bytes = images.flat<std::string_view>();
+    std::vector<std::string> image_names;
+    std::vector<EncodedJpeg> jpegs;
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      image_names.push_back(s.options.image + " of batch " + std::to_string(b) + ", image " +
+                            std::to_string(i));
+    }
+    for (size_t i = 0; i < bytes.size(); ++i) jpegs.push_back({bytes[i], image_names[i]});
+    std::vector<Result<DeviceTensor>> results = s.decoder->DecodeEach(jpegs);
+    std::vector<DeviceTensor> decoded;
+    std::vector<size_t> kept;
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (results[i].ok()) {
+        decoded.push_back(*std::move(results[i]));
+        kept.push_back(i);
+      } else if (s.options.skip_bad_images) {
+        ++s.skipped;
+      } else {
+        return results[i].status();
+      }
+    }
+    if (decoded.empty()) continue;
+    Rng rng(s.options.seed, b);
+    SLUICE_ASSIGN_OR_RETURN(DeviceTensor x,
+                            RandomResizedCropBatch(decoded, rng, stream, s.options.augment));
+    std::vector<DeviceTensor> components;
+    auto staged = std::make_shared<std::vector<PinnedBuffer>>();
+    for (size_t j = 0; j < e->size(); ++j) {
+      if (j == k) {
+        components.push_back(x);
+        continue;
+      }
+      Tensor t = (*e)[j];
+      if (t.dtype() == DType::kString) {
+        return Status::InvalidArgument("JpegBatchesToDevice: component \"" + names[j] +
+                                       "\" is a string tensor; drop it with a map before");
+      }
+      if (kept.size() != bytes.size()) {
+        if (t.shape().rank() < 1 || t.shape().dim(0) != static_cast<int64_t>(bytes.size())) {
+          return Status::InvalidArgument("JpegBatchesToDevice: component \"" + names[j] +
+                                         "\" has no row per image to drop: " + t.DebugString());
+        }
+        SLUICE_ASSIGN_OR_RETURN(t, GatherRows(t, kept));
+      }
+      SLUICE_ASSIGN_OR_RETURN(PinnedBuffer buffer, s.staging->Acquire(t.byte_size() + 1));
+      if (t.byte_size() > 0) std::memcpy(buffer.data(), t.raw_data(), t.byte_size());
+      SLUICE_ASSIGN_OR_RETURN(
+          DeviceTensor d, DeviceTensor::Allocate(stream.device(), t.dtype(), t.shape(), &stream));
+      if (t.byte_size() > 0) SLUICE_RETURN_IF_ERROR(CopyToDeviceAsync(buffer.data(), d, stream));
+      staged->push_back(std::move(buffer));
+      components.push_back(std::move(d));
+    }
+    if (!staged->empty()) SLUICE_RETURN_IF_ERROR(stream.LaunchHostFunc([staged] {}));
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, NewEvent(stream.device()));
+    SLUICE_RETURN_IF_ERROR(stream.Record(*event));
+    return std::optional<DeviceElement>(DeviceElement(std::move(components), e->shared_names(),
+                                                      std::shared_ptr<Event>(std::move(event))));
+  }
+}
+
+Result<JpegBatchIterator> JpegBatchesToDevice(const Dataset& input, const Device& device,
+                                              const JpegBatchesOptions& options) {
+  auto state = std::make_unique<JpegBatchIterator::State>();
+  state->options = options;
+  if (options.stream != nullptr) {
+    if (!(options.stream->device() == device)) {
+      return Status::InvalidArgument("JpegBatchesToDevice: the stream is on " +
+                                     options.stream->device().ToString() + ", not " +
+                                     device.ToString());
+    }
+    state->stream = options.stream;
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(state->owned_stream, NewStream(device));
+    state->stream = state->owned_stream.get();
+  }
+  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
+                          internal::GetDeviceRuntime(device));
+  state->staging = runtime->staging;
+  SLUICE_ASSIGN_OR_RETURN(state->decoder, JpegDecoder::Create(*state->stream, options.decoder));
+  SLUICE_ASSIGN_OR_RETURN(Iterator it, input.iterator());
+  state->input.emplace(std::move(it));
+  return JpegBatchIterator(std::move(state));
+}
+
+}  // namespace sluice::gpu

@@ -1,0 +1,93 @@
+// JpegBatchesToDevice: the last stage of an input pipeline that trains from
+// JPEGs on a GPU. It pulls batches of encoded JPEGs from a pipeline (a
+// string component [N], views into the read buffers), decodes them with a
+// JpegDecoder (nvJPEG, CPU fallback), applies the random-resized crop, flip
+// and normalize of jpeg_augment.h on the device, copies the other
+// components (labels) to the device, and hands out one DeviceElement per
+// batch with the event that completes when all of it has been written:
+//
+//   auto ds = sluice::TFRecordDataset(files).map(parse_jpeg_and_label).batch(256).prefetch(2);
+//   SLUICE_ASSIGN_OR_RETURN(gpu::JpegBatchIterator it,
+//                           gpu::JpegBatchesToDevice(ds, gpu::Device::Gpu(0), {.image = "image"}));
+//   while (true) {
+//     SLUICE_ASSIGN_OR_RETURN(std::optional<gpu::DeviceElement> batch, it.Next());
+//     if (!batch) break;
+//     SLUICE_RETURN_IF_ERROR(batch->WaitOn(*compute_stream));
+//     train_step(*batch->find("image"), *batch->find("label"), *compute_stream);  // float32
+//     [N,224,224,3]
+//   }
+//
+// Next() runs on the calling thread: it pulls the next batch (the upstream
+// prefetch overlaps reading and parsing), does the host part of the decode
+// (headers, staging, GPU_HYBRID's and the CPU fallback's work) and queues
+// the rest on the stage's stream, returning without waiting for the GPU.
+// The augmentation rng of batch b is Rng(seed, b), so a run is reproducible
+// whatever the timing. Errors name the component, batch and image
+// ("image of batch 12, image 3"); with skip_bad_images, images no backend
+// decodes are dropped with their rows of the other components (a batch
+// left empty is skipped).
+//
+// Ownership: the iterator owns the input iterator, the decoder and (unless
+// given) its stream. Elements handed out stay valid after it is destroyed;
+// their tensors are allocated for the stage's stream (see device_tensor.h).
+// Thread-safety: Next() is for one thread at a time.
+#ifndef SLUICE_GPU_JPEG_BATCHES_H_
+#define SLUICE_GPU_JPEG_BATCHES_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "sluice/core/result.h"
+#include "sluice/gpu/jpeg_augment.h"
+#include "sluice/gpu/jpeg_decoder.h"
+#include "sluice/gpu/prefetch_to_device.h"
+#include "sluice/gpu/stream.h"
+#include "sluice/pipeline/dataset.h"
+
+namespace sluice::gpu {
+
+struct JpegBatchesOptions {
+  // The component holding the encoded JPEGs: a string tensor [N].
+  std::string image = "image";
+  JpegDecoderOptions decoder;
+  JpegAugmentOptions augment;
+  uint64_t seed = 0;
+  bool skip_bad_images = false;
+  // The stream to queue on. Null: the stage makes its own. A given stream
+  // is borrowed (it must outlive the iterator) and must be on the device.
+  Stream* stream = nullptr;
+};
+
+class JpegBatchIterator {
+ public:
+  JpegBatchIterator(JpegBatchIterator&&) noexcept;
+  JpegBatchIterator& operator=(JpegBatchIterator&&) noexcept;
+  ~JpegBatchIterator();
+
+  // The next batch: the image component replaced by float32 [N', h, w, 3]
+  // (N' = N unless skip_bad_images dropped some), the other numeric
+  // components copied to the device, names kept. nullopt at the end of the
+  // input; the input's and the decode's errors in order.
+  Result<std::optional<DeviceElement>> Next();
+  const JpegDecoder& decoder() const;
+  // Images dropped by skip_bad_images so far.
+  int64_t skipped_images() const;
+
+ private:
+  friend Result<JpegBatchIterator> JpegBatchesToDevice(const Dataset&, const Device&,
+                                                       const JpegBatchesOptions&);
+  struct State;
+  explicit JpegBatchIterator(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// InvalidArgument for bad options or a stream of another device;
+// the decoder's and the input's errors.
+Result<JpegBatchIterator> JpegBatchesToDevice(const Dataset& input, const Device& device,
+                                              const JpegBatchesOptions& options = {});
+
+}  // namespace sluice::gpu
+
+#endif  // SLUICE_GPU_JPEG_BATCHES_H_

@@ -1,0 +1,109 @@
+// JpegBatchesToDevice on the host device: each batch equals the CPU chain
+// (ops::DecodeRandomCropResize, unfused, Rng(seed, batch)), labels follow
+// their images, bad images fail or are skipped with their rows.
+#include "sluice/gpu/jpeg_batches.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "sluice/ops/jpeg.h"
+#include "test_util.h"
+
+namespace sluice::gpu {
+namespace {
+
+std::string Jpeg(int64_t w, int64_t h) {
+  Tensor image = Tensor::Allocate(DType::kUInt8, Shape({h, w, 3})).value();
+  auto px = image.flat<uint8_t>();
+  for (size_t i = 0; i < px.size(); ++i) px[i] = static_cast<uint8_t>((i * 11 + i / 61) % 255);
+  return ops::EncodeJpeg(image).value();
+}
+
+class JpegBatchesHost : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bytes_ = {Jpeg(64, 48), Jpeg(40, 56), "\xff\xd8 broken", Jpeg(72, 72), Jpeg(50, 30)};
+    std::vector<std::string_view> views(bytes_.begin(), bytes_.end());
+    Tensor images = Tensor::FromStrings(views, Shape({5})).value();
+    Tensor labels = Tensor::FromVector(std::vector<int64_t>{10, 11, 12, 13, 14}).value();
+    ds_ = Dataset::from_tensor_slices({images, labels}, {"image", "label"}).batch(2);
+    options_.augment.size = {16, 20};
+    options_.augment.mean = {127.f};
+    options_.augment.stddev = {64.f};
+    options_.seed = 5;
+  }
+  // The CPU chain's row for image i of batch b (drawing from `rng`).
+  Tensor Want(size_t i, Rng& rng) {
+    ops::DecodeCropResizeOptions c;
+    c.size = options_.augment.size;
+    c.fused = false;
+    c.mirror = ops::Mirror::kRandom;
+    c.mean = options_.augment.mean;
+    c.stddev = options_.augment.stddev;
+    return ops::DecodeRandomCropResize(bytes_[i], rng, c).value();
+  }
+  std::vector<std::string> bytes_;
+  Dataset ds_ = Dataset::range(0);
+  JpegBatchesOptions options_;
+};
+
+TEST_F(JpegBatchesHost, BatchesEqualTheCpuChainAndABadImageFailsItsBatch) {
+  SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
+                              JpegBatchesToDevice(ds_, Device::Host(), options_));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> first, it.Next());
+  ASSERT_TRUE(first.has_value());
+  SLUICE_ASSERT_OK(first->Wait());
+  EXPECT_THAT(first->names(), ::testing::ElementsAre("image", "label"));
+  ASSERT_EQ((*first)[0].shape(), Shape({2, 16, 20, 3}));
+  auto stream = NewStream(Device::Host()).value();
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor x, CopyToHost((*first)[0], *stream));
+  Rng rng(5, 0);
+  const size_t row = 16 * 20 * 3 * sizeof(float);
+  for (size_t i = 0; i < 2; ++i) {
+    Tensor want = Want(i, rng);
+    EXPECT_EQ(std::memcmp(static_cast<const char*>(x.raw_data()) + i * row, want.raw_data(), row),
+              0)
+        << i;
+  }
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor labels, CopyToHost((*first)[1], *stream));
+  EXPECT_THAT(labels.flat<int64_t>(), ::testing::ElementsAre(10, 11));
+  Result<std::optional<DeviceElement>> second = it.Next();
+  EXPECT_THAT(std::string(second.status().message()),
+              ::testing::HasSubstr("image of batch 1, image 0"));
+}
+
+TEST_F(JpegBatchesHost, SkipBadImagesDropsTheirRows) {
+  options_.skip_bad_images = true;
+  SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
+                              JpegBatchesToDevice(ds_, Device::Host(), options_));
+  auto stream = NewStream(Device::Host()).value();
+  std::vector<int64_t> labels;
+  std::vector<int64_t> sizes;
+  while (true) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> e, it.Next());
+    if (!e) break;
+    SLUICE_ASSERT_OK(e->Wait());  // another stream reads it
+    sizes.push_back((*e)[0].shape().dim(0));
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor l, CopyToHost((*e)[1], *stream));
+    for (int64_t v : l.flat<int64_t>()) labels.push_back(v);
+  }
+  EXPECT_THAT(sizes, ::testing::ElementsAre(2, 1, 1));
+  EXPECT_THAT(labels, ::testing::ElementsAre(10, 11, 13, 14));
+  EXPECT_EQ(it.skipped_images(), 1);
+}
+
+TEST_F(JpegBatchesHost, AMissingImageComponentIsNamed) {
+  options_.image = "jpeg";
+  SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
+                              JpegBatchesToDevice(ds_, Device::Host(), options_));
+  Result<std::optional<DeviceElement>> r = it.Next();
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("\"jpeg\""));
+}
+
+}  // namespace
+}  // namespace sluice::gpu

@@ -1,0 +1,309 @@
+// JpegDecoder: the routing, batching, staging and CPU fallback on the host
+// device (libjpeg-turbo standing in for nvJPEG), everywhere; nvJPEG against
+// the CPU decode on a GPU when there is one (skipped otherwise).
+#include "sluice/gpu/jpeg_decoder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "device_test_util.h"
+#include "sluice/gpu/internal/jpeg_engine.h"
+#include "sluice/ops/jpeg.h"
+#include "test_util.h"
+
+namespace sluice::gpu {
+namespace {
+
+using internal::IndexRange;
+using sluice::testing::ReadFileOrDie;
+using sluice::testing::TestDataPath;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string Codec(const char* file) { return ReadFileOrDie(TestDataPath("ops/codec/") + file); }
+
+// A baseline 4:2:0 JPEG of a w x h gradient (EncodeJpeg's defaults).
+std::string Baseline(int64_t w, int64_t h, bool progressive = false) {
+  Tensor image = Tensor::Allocate(DType::kUInt8, Shape({h, w, 3})).value();
+  auto px = image.flat<uint8_t>();
+  for (size_t i = 0; i < px.size(); ++i) px[i] = static_cast<uint8_t>((i * 7) % 251);
+  ops::EncodeJpegOptions o;
+  o.progressive = progressive;
+  return ops::EncodeJpeg(image, o).value();
+}
+
+Tensor CpuDecode(std::string_view bytes) {
+  ops::DecodeJpegOptions o;
+  o.channels = 3;
+  return ops::DecodeJpeg(bytes, o).value();
+}
+
+bool SameBytes(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.byte_size() == b.byte_size() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0;
+}
+
+TEST(JpegPlan, NotForNvjpegFromTheHeader) {
+  auto reason = [](std::string_view bytes, int64_t max_pixels = 1 << 30) {
+    return internal::NotForNvjpeg(ops::ReadJpegHeader(bytes, "x"), max_pixels);
+  };
+  for (const char* ok : {"rgb420_q90.jpg", "rgb444_q90.jpg", "rgb422.jpg", "rgb440.jpg",
+                         "rgb411.jpg", "gray_q90.jpg"}) {
+    EXPECT_EQ(reason(Codec(ok)), "") << ok;
+  }
+  EXPECT_EQ(reason(Codec("rgb420_prog.jpg")), "progressive");
+  EXPECT_EQ(reason(Codec("cmyk_adobe.jpg")), "CMYK");
+  EXPECT_EQ(reason(Codec("ycck_adobe.jpg")), "YCCK");
+  EXPECT_THAT(reason("not a jpeg at all"), ::testing::StartsWith("header: "));
+  EXPECT_EQ(reason(Baseline(64, 32), 64 * 32), "");
+  EXPECT_EQ(reason(Baseline(64, 32), 64 * 32 - 1), "over max_pixels");
+}
+
+TEST(JpegPlan, SplitIntoBatchesCoversEvenly) {
+  auto sizes = [](size_t count, size_t max) {
+    std::vector<size_t> out;
+    size_t next = 0;
+    for (IndexRange r : internal::SplitIntoBatches(count, max)) {
+      EXPECT_EQ(r.begin, next);
+      next = r.end;
+      out.push_back(r.end - r.begin);
+    }
+    EXPECT_EQ(next, count);
+    return out;
+  };
+  EXPECT_THAT(sizes(0, 4), ElementsAre());
+  EXPECT_THAT(sizes(256, 256), ElementsAre(256));
+  EXPECT_THAT(sizes(320, 256), ElementsAre(160, 160));
+  EXPECT_THAT(sizes(5, 2), ElementsAre(2, 2, 1));
+  EXPECT_THAT(sizes(3, 1), ElementsAre(1, 1, 1));
+}
+
+TEST(JpegPlan, LayOutBitstreamsAligns) {
+  const std::vector<size_t> sizes = {3, 64, 0, 1};
+  internal::StagingLayout l = internal::LayOutBitstreams(sizes, 64);
+  EXPECT_THAT(l.offsets, ElementsAre(0, 64, 128, 128));
+  EXPECT_EQ(l.total, 129u);
+}
+
+class JpegDecoderHost : public ::testing::Test {
+ protected:
+  void SetUp() override { stream_ = NewStream(Device::Host()).value(); }
+
+  std::vector<Tensor> ToHost(const std::vector<Result<DeviceTensor>>& results) {
+    std::vector<Tensor> out;
+    for (const Result<DeviceTensor>& r : results) {
+      out.push_back(r.ok() ? CopyToHost(*r, *stream_).value() : Tensor());
+    }
+    return out;
+  }
+  std::unique_ptr<Stream> stream_;
+};
+
+TEST_F(JpegDecoderHost, RoutesEachImageAndMatchesTheCpuDecode) {
+  const std::vector<std::string> bytes = {Baseline(64, 48),
+                                          Codec("rgb420_prog.jpg"),
+                                          Codec("cmyk_adobe.jpg"),
+                                          Codec("gray_q90.jpg"),
+                                          Baseline(61, 47),
+                                          Codec("rgb411.jpg"),
+                                          std::string("\xff\xd8\xff\xe0 garbage", 14)};
+  std::vector<EncodedJpeg> jpegs;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < bytes.size(); ++i) names.push_back("shard-0 record " + std::to_string(i));
+  for (size_t i = 0; i < bytes.size(); ++i) jpegs.push_back({bytes[i], names[i]});
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto decoder, JpegDecoder::Create(*stream_));
+  EXPECT_TRUE(decoder->gpu_enabled());
+  std::vector<Result<DeviceTensor>> results = decoder->DecodeEach(jpegs);
+  ASSERT_EQ(results.size(), bytes.size());
+  std::vector<Tensor> host = ToHost(results);
+  for (size_t i = 0; i + 1 < bytes.size(); ++i) {
+    ASSERT_TRUE(results[i].ok()) << i << ": " << results[i].status();
+    EXPECT_TRUE(SameBytes(host[i], CpuDecode(bytes[i]))) << i;
+    EXPECT_EQ(host[i].shape().dim(2), 3) << i;
+  }
+  // The corrupt one fails with the CPU decoder's error, naming its record.
+  EXPECT_FALSE(results.back().ok());
+  EXPECT_THAT(std::string(results.back().status().message()), HasSubstr("shard-0 record 6"));
+  using B = JpegBackend;
+  // Host engine: "hardware" for sizes that are multiples of 8, "hybrid" else.
+  EXPECT_THAT(decoder->last_backends(), ElementsAre(B::kHardware, B::kCpu, B::kCpu, B::kGpuHybrid,
+                                                    B::kGpuHybrid, B::kGpuHybrid, B::kCpu));
+  const JpegDecodeStats s = decoder->stats();
+  EXPECT_EQ(s.hardware, 1);
+  EXPECT_EQ(s.gpu_hybrid, 3);
+  EXPECT_EQ(s.cpu, 2);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_EQ(s.gpu_batch_calls, 2);
+  EXPECT_EQ(s.gpu_batch_failures, 0);
+  EXPECT_GE(s.staged_bytes, static_cast<int64_t>(bytes[0].size() + bytes[3].size() +
+                                                 bytes[4].size() + bytes[5].size()));
+  // Decode: all or the first error.
+  Result<std::vector<DeviceTensor>> all = decoder->Decode(jpegs);
+  EXPECT_THAT(std::string(all.status().message()), HasSubstr("shard-0 record 6"));
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto good, decoder->Decode(std::span(jpegs).first(6)));
+  EXPECT_EQ(good.size(), 6u);
+}
+
+TEST_F(JpegDecoderHost, SplitsIntoBatchedCallsOfAtMostMaxBatch) {
+  std::vector<std::string> bytes;
+  for (int i = 0; i < 10; ++i) bytes.push_back(Baseline(32 + 8 * i, 16));
+  std::vector<EncodedJpeg> jpegs;
+  for (const std::string& b : bytes) jpegs.push_back({b, "img"});
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto decoder, JpegDecoder::Create(*stream_, {.max_batch = 4}));
+  std::vector<Result<DeviceTensor>> results = decoder->DecodeEach(jpegs);
+  std::vector<Tensor> host = ToHost(results);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    ASSERT_TRUE(results[i].ok()) << results[i].status();
+    EXPECT_TRUE(SameBytes(host[i], CpuDecode(bytes[i]))) << i;
+  }
+  EXPECT_EQ(decoder->stats().gpu_batch_calls, 3);  // 4, 3, 3
+  EXPECT_EQ(decoder->stats().hardware, 10);
+}
+
+// A batched call fails as a whole: a failed hardware call's images get a
+// GPU_HYBRID call of their own, a failed GPU_HYBRID call's go to the CPU.
+TEST_F(JpegDecoderHost, ARefusedBatchIsRetriedOnHybridThenOnTheCpu) {
+  std::vector<std::string> bytes;
+  for (int i = 0; i < 6; ++i) bytes.push_back(Baseline(16 + 8 * i, 8));
+  bytes.push_back(Baseline(17, 9));  // "hybrid" on the host engine
+  const std::string refused = bytes[4];
+  std::vector<EncodedJpeg> jpegs;
+  for (const std::string& b : bytes) jpegs.push_back({b, "img"});
+  using B = JpegBackend;
+  struct Case {
+    bool refuse_hybrid_too;
+    bool use_gpu_hybrid;
+    std::vector<B> backends;
+    int64_t failures, hybrid, cpu;
+  };
+  const Case cases[] = {
+      {false,
+       true,
+       {B::kHardware, B::kHardware, B::kHardware, B::kGpuHybrid, B::kGpuHybrid, B::kGpuHybrid,
+        B::kGpuHybrid},
+       1,
+       4,
+       0},
+      {true,
+       true,
+       {B::kHardware, B::kHardware, B::kHardware, B::kCpu, B::kCpu, B::kCpu, B::kGpuHybrid},
+       2,
+       1,
+       3},
+      {false,
+       false,
+       {B::kHardware, B::kHardware, B::kHardware, B::kCpu, B::kCpu, B::kCpu, B::kCpu},
+       1,
+       0,
+       4},
+  };
+  for (const Case& c : cases) {
+    auto decoder = internal::NewJpegDecoderWithEngine(
+        *stream_, {.use_gpu_hybrid = c.use_gpu_hybrid, .max_batch = 3},
+        internal::NewHostJpegEngine([&](B backend, std::string_view b) {
+          return b == refused && (backend == B::kHardware || c.refuse_hybrid_too);
+        }),
+        "");
+    std::vector<Result<DeviceTensor>> results = decoder->DecodeEach(jpegs);
+    std::vector<Tensor> host = ToHost(results);
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      ASSERT_TRUE(results[i].ok()) << results[i].status();
+      EXPECT_TRUE(SameBytes(host[i], CpuDecode(bytes[i]))) << i;
+    }
+    EXPECT_EQ(decoder->last_backends(), c.backends);
+    EXPECT_EQ(decoder->stats().gpu_batch_failures, c.failures);
+    EXPECT_EQ(decoder->stats().gpu_hybrid, c.hybrid);
+    EXPECT_EQ(decoder->stats().cpu, c.cpu);
+  }
+}
+
+TEST_F(JpegDecoderHost, WithoutTheGpuEverythingIsDecodedOnTheCpu) {
+  const std::string a = Baseline(64, 64), b = Codec("rgb444_q90.jpg");
+  const std::vector<EncodedJpeg> jpegs = {{a, "a"}, {b, "b"}};
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto decoder, JpegDecoder::Create(*stream_, {.use_gpu = false}));
+  EXPECT_FALSE(decoder->gpu_enabled());
+  EXPECT_THAT(std::string(decoder->unavailable_reason()), HasSubstr("use_gpu"));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::vector<DeviceTensor> out, decoder->Decode(jpegs));
+  EXPECT_TRUE(SameBytes(CopyToHost(out[1], *stream_).value(), CpuDecode(b)));
+  EXPECT_EQ(decoder->stats().cpu, 2);
+  EXPECT_EQ(decoder->stats().staged_bytes, 0);
+}
+
+TEST_F(JpegDecoderHost, CpuOptionsApplyAndMaxPixelsIsNamed) {
+  const std::string big = Baseline(64, 64);
+  const std::vector<EncodedJpeg> jpegs = {{big, "big.jpg"}};
+  JpegDecoderOptions o;
+  o.cpu_options.max_pixels = 64 * 63;
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto decoder, JpegDecoder::Create(*stream_, o));
+  Result<std::vector<DeviceTensor>> r = decoder->Decode(jpegs);
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status();
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("big.jpg"));
+}
+
+TEST_F(JpegDecoderHost, BadOptionsAreRejected) {
+  EXPECT_EQ(JpegDecoder::Create(*stream_, {.max_batch = 0}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(JpegDecoder::Create(*stream_, {.hybrid_cpu_threads = 0}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(NvjpegAvailability, SaysWhy) {
+  const Status s = NvjpegAvailability();
+#if SLUICE_TEST_EXPECT_NVJPEG
+  // Built with nvjpeg.h: the library scripts/fetch-nvjpeg.sh put in the
+  // build tree loads without a GPU.
+  EXPECT_TRUE(s.ok()) << s;
+#else
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("fetch-nvjpeg.sh"));
+#endif
+}
+
+// nvJPEG on the GPU against the CPU decode: same shapes, pixels within a
+// few levels (nvJPEG's IDCT and upsampling are not libjpeg-turbo's).
+TEST(JpegDecoderGpu, AgreesWithTheCpuDecode) {
+  if (Status s = GpuAvailability(); !s.ok()) GTEST_SKIP() << s;
+  if (Status s = NvjpegAvailability(); !s.ok()) GTEST_SKIP() << s;
+  auto stream = NewStream(Device::Gpu(0)).value();
+  std::vector<std::string> bytes;
+  for (const char* f :
+       {"rgb420_q90.jpg", "rgb444_q90.jpg", "rgb422.jpg", "rgb440.jpg", "rgb411.jpg",
+        "gray_q90.jpg", "big420_q85.jpg", "rgb420_prog.jpg", "cmyk_adobe.jpg"}) {
+    bytes.push_back(Codec(f));
+  }
+  bytes.push_back(Baseline(61, 47));
+  std::vector<EncodedJpeg> jpegs;
+  for (const std::string& b : bytes) jpegs.push_back({b, "img"});
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto decoder, JpegDecoder::Create(*stream));
+  ASSERT_TRUE(decoder->gpu_enabled()) << decoder->unavailable_reason();
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::vector<DeviceTensor> out, decoder->Decode(jpegs));
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor got, CopyToHost(out[i], *stream));
+    const Tensor want = CpuDecode(bytes[i]);
+    ASSERT_EQ(got.shape(), want.shape()) << i;
+    auto g = got.flat<uint8_t>();
+    auto w = want.flat<uint8_t>();
+    double sum = 0;
+    int max = 0;
+    for (size_t k = 0; k < g.size(); ++k) {
+      const int d = std::abs(int{g[k]} - int{w[k]});
+      sum += d;
+      max = std::max(max, d);
+    }
+    EXPECT_LT(sum / static_cast<double>(g.size()), 3.0)
+        << i << " via " << JpegBackendName(decoder->last_backends()[i]);
+    EXPECT_LE(max, 96) << i << " via " << JpegBackendName(decoder->last_backends()[i]);
+  }
+  EXPECT_EQ(decoder->last_backends()[7], JpegBackend::kCpu);  // progressive
+  EXPECT_EQ(decoder->last_backends()[8], JpegBackend::kCpu);  // CMYK
+  EXPECT_GT(decoder->stats().hardware + decoder->stats().gpu_hybrid, 0);
+}
+
+}  // namespace
+}  // namespace sluice::gpu
