@@ -142,6 +142,10 @@ class RowFinish {
   // Finishes the row written at Staging(dst) into dst.
   void Finish(float* dst) {
     const int64_t n = width_ * channels_;
+    if (mirror_ && normalize_) {
+      normalize_->ApplyMirrored(line_.data(), width_, dst);
+      return;
+    }
     if (mirror_) {
       ops_internal::ReverseRow(reinterpret_cast<const uint8_t*>(line_.data()), width_,
                                channels_ * static_cast<int64_t>(sizeof(float)),

@@ -263,8 +263,17 @@ PY
 }
 
 phase_pipeline() {
+  # Issue 30: variants side by side on 16/8/4/2 cores, each ~PIPELINE_SECONDS
+  # timed, tagged with "variant" in pipeline.jsonl: bare (bare decode), loop
+  # (the map function in a plain loop, a new 588 KiB tensor per image, in
+  # cache), loop-rows (the same into rows of a 128-image buffer, as the fused
+  # map writes its batch), auto (sluice as shipped), fixed (map parallelism
+  # = cores), budget+2 (auto with cpu_budget = cores + 2: the CPU governor's
+  # slack). sluice lines carry map_parallelism / map_busy (threads busy in
+  # the map's calls) / map_wait; every line cpus (CPU-s per s) and context
+  # switches. PIPELINE_TORCH=1 adds PyTorch's DataLoader (~20 s per core count).
   [ -d "$HERE/images" ] || { echo "no images in the bundle: pipeline skipped" | tee -a "$SUMMARY"; return 0; }
-  local shards=$WORK/shards log=$OUT/pipeline.jsonl secs=${PIPELINE_SECONDS:-8} cores
+  local shards=$WORK/shards log=$OUT/pipeline.jsonl secs=${PIPELINE_SECONDS:-6} cores tmp=$WORK/variant.out
   if [ ! -f "$shards/done" ]; then
     rm -rf "$shards"
     step 60 /dev/null "$SUMMARY" bin/sluice convert images "$HERE/images" --out "$shards/train" \
@@ -272,22 +281,67 @@ phase_pipeline() {
     touch "$shards/done"
   fi
   cat "$shards"/* "$HERE"/images/*/* > /dev/null  # the page cache, as bench-peers.sh
+  { echo "== cpus: $(nproc); $(grep -m1 'model name' /proc/cpuinfo)"
+    for c in 0 1 2 3 8 15; do
+      echo "cpu$c siblings $(cat /sys/devices/system/cpu/cpu$c/topology/thread_siblings_list 2>/dev/null)" \
+        "core $(cat /sys/devices/system/cpu/cpu$c/topology/core_id 2>/dev/null)" \
+        "node $(ls -d /sys/devices/system/cpu/cpu$c/node* 2>/dev/null | sed 's|.*/node||')"
+    done; } | tee -a "$SUMMARY"
   local files="$shards/train-*.tfrecord"
+  variant() {  # NAME LIMIT CMD...: runs CMD under step, tags its JSON line
+    local name=$1 limit=$2
+    shift 2
+    : > "$tmp"
+    step "$limit" "$tmp" "$SUMMARY" "$@"
+    sed "s/^{/{\"variant\":\"$name\",/" "$tmp" | grep '^{' >> "$log"
+  }
   for cores in ${PIPELINE_CORES:-16 8 4 2}; do
     ((cores > $(nproc))) && continue
     local cpus=(taskset -c "0-$((cores - 1))")
-    local common=(--cores "$cores" --seconds "$secs" --warmup 3)
-    step 40 "$log" "$SUMMARY" "${cpus[@]}" bin/sluice_cases --case decode --files "$files" "${common[@]}"
-    step 40 "$log" "$SUMMARY" "${cpus[@]}" bin/sluice_cases --case decode --loop 1 --files "$files" \
-      "${common[@]}"
-    step 40 "$log" "$SUMMARY" "${cpus[@]}" bin/bare_decode --mode decode --images "$HERE/images" \
+    local sl=("${cpus[@]}" bin/sluice_cases --case decode --files "$files" --cores "$cores" --seconds "$secs")
+    variant bare 30 "${cpus[@]}" bin/bare_decode --mode decode --images "$HERE/images" \
       --threads "$cores" --seconds "$secs"
-    if python3 -c "import torch, torchvision" 2>/dev/null; then
+    variant loop 30 "${sl[@]}" --warmup 1 --loop 1
+    variant auto 30 "${sl[@]}" --warmup 3 --stats 1
+    variant fixed 30 "${sl[@]}" --warmup 1 --stats 1 --parallelism "$cores"
+    if ((cores >= 8)); then
+      variant loop-rows 30 "${sl[@]}" --warmup 1 --loop 1 --loop-rows 128
+      variant budget+2 30 "${sl[@]}" --warmup 3 --stats 1 --cpu-budget $((cores + 2))
+    fi
+    if [ "${PIPELINE_TORCH:-0}" = 1 ] && python3 -c "import torch, torchvision" 2>/dev/null; then
       step 90 "$log" "$SUMMARY" "${cpus[@]}" python3 "$HERE/torch_cases.py" --case decode \
-        --images "$HERE/images" "${common[@]}" --repeat 20
+        --images "$HERE/images" --cores "$cores" --seconds "$secs" --warmup 3 --repeat 20
     fi
   done
-  pipeline_table "$log" | tee -a "$SUMMARY"
+  python3 - "$log" <<'PY' | tee -a "$SUMMARY"
+import json, sys
+rows, order = {}, []
+for line in open(sys.argv[1]):
+    if not line.startswith("{"):
+        continue
+    r = json.loads(line)
+    v = r.get("variant", r["system"])
+    c = r.get("cores") or r.get("threads")
+    rows.setdefault(c, {})[v] = r
+    order += [v] if v not in order else []
+print("images/s by variant (x: of bare; cpus: CPU-s per s; mp/busy: the map's parallelism, busy threads)")
+for c in sorted(rows, reverse=True):
+    s, bare = rows[c], rows[c].get("bare", {}).get("items_per_s")
+    cells = []
+    for v in order:
+        if v not in s:
+            continue
+        r = s[v]
+        cell = f"{v} {r['items_per_s']:.0f}"
+        if bare:
+            cell += f" ({r['items_per_s'] / bare:.2f}x)"
+        if "cpus" in r:
+            cell += f" cpus {r['cpus']}"
+        if "map_parallelism" in r:
+            cell += f" mp {r['map_parallelism']} busy {r['map_busy']}"
+        cells.append(cell)
+    print(f"{c} cores: " + "; ".join(cells))
+PY
 }
 
 # The mpi phase (a separate block). The GPU machine has no Open MPI: the

@@ -70,6 +70,7 @@ int Decode(const Args& a) {
   }
   if (jpegs.empty()) Die("no files under " + a.images);
   double elapsed = 0;
+  const sluice::peers::Usage usage = sluice::peers::Usage::Now();
   const double images = sluice::peers::RunFor(
       a.threads, a.seconds,
       [&](int t, const std::atomic<bool>& stop) {
@@ -94,10 +95,11 @@ int Decode(const Args& a) {
         return n;
       },
       &elapsed);
+  const std::string used = sluice::peers::Usage::Json(usage, elapsed);
   std::printf(
       "{\"system\":\"bare\",\"case\":\"decode\",\"items_per_s\":%.1f,\"images\":%zu,"
-      "\"threads\":%d,\"seconds\":%.3f}\n",
-      images / elapsed, jpegs.size(), a.threads, elapsed);
+      "\"threads\":%d,\"seconds\":%.3f%s}\n",
+      images / elapsed, jpegs.size(), a.threads, elapsed, used.c_str());
   return 0;
 }
 

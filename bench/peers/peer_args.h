@@ -13,6 +13,7 @@
 #define SLUICE_BENCH_PEERS_PEER_ARGS_H_
 
 #include <glob.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <charconv>
@@ -55,6 +56,39 @@ inline double RunFor(int threads, double seconds, Work work, double* elapsed) {
   for (double c : counts) total += c;
   return total;
 }
+
+// The process's CPU time, context switches and minor page faults, for the
+// usage over a timed interval (Usage::Json). glibc and Linux only.
+struct Usage {
+  double cpu_s = 0;
+  long vcsw = 0, ivcsw = 0, minflt = 0;
+
+  static Usage Now() {
+    rusage r{};
+    getrusage(RUSAGE_SELF, &r);
+    Usage u;
+    u.cpu_s = static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+              static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e-6;
+    u.vcsw = r.ru_nvcsw;
+    u.ivcsw = r.ru_nivcsw;
+    u.minflt = r.ru_minflt;
+    return u;
+  }
+  // ,"cpus":...,"vcsw_per_s":...,"ivcsw_per_s":...,"minflt_per_s":... for
+  // the interval from `start` to now, `seconds` long (cpus: CPU seconds per
+  // second, the cores the process kept busy).
+  static std::string Json(const Usage& start, double seconds) {
+    const Usage end = Now();
+    char s[200];
+    std::snprintf(s, sizeof(s),
+                  ",\"cpus\":%.2f,\"vcsw_per_s\":%.0f,\"ivcsw_per_s\":%.0f,\"minflt_per_s\":%.0f",
+                  (end.cpu_s - start.cpu_s) / seconds,
+                  static_cast<double>(end.vcsw - start.vcsw) / seconds,
+                  static_cast<double>(end.ivcsw - start.ivcsw) / seconds,
+                  static_cast<double>(end.minflt - start.minflt) / seconds);
+    return s;
+  }
+};
 
 class PeerArgs {
  public:

@@ -6,7 +6,8 @@
 //
 //   sluice_cases --case decode|fused|read|parse --files GLOB [--cores N]
 //       [--seconds 10] [--warmup 3] [--batch B] [--parallel-reads N]
-//       [--fusion 0|1] [--ops fused|separate] [--loop 1]
+//       [--fusion 0|1] [--ops fused|separate] [--loop 1] [--parallelism N]
+//       [--cpu-budget N] [--stats 1] [--loop-rows R]
 //   sluice_cases --make-records PREFIX [--count 400000] [--shards 4]
 //
 // decode: TFRecords of `sluice convert images` -> map(parse, full decode,
@@ -38,6 +39,14 @@
 //   loop on --cores threads over the records held in memory, each output a
 //   new tensor: the same work per image with no pipeline, the ceiling a
 //   pipeline could reach with these ops. Prints "system":"loop".
+// --loop-rows R (with --loop 1): each thread writes its images into the
+//   rows of its own batch-sized buffer of R images (row i % R), as a fused
+//   map writes into its batch, instead of a new tensor per image that stays
+//   in the core's cache: the loop's cost of writing to memory.
+// --parallelism N: the image map's parallelism fixed at N instead of
+//   kAutotune. --cpu-budget N: Options::cpu_budget (default --cores).
+// --stats 1: adds the image map's final parallelism and busy threads to the
+//   JSON line; --stats 2 also prints the iterator's stats to stderr.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -77,6 +86,10 @@ struct Args {
   int fusion = 1;              // Options::map_and_batch_fusion
   std::string ops = "fused";   // or "separate" (decode case)
   int loop = 0;                // 1: the map function in a plain loop (RunLoop)
+  int64_t loop_rows = 0;       // > 0: RunLoop writes into rows of a buffer
+  int64_t parallelism = 0;     // 0: kAutotune (decode and fused cases)
+  int cpu_budget = 0;          // 0: --cores
+  int stats = 0;               // 1: stats in the JSON line and on stderr
 };
 
 constexpr char kProgram[] = "sluice_cases";
@@ -99,6 +112,10 @@ Args ParseArgs(int argc, char** argv) {
       .Add("--fusion", &a.fusion)
       .Add("--ops", &a.ops)
       .Add("--loop", &a.loop)
+      .Add("--loop-rows", &a.loop_rows)
+      .Add("--parallelism", &a.parallelism)
+      .Add("--cpu-budget", &a.cpu_budget)
+      .Add("--stats", &a.stats)
       .Parse(argc, argv);
   if (a.ops != "fused" && a.ops != "separate") Die("--ops is fused or separate, not " + a.ops);
   return a;
@@ -158,9 +175,22 @@ int MakeRecords(const Args& a) {
 constexpr float kMean[3] = {123.675f, 116.28f, 103.53f};
 constexpr float kStd[3] = {58.395f, 57.12f, 57.375f};
 
+// The output of one image in --loop-rows mode: row (n % rows) of the
+// calling thread's own buffer of `rows` images, n counting its images.
+Result<Tensor> LoopRow(int64_t rows) {
+  constexpr int64_t kImage = 224 * 224 * 3;
+  thread_local Buffer buffer;
+  thread_local int64_t n = 0;
+  if (!buffer) {
+    SLUICE_ASSIGN_OR_RETURN(buffer, Buffer::Allocate(rows * kImage * sizeof(float)));
+  }
+  const size_t offset = static_cast<size_t>(n++ % rows) * kImage * sizeof(float);
+  return Tensor::FromBuffer(DType::kFloat32, Shape{224, 224, 3}, buffer, offset);
+}
+
 // The map function of case 1 (fused = false) and case 2 (fused = true);
-// `separate`: case 1 as four ops.
-MapFn ImageAugment(bool fused, bool separate) {
+// `separate`: case 1 as four ops. loop_rows > 0: outputs go to LoopRow.
+MapFn ImageAugment(bool fused, bool separate, int64_t loop_rows = 0) {
   ParseSpec spec = {{"image/encoded", FixedLenFeature(DType::kString, {})},
                     {"image/class/label", FixedLenFeature(DType::kInt64, {})}};
   auto parser = std::make_shared<ExampleParser>(ExampleParser::Create(spec).value());
@@ -172,8 +202,8 @@ MapFn ImageAugment(bool fused, bool separate) {
                                    .mirror = ops::Mirror::kRandom,
                                    .mean = {kMean[0], kMean[1], kMean[2]},
                                    .stddev = {kStd[0], kStd[1], kStd[2]}});
-  auto augment = [parser, names, options, separate](Element e,
-                                                    const MapContext& ctx) -> Result<Element> {
+  auto augment = [parser, names, options, separate, loop_rows](
+                     Element e, const MapContext& ctx) -> Result<Element> {
     SLUICE_ASSIGN_OR_RETURN(Element ex, parser->ParseSingle(e[0]));  // views, no copy
     const std::string_view jpeg = ex[0].scalar<std::string_view>();
     Rng rng = ctx.rng();
@@ -184,7 +214,11 @@ MapFn ImageAugment(bool fused, bool separate) {
       SLUICE_ASSIGN_OR_RETURN(image, ops::RandomFlipLeftRight(std::move(image), rng));
       SLUICE_ASSIGN_OR_RETURN(image, ops::Normalize(std::move(image), kMean, kStd));
     } else {
-      SLUICE_ASSIGN_OR_RETURN(image, ctx.AllocateOutput(0, DType::kFloat32, Shape{224, 224, 3}));
+      if (loop_rows > 0) {
+        SLUICE_ASSIGN_OR_RETURN(image, LoopRow(loop_rows));
+      } else {
+        SLUICE_ASSIGN_OR_RETURN(image, ctx.AllocateOutput(0, DType::kFloat32, Shape{224, 224, 3}));
+      }
       SLUICE_RETURN_IF_ERROR(ops::DecodeRandomCropResizeInto(jpeg, rng, *options, &image));
     }
     return Element({std::move(image), ex[1]}, names);
@@ -192,10 +226,11 @@ MapFn ImageAugment(bool fused, bool separate) {
   return augment;
 }
 
-Dataset ImagePipeline(Dataset records, bool fused, bool separate, int64_t batch) {
+Dataset ImagePipeline(Dataset records, bool fused, bool separate, int64_t batch,
+                      int64_t parallelism) {
   return records
-      .map(ImageAugment(fused, separate),
-           {.parallelism = kAutotune, .name = fused ? "fused" : "decode"})
+      .map(ImageAugment(fused, separate), {.parallelism = parallelism > 0 ? parallelism : kAutotune,
+                                           .name = fused ? "fused" : "decode"})
       .batch(batch, {.drop_remainder = true})
       .prefetch(kAutotune);
 }
@@ -219,7 +254,8 @@ int RunLoop(const Args& a) {
     }
   }
   if (records.empty()) Die("no records in " + a.files);
-  const MapFn augment = ImageAugment(a.kase == "fused", a.ops == "separate");
+  if (a.loop_rows > 0 && a.ops == "separate") Die("--loop-rows is for --ops fused");
+  const MapFn augment = ImageAugment(a.kase == "fused", a.ops == "separate", a.loop_rows);
   auto work = [&](int t, const std::atomic<bool>& stop) {
     double n = 0;
     for (int64_t i = t; !stop.load(std::memory_order_relaxed); i += a.cores, ++n) {
@@ -231,11 +267,14 @@ int RunLoop(const Args& a) {
   };
   double elapsed = 0;
   peers::RunFor(a.cores, a.warmup, work, &elapsed);  // warm-up, not counted
+  const peers::Usage usage = peers::Usage::Now();
   const double items = peers::RunFor(a.cores, a.seconds, work, &elapsed);
+  const std::string used = peers::Usage::Json(usage, elapsed);
   std::printf(
       "{\"system\":\"loop\",\"case\":\"%s\",\"items_per_s\":%.1f,\"items\":%lld,"
-      "\"seconds\":%.3f,\"cores\":%d}\n",
-      a.kase.c_str(), items / elapsed, static_cast<long long>(items), elapsed, a.cores);
+      "\"seconds\":%.3f,\"cores\":%d,\"loop_rows\":%lld%s}\n",
+      a.kase.c_str(), items / elapsed, static_cast<long long>(items), elapsed, a.cores,
+      static_cast<long long>(a.loop_rows), used.c_str());
   return 0;
 }
 
@@ -253,7 +292,7 @@ Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
   if (a.ops == "separate" && a.kase != "decode") Die("--ops separate is for --case decode");
   if (a.kase == "decode" || a.kase == "fused") {
     if (*batch == 0) *batch = 128;
-    return ImagePipeline(records, a.kase == "fused", a.ops == "separate", *batch);
+    return ImagePipeline(records, a.kase == "fused", a.ops == "separate", *batch, a.parallelism);
   }
   if (a.kase == "read") {
     if (*batch == 0) *batch = 4096;
@@ -265,6 +304,31 @@ Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
     return ParsePipeline(records, *batch);
   }
   Die("unknown --case " + a.kase + " (decode, fused, read, parse)");
+}
+
+// --stats: ,"map_parallelism":P (and at the start of the timing: _t0),
+// "map_busy":B,"map_wait":W,"map_tuner":"its last tuner decision" for the image
+// map between two snapshots (B: its calls' busy time per second, the
+// threads it kept busy; W: the consumer's time blocked on it per second),
+// and with --stats 2 the final stats table on stderr.
+std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorStats& s1) {
+  if (args.stats > 1) std::fprintf(stderr, "%s\n", s1.ToString().c_str());
+  const double seconds = static_cast<double>(s1.elapsed_ns - s0.elapsed_ns) * 1e-9;
+  for (size_t i = 0; i < s1.stages.size() && i < s0.stages.size(); ++i) {
+    const StageStats &a = s0.stages[i], &b = s1.stages[i];
+    if (b.kind != "map") continue;
+    std::string reason;
+    for (char c : b.tuner_reason) reason += c == '"' || c == '\\' ? '\'' : c;
+    char out[200];
+    std::snprintf(out, sizeof(out),
+                  ",\"map_parallelism\":%lld,\"map_parallelism_t0\":%lld,\"map_busy\":%.2f,"
+                  "\"map_wait\":%.3f",
+                  static_cast<long long>(b.parallelism), static_cast<long long>(a.parallelism),
+                  static_cast<double>(b.busy_ns - a.busy_ns) * 1e-9 / seconds,
+                  static_cast<double>(b.wait_ns - a.wait_ns) * 1e-9 / seconds);
+    return out + (",\"map_tuner\":\"" + reason + "\"");
+  }
+  return "";
 }
 
 int Run(const Args& a) {
@@ -280,6 +344,7 @@ int Run(const Args& a) {
   Dataset ds = CasePipeline(a, records, &batch);
   Options options;
   if (a.cores > 0) options.cpu_budget = a.cores;
+  if (a.cpu_budget > 0) options.cpu_budget = a.cpu_budget;
   options.map_and_batch_fusion = a.fusion != 0;
   ds = ds.with_options(options);
   if (!ds.status().ok()) Die(ds.status().ToString());
@@ -289,6 +354,8 @@ int Run(const Args& a) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   std::optional<Clock::time_point> t0;
+  peers::Usage usage;
+  IteratorStats stats0;
   int64_t items = 0;
   double elapsed = 0;
   while (true) {
@@ -297,7 +364,11 @@ int Run(const Args& a) {
     if (!next->has_value()) Die("the dataset ended");
     const Clock::time_point now = Clock::now();
     if (!t0) {
-      if (std::chrono::duration<double>(now - start).count() >= a.warmup) t0 = now;
+      if (std::chrono::duration<double>(now - start).count() >= a.warmup) {
+        t0 = now;
+        usage = peers::Usage::Now();
+        if (a.stats) stats0 = it->stats();
+      }
       continue;
     }
     const Shape& shape = (**next)[0].shape();
@@ -305,11 +376,16 @@ int Run(const Args& a) {
     elapsed = std::chrono::duration<double>(now - *t0).count();
     if (elapsed >= a.seconds) break;
   }
+  const std::string used = peers::Usage::Json(usage, elapsed);
+  std::string extra;
+  if (a.stats) extra = StatsJson(a, stats0, it->stats());
   std::printf(
       "{\"system\":\"sluice\",\"case\":\"%s\",\"items_per_s\":%.1f,\"items\":%lld,"
-      "\"seconds\":%.3f,\"batch\":%lld,\"cores\":%d}\n",
+      "\"seconds\":%.3f,\"batch\":%lld,\"cores\":%d,\"parallelism\":%lld,"
+      "\"cpu_budget\":%d%s%s}\n",
       a.kase.c_str(), items / elapsed, static_cast<long long>(items), elapsed,
-      static_cast<long long>(batch), a.cores);
+      static_cast<long long>(batch), a.cores, static_cast<long long>(a.parallelism),
+      options.cpu_budget.value_or(0), used.c_str(), extra.c_str());
   return 0;
 }
 

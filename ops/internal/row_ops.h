@@ -26,6 +26,10 @@ class RowNormalizer {
   RowNormalizer(const float* mean, const float* stddev, int64_t channels);
   // n elements, a multiple of channels; in == out is allowed.
   void Apply(const float* in, int64_t n, float* out) const;
+  // Apply of the row `in` mirrored (ReverseRow then Apply, the same bits)
+  // in one pass: `pixels` pixels of channels floats each. REQUIRES: in and
+  // out do not overlap.
+  void ApplyMirrored(const float* in, int64_t pixels, float* out) const;
   // Apply for any numeric input type T; instantiated in normalize.cc only.
   template <typename T>
   void Run(const T* in, int64_t n, float* out) const;
@@ -34,6 +38,7 @@ class RowNormalizer {
   static constexpr int64_t kMaxBlock = 64;
   template <typename T>
   int64_t Avx2(const T* in, int64_t n, float* out) const;
+  int64_t MirroredRgbAvx2(const float* in, int64_t pixels, float* out) const;
 
   int64_t channels_;
   std::vector<float> mean_, stddev_;

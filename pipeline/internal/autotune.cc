@@ -19,6 +19,20 @@ constexpr int64_t kMaxPeriodNs = 200'000'000;
 constexpr int64_t kFreezeNs = 2'000'000'000;  // undone steps are not retried for 2 s
 }  // namespace
 
+int64_t StepUp(int64_t v, int64_t max, double share, double cores, double budget) {
+  int64_t next = std::min<int64_t>(max, share < 0.5 ? 2 * v : v + std::max<int64_t>(1, v / 4));
+  if (share <= 0) return cores > budget + 0.25 ? v : next;
+  {
+    // The most extra units that fit; before, a step that did not fit whole
+    // was not taken at all, so with 16 cores a compute map stepped down to
+    // 14 or 15 never came back (15 + 15 / 4 = 18 > 16).
+    const double room = (budget + 0.25 - cores) / share;
+    const int64_t fit = room < 0 ? 0 : static_cast<int64_t>(std::min(room, 1e9));
+    next = std::min<int64_t>(next, v + fit);
+  }
+  return std::max<int64_t>(next, v);
+}
+
 Autotuner::Autotuner(IteratorContext* ctx) : ctx_(ctx) {}
 
 void Autotuner::Forget(Tunable* t) {
@@ -150,11 +164,14 @@ bool Autotuner::TryStep(double rate, int64_t now_ns) {
     const bool ram_ok =
         unit_bytes == 0 || ctx_->memory().used() + unit_bytes <= ctx_->memory().limit();
     // A stage that mostly waits (I/O) doubles; compute grows by a quarter,
-    // and only while the cores it would take are within the CPU budget.
-    const bool waits = share.count(t) && share[t] < 0.5;
-    int64_t next = std::min<int64_t>(t->max, waits ? 2 * v : v + std::max<int64_t>(1, v / 4));
-    const bool cpu_ok =
-        !share.count(t) || cores + share[t] * static_cast<double>(next - v) <= budget + 0.25;
+    // and only as far as the cores it would take stay within the CPU budget.
+    int64_t next = 0;
+    if (share.count(t)) {
+      next = StepUp(v, t->max, share[t], cores, budget);
+    } else {
+      next = std::min<int64_t>(t->max, v + std::max<int64_t>(1, v / 4));
+    }
+    const bool cpu_ok = next > v;
     if (v < t->max && !frozen && ram_ok && cpu_ok && (load > up_load || up == nullptr)) {
       up = t;
       up_load = load;

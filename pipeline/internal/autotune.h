@@ -26,6 +26,13 @@
 namespace sluice::pipeline_internal {
 
 class IteratorContext;
+
+// The value one step up takes a parallelism of `v` to: a stage that mostly
+// waits (share < 0.5) doubles, a compute stage grows by a quarter (at least
+// one), at most `max`, and cut so that the cores the tuned stages use,
+// `cores` now (parallelism x CPU share, this stage included) plus `share`
+// per added unit, stay within budget + 0.25. Returns v when no unit fits.
+int64_t StepUp(int64_t v, int64_t max, double share, double cores, double budget);
 struct Tunable;
 
 class Autotuner {

@@ -11,6 +11,7 @@
 
 #include "image_golden.h"
 #include "sluice/ops/image_ops.h"
+#include "sluice/ops/internal/row_ops.h"
 #include "sluice/ops/internal/simd.h"
 #include "test_util.h"
 
@@ -306,6 +307,38 @@ TEST(CastTest, OutOfRangeFloatsAreDefined) {
       Tensor c, ConvertImageDtype(Tensor::FromVector(std::vector<int32_t>{16777217}).value(),
                                   DType::kFloat64));
   EXPECT_EQ(c.flat<double>()[0], 16777217.0 * (1.0 / 2147483647.0));
+}
+
+// RowNormalizer::ApplyMirrored (the streamed DecodeCropResize's mirrored
+// rows) gives the bits of the plain formula on the reversed row, on both
+// paths (eight RGB pixels at a time with AVX2, the scalar loop), at every
+// width up to 40 pixels (whole blocks and tails) and for 1..4 channels.
+TEST(NormalizeTest, ApplyMirroredIsReverseThenNormalize) {
+  for (bool no_avx2 : {false, true}) {
+    ops_internal::Avx2DisabledForTesting() = no_avx2;
+    for (int64_t channels : {1, 2, 3, 4}) {
+      std::vector<float> mean(channels), sd(channels);
+      for (int64_t c = 0; c < channels; ++c) {
+        mean[c] = 100.0f + 7.3f * c;
+        sd[c] = 57.0f + 1.1f * c;
+      }
+      const ops_internal::RowNormalizer norm(mean.data(), sd.data(), channels);
+      for (int64_t width = 0; width <= 40; ++width) {
+        std::vector<float> in(width * channels), out(width * channels, -1.0f);
+        for (size_t i = 0; i < in.size(); ++i) in[i] = 0.37f * static_cast<float>(i * i % 255);
+        norm.ApplyMirrored(in.data(), width, out.data());
+        for (int64_t x = 0; x < width; ++x) {
+          for (int64_t c = 0; c < channels; ++c) {
+            const float want = (in[(width - 1 - x) * channels + c] - mean[c]) / sd[c];
+            ASSERT_EQ(out[x * channels + c], want)
+                << (no_avx2 ? "no avx2 " : "") << "channels " << channels << " width " << width
+                << " pixel " << x << " channel " << c;
+          }
+        }
+      }
+    }
+  }
+  ops_internal::Avx2DisabledForTesting() = false;
 }
 
 // Every path (AVX2 where the CPU has it, SSE2, the scalar tail) gives the

@@ -14,6 +14,7 @@
 
 #include "sanitizer_slowdown.h"
 #include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/internal/autotune.h"
 #include "test_util.h"
 
 namespace sluice {
@@ -102,6 +103,29 @@ double Rate(Iterator& it, double seconds) {
     ++n;
   }
   return static_cast<double>(n) / std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+TEST(AutotuneTest, StepUpFillsTheBudgetExactly) {
+  using pipeline_internal::StepUp;
+  // Compute stages (share 1) grow by a quarter, cut to the budget: a map
+  // stepped down to 14 or 15 of 16 cores comes back to 16 (before, 15 + 3
+  // did not fit whole, so no step was taken and it stayed at 15), and 27 of
+  // 32 reaches 32.
+  EXPECT_EQ(StepUp(15, 64, 1.0, 15.0, 16), 16);
+  EXPECT_EQ(StepUp(14, 64, 1.0, 14.0, 16), 16);
+  EXPECT_EQ(StepUp(27, 128, 1.0, 27.0, 32), 32);
+  EXPECT_EQ(StepUp(8, 64, 1.0, 8.0, 16), 10);
+  EXPECT_EQ(StepUp(3, 64, 1.0, 3.0, 16), 4);
+  // Full: no step. Another stage's cores count.
+  EXPECT_EQ(StepUp(16, 64, 1.0, 16.0, 16), 16);
+  EXPECT_EQ(StepUp(15, 64, 1.0, 15.5, 16), 15);
+  EXPECT_EQ(StepUp(12, 64, 1.0, 13.0, 16), 15);
+  // Waiting stages double while what they compute fits; never past max.
+  EXPECT_EQ(StepUp(4, 16, 0.1, 2.0, 4), 8);
+  EXPECT_EQ(StepUp(4, 6, 0.1, 2.0, 4), 6);
+  EXPECT_EQ(StepUp(4, 64, 0.0, 2.0, 4), 8);
+  EXPECT_EQ(StepUp(4, 64, 0.0, 5.0, 4), 4);
+  EXPECT_EQ(StepUp(8, 64, 0.4, 3.4, 4), 10);  // (4.25 - 3.4) / 0.4: 2 more
 }
 
 TEST(AutotuneTest, WaitingMapGrowsToTheArena) {
