@@ -16,6 +16,8 @@
 #             normalize, batch 128) on 16, 8, 4 and 2 of the machine's cores:
 #             sluice, its work in a plain loop, bare libjpeg-turbo decode and
 #             PyTorch's DataLoader, all on the bundle's images -> pipeline.jsonl
+#   trainbench  BM_TrainStep (both models, eager and captured) beside
+#             PyTorch's float32 eager references -> trainbench.json, torch.json
 #   profile   ncu's per-kernel times of about two CNN training steps
 #             (float32 and bfloat16), summed per kernel -> profile.txt
 #   mpi       under the bundle's relocated Open MPI (mpi.tar.xz), 2 ranks:
@@ -41,7 +43,7 @@
 # phases work, default /tmp/sluice-gpu), DEVICE (default gpu; cpu runs the
 # samples phase on a machine without a GPU, to try the script itself),
 # EPOCHS (samples, 2), PIPELINE_CORES (default "16 8 4 2"), PIPELINE_SECONDS
-# (timed, default 8).
+# (timed, default 6).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-/tmp/gpu-out}
@@ -185,6 +187,25 @@ phase_sanitize() {
   # and the vectorized ones, under racecheck.
   step 200 "$OUT/sanitize.log" "$OUT/sanitize.log" "$cs" --tool racecheck --error-exitcode 3 \
     bin/gpu_nn_backend_test --gtest_brief=1 --gtest_filter='*Bias*:*Pool*:*Vector*:*Activation*'
+}
+
+# A short re-measure of the training steps beside PyTorch's eager float32
+# references (the same call, so the same machine): BM_TrainStep's eager
+# and captured cases of both models -> trainbench.json, torch.json.
+phase_trainbench() {
+  step 150 "$OUT/trainbench.json" "$SUMMARY" bin/gpu_train_bench \
+    --benchmark_filter='BM_TrainStep/gpu' --benchmark_min_time=1 --benchmark_format=json
+  step 60 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --graph
+  step 60 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --model heavy --steps 20
+  python3 - "$OUT/trainbench.json" >> "$SUMMARY" 2>&1 <<'PY'
+import json, sys
+try:
+    for b in json.load(open(sys.argv[1]))["benchmarks"]:
+        print(b["name"], round(b.get("real_time", 0), 3), b.get("time_unit", ""), b.get("error_message", ""))
+except Exception as e:  # noqa: BLE001 - report and go on
+    print("trainbench.json unreadable:", e)
+PY
+  cat "$OUT/torch.json" >> "$SUMMARY" 2>/dev/null
 }
 
 # Where a training step's GPU time goes: Nsight Compute's per-kernel
@@ -407,8 +428,8 @@ phases=("$@")
 header "${phases[@]}"
 for p in "${phases[@]}"; do
   case "$p" in
-    tests|samples|bench|sanitize|pipeline|profile|mpi|jpeg) "phase_$p" ;;
-    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, sanitize, pipeline, profile, mpi, jpeg, all)" |
+    tests|samples|bench|trainbench|sanitize|pipeline|profile|mpi|jpeg) "phase_$p" ;;
+    *) echo "run.sh: unknown phase '$p' (tests, samples, bench, trainbench, sanitize, pipeline, profile, mpi, jpeg, all)" |
          tee -a "$SUMMARY" ;;
   esac
 done
