@@ -38,9 +38,10 @@ std::string Baseline(int64_t w, int64_t h, bool progressive = false) {
   return ops::EncodeJpeg(image, o).value();
 }
 
-Tensor CpuDecode(std::string_view bytes) {
+Tensor CpuDecode(std::string_view bytes, bool fancy_upscaling = true) {
   ops::DecodeJpegOptions o;
   o.channels = 3;
+  o.fancy_upscaling = fancy_upscaling;
   return ops::DecodeJpeg(bytes, o).value();
 }
 
@@ -265,8 +266,15 @@ TEST(NvjpegAvailability, SaysWhy) {
 #endif
 }
 
-// nvJPEG on the GPU against the CPU decode: same shapes, pixels within a
-// few levels (nvJPEG's IDCT and upsampling are not libjpeg-turbo's).
+// nvJPEG on the GPU against the CPU decode: same shapes, and pixels within
+// a few levels of libjpeg-turbo's decode without fancy upsampling. nvJPEG
+// upsamples subsampled chroma by replication, as libjpeg-turbo does with
+// fancy_upscaling off; TensorFlow's default (on) interpolates, which moves
+// pixels at colour edges by tens of levels (on an H200, 2026-11-27: mean
+// 4.0 to 5.3 levels on the 4:2:0, 4:2:2 and 4:4:0 test images against the
+// fancy decode; on 320 ImageNet-like images, gpu_jpeg_bench: max 8, mean
+// 0.96 without fancy upsampling, max 54, mean 1.36 with it). What nvJPEG
+// refuses decodes on the CPU, as the CPU path does: the same bytes.
 TEST(JpegDecoderGpu, AgreesWithTheCpuDecode) {
   if (Status s = GpuAvailability(); !s.ok()) GTEST_SKIP() << s;
   if (Status s = NvjpegAvailability(); !s.ok()) GTEST_SKIP() << s;
@@ -285,7 +293,12 @@ TEST(JpegDecoderGpu, AgreesWithTheCpuDecode) {
   SLUICE_ASSERT_OK_AND_ASSIGN(std::vector<DeviceTensor> out, decoder->Decode(jpegs));
   for (size_t i = 0; i < bytes.size(); ++i) {
     SLUICE_ASSERT_OK_AND_ASSIGN(Tensor got, CopyToHost(out[i], *stream));
-    const Tensor want = CpuDecode(bytes[i]);
+    const JpegBackend backend = decoder->last_backends()[i];
+    if (backend == JpegBackend::kCpu) {
+      EXPECT_TRUE(SameBytes(got, CpuDecode(bytes[i]))) << i << " decoded on the CPU";
+      continue;
+    }
+    const Tensor want = CpuDecode(bytes[i], /*fancy_upscaling=*/false);
     ASSERT_EQ(got.shape(), want.shape()) << i;
     auto g = got.flat<uint8_t>();
     auto w = want.flat<uint8_t>();
@@ -296,9 +309,8 @@ TEST(JpegDecoderGpu, AgreesWithTheCpuDecode) {
       sum += d;
       max = std::max(max, d);
     }
-    EXPECT_LT(sum / static_cast<double>(g.size()), 3.0)
-        << i << " via " << JpegBackendName(decoder->last_backends()[i]);
-    EXPECT_LE(max, 96) << i << " via " << JpegBackendName(decoder->last_backends()[i]);
+    EXPECT_LT(sum / static_cast<double>(g.size()), 1.5) << i << " via " << JpegBackendName(backend);
+    EXPECT_LE(max, 24) << i << " via " << JpegBackendName(backend);
   }
   EXPECT_EQ(decoder->last_backends()[7], JpegBackend::kCpu);  // progressive
   EXPECT_EQ(decoder->last_backends()[8], JpegBackend::kCpu);  // CMYK

@@ -282,9 +282,14 @@ TEST(NnModelOnGpuTest, CapturedTrainStepsEqualEagerSteps) {
 // such values that nearly cancel, so its relative difference can be large.
 // So the bound on the weights is measured, not guessed: bfloat16's own
 // effect, the distance of the CPU's mixed weights from the CPU's float32
-// weights (per variable, the largest), and gpu and cpu mixed weights may be
-// twice that apart (each is about that far from float32's). A wrong
-// gradient on the GPU would be far outside. The weights are compared after
+// weights (per variable, the largest). The GPU rounds more often, by
+// design: cuDNN's bfloat16 filter gradients come back in bfloat16 (float32
+// staging keeps them float32), and a convolution's output is rounded
+// before its bias is added; so its mixed weights sit further from
+// float32's, on an H200 (2026-11-27) 2.8 to 3.9 times the CPU's distance
+// (conv kernel 0.00115 against 0.00044, conv bias 0.00108 against 0.00038).
+// gpu and cpu may be 6 times the CPU's distance apart; a wrong gradient
+// would move them by a part of the update itself. The weights are compared after
 // SGD steps: Adam divides each gradient by its own running RMS, so a
 // last-bit difference of a near-zero gradient moves a weight by about the
 // learning rate (on an H100, 2026-11-27: a bias 0.0311 on the GPU, 0.0294
@@ -319,7 +324,7 @@ TEST(NnModelOnGpuTest, MixedPrecisionAgreesWithTheCpuAndCaptures) {
       const double d = std::abs(double{wg[v][i]} - wc[v][i]);
       if (d > apart) apart = d, worst = i;
     }
-    EXPECT_LE(apart, 1e-5 + 2 * bf16_effect)
+    EXPECT_LE(apart, 1e-5 + 6 * bf16_effect)
         << "mixed weights after 5 SGD steps: variable " << v << " element " << worst << " is "
         << wg[v][worst] << " on gpu:0, " << wc[v][worst]
         << " on cpu:0 (float32 on the CPU: " << wf[v][worst]
