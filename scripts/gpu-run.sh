@@ -237,7 +237,7 @@ def flush():
     total = sum(t for t, _ in rows.values())
     out.append(f"== {section}: {total / 1e3:.2f} ms over {sum(c for _, c in rows.values())} launches")
     for n, (t, c) in sorted(rows.items(), key=lambda kv: -kv[1][0])[:20]:
-        out.append(f"  {t / 1e3:9.1f} us  x{c:<3d} {n[:150]}")
+        out.append(f"  {t:9.1f} us  x{c:<3d} {n[:150]}")
 for line in open(sys.argv[1], errors="replace"):
     if line.startswith("== BM_TrainStep"):
         flush()
