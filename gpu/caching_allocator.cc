@@ -62,11 +62,11 @@ class CachingAllocator::Impl {
     FreeCompletedLocked();
     if (bytes > kMaxRequest) return OutOfMemory(bytes, stream, Status());
     const size_t size = RoundUp(bytes, options_.alignment);
-    internal::Block* b = pool_.TakeBestFit(size, stream);
+    gpu_internal::Block* b = pool_.TakeBestFit(size, stream);
     if (b != nullptr) {
       ++cache_hits_;
     } else {
-      Result<internal::Block*> grown = Grow(bytes, size, stream, lock);
+      Result<gpu_internal::Block*> grown = Grow(bytes, size, stream, lock);
       if (!grown.ok()) return grown.status();
       b = *grown;
     }
@@ -81,7 +81,7 @@ class CachingAllocator::Impl {
 
   Status Free(void* ptr) {
     std::lock_guard lock(mu_);
-    internal::Block* b = pool_.FindInUse(ptr);
+    gpu_internal::Block* b = pool_.FindInUse(ptr);
     if (b == nullptr || b->free_pending) return NotLive("Free", ptr);
     ReleaseBlockLocked(b);
     return Status::OK();
@@ -89,7 +89,7 @@ class CachingAllocator::Impl {
 
   Status FreeAfter(void* ptr, std::vector<std::shared_ptr<Event>> events) {
     std::lock_guard lock(mu_);
-    internal::Block* b = pool_.FindInUse(ptr);
+    gpu_internal::Block* b = pool_.FindInUse(ptr);
     if (b == nullptr || b->free_pending) return NotLive("FreeAfter", ptr);
     std::erase(events, nullptr);
     if (events.empty()) {
@@ -103,7 +103,7 @@ class CachingAllocator::Impl {
 
   Result<size_t> AllocatedSize(const void* ptr) const {
     std::lock_guard lock(mu_);
-    const internal::Block* b = pool_.FindInUse(ptr);
+    const gpu_internal::Block* b = pool_.FindInUse(ptr);
     if (b == nullptr) return NotLive("AllocatedSize", ptr);
     return b->size;
   }
@@ -149,8 +149,8 @@ class CachingAllocator::Impl {
   // preferred region size, then exactly `size`; if neither fits under the
   // limit or the provider is out of memory, returns every free region and
   // tries once more.
-  Result<internal::Block*> Grow(size_t bytes, size_t size, StreamId stream,
-                                std::unique_lock<std::mutex>& lock, bool waited = false) {
+  Result<gpu_internal::Block*> Grow(size_t bytes, size_t size, StreamId stream,
+                                    std::unique_lock<std::mutex>& lock, bool waited = false) {
     const size_t preferred = size <= options_.small_size
                                  ? options_.small_region
                                  : RoundUp(size, options_.large_granularity);
@@ -188,7 +188,7 @@ class CachingAllocator::Impl {
       for (const std::shared_ptr<Event>& e : events) (void)e->Synchronize();  // errors: work over
       lock.lock();
       if (FreeCompletedLocked() > 0) {
-        if (internal::Block* b = pool_.TakeBestFit(size, stream)) return b;
+        if (gpu_internal::Block* b = pool_.TakeBestFit(size, stream)) return b;
         return Grow(bytes, size, stream, lock, /*waited=*/true);
       }
     }
@@ -197,11 +197,11 @@ class CachingAllocator::Impl {
 
   // A FreeAfter block and the events it waits for.
   struct PendingFree {
-    internal::Block* block;
+    gpu_internal::Block* block;
     std::vector<std::shared_ptr<Event>> events;
   };
 
-  void ReleaseBlockLocked(internal::Block* b) {
+  void ReleaseBlockLocked(gpu_internal::Block* b) {
     b->free_pending = false;
     in_use_ -= b->size;
     requested_in_use_ -= b->requested;
@@ -260,7 +260,7 @@ class CachingAllocator::Impl {
   const std::unique_ptr<RegionProvider> provider_;
   const CachingAllocatorOptions options_;
   mutable std::mutex mu_;
-  internal::BlockPool pool_;
+  gpu_internal::BlockPool pool_;
   size_t in_use_ = 0;
   size_t requested_in_use_ = 0;
   size_t peak_in_use_ = 0;

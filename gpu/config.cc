@@ -9,11 +9,11 @@
 namespace sluice::gpu {
 namespace {
 
-internal::DeviceManager& Manager() {
+gpu_internal::DeviceManager& Manager() {
   // Never destroyed: allocators must not cudaFree after the driver is gone.
-  static internal::DeviceManager* const manager = [] {
-    const internal::DeviceEnumeration& e = internal::CudaDevices();
-    return new internal::DeviceManager(e.devices, e.availability, [](const PhysicalDevice& d) {
+  static gpu_internal::DeviceManager* const manager = [] {
+    const gpu_internal::DeviceEnumeration& e = gpu_internal::CudaDevices();
+    return new gpu_internal::DeviceManager(e.devices, e.availability, [](const PhysicalDevice& d) {
       return NewCudaDeviceRegionProvider(d.index);
     });
   }();

@@ -13,18 +13,18 @@ class CudaDeviceRegionProvider final : public RegionProvider {
   explicit CudaDeviceRegionProvider(int ordinal) : ordinal_(ordinal) {}
 
   Result<void*> Allocate(size_t bytes) override {
-    internal::ScopedDevice device(ordinal_);
+    gpu_internal::ScopedDevice device(ordinal_);
     SLUICE_RETURN_IF_ERROR(device.status().WithContext(name()));
     void* p = nullptr;
-    SLUICE_RETURN_IF_ERROR(internal::CudaStatus(cudaMalloc(&p, bytes),
-                                                fmt::format("{}: cudaMalloc({})", name(), bytes)));
+    SLUICE_RETURN_IF_ERROR(gpu_internal::CudaStatus(
+        cudaMalloc(&p, bytes), fmt::format("{}: cudaMalloc({})", name(), bytes)));
     return p;
   }
 
   void Free(void* region, size_t /*bytes*/) override {
-    internal::ScopedDevice device(ordinal_);
+    gpu_internal::ScopedDevice device(ordinal_);
     // At process exit the driver may already be gone; nothing to do then.
-    (void)internal::CudaStatus(cudaFree(region), "cudaFree");
+    (void)gpu_internal::CudaStatus(cudaFree(region), "cudaFree");
   }
 
   std::string name() const override { return fmt::format("cuda device {}", ordinal_); }
@@ -38,13 +38,13 @@ class CudaPinnedRegionProvider final : public RegionProvider {
   Result<void*> Allocate(size_t bytes) override {
     void* p = nullptr;
     SLUICE_RETURN_IF_ERROR(
-        internal::CudaStatus(cudaHostAlloc(&p, bytes, cudaHostAllocPortable),
-                             fmt::format("{}: cudaHostAlloc({})", name(), bytes)));
+        gpu_internal::CudaStatus(cudaHostAlloc(&p, bytes, cudaHostAllocPortable),
+                                 fmt::format("{}: cudaHostAlloc({})", name(), bytes)));
     return p;
   }
 
   void Free(void* region, size_t /*bytes*/) override {
-    (void)internal::CudaStatus(cudaFreeHost(region), "cudaFreeHost");
+    (void)gpu_internal::CudaStatus(cudaFreeHost(region), "cudaFreeHost");
   }
 
   std::string name() const override { return "cuda pinned host"; }

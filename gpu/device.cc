@@ -9,18 +9,17 @@
 #include "sluice/gpu/internal/cuda_error.h"
 #include "sluice/gpu/internal/device_enumeration.h"
 
-namespace sluice::gpu {
-namespace internal {
+namespace sluice::gpu_internal {
 namespace {
 
-Status Enumerate(std::vector<PhysicalDevice>* devices) {
+Status Enumerate(std::vector<gpu::PhysicalDevice>* devices) {
   int count = 0;
   SLUICE_RETURN_IF_ERROR(CudaStatus(cudaGetDeviceCount(&count), "cudaGetDeviceCount"));
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     SLUICE_RETURN_IF_ERROR(CudaStatus(cudaGetDeviceProperties(&prop, i),
                                       fmt::format("cudaGetDeviceProperties({})", i)));
-    PhysicalDevice d;
+    gpu::PhysicalDevice d;
     d.index = i;
     d.name = prop.name;
     d.total_memory = static_cast<int64_t>(prop.totalGlobalMem);
@@ -54,7 +53,9 @@ const DeviceEnumeration& CudaDevices() {
   return *enumeration;
 }
 
-}  // namespace internal
+}  // namespace sluice::gpu_internal
+
+namespace sluice::gpu {
 
 std::string PhysicalDevice::ToString() const {
   return fmt::format("/physical_device:GPU:{} ({}, {}, compute {}.{}, {} SMs, pci {})", index, name,
@@ -62,8 +63,8 @@ std::string PhysicalDevice::ToString() const {
                      multiprocessor_count, pci_bus_id);
 }
 
-std::vector<PhysicalDevice> ListPhysicalDevices() { return internal::CudaDevices().devices; }
+std::vector<PhysicalDevice> ListPhysicalDevices() { return gpu_internal::CudaDevices().devices; }
 
-Status GpuAvailability() { return internal::CudaDevices().availability; }
+Status GpuAvailability() { return gpu_internal::CudaDevices().availability; }
 
 }  // namespace sluice::gpu

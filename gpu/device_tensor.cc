@@ -19,8 +19,8 @@ struct DeviceTensor::Uses {
 
 Result<DeviceTensor> DeviceTensor::Allocate(const Device& device, DType dtype, const Shape& shape,
                                             const Stream* stream) {
-  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
-                          internal::GetDeviceRuntime(device));
+  SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
+                          gpu_internal::GetDeviceRuntime(device));
   return Allocate(*runtime->allocator, device, dtype, shape, stream ? stream->id() : 0);
 }
 
@@ -108,8 +108,8 @@ Status CopyToHostAsync(const DeviceTensor& src, void* host_dst, Stream& stream) 
 
 Result<DeviceTensor> CopyToDevice(const Tensor& host, Stream& stream) {
   SLUICE_RETURN_IF_ERROR(CheckNumeric(host));
-  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
-                          internal::GetDeviceRuntime(stream.device()));
+  SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
+                          gpu_internal::GetDeviceRuntime(stream.device()));
   SLUICE_ASSIGN_OR_RETURN(
       DeviceTensor d, DeviceTensor::Allocate(stream.device(), host.dtype(), host.shape(), &stream));
   PinnedHostPool staging = runtime->staging;
@@ -121,8 +121,8 @@ Result<DeviceTensor> CopyToDevice(const Tensor& host, Stream& stream) {
 }
 
 Result<Tensor> CopyToHost(const DeviceTensor& device, Stream& stream) {
-  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
-                          internal::GetDeviceRuntime(stream.device()));
+  SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
+                          gpu_internal::GetDeviceRuntime(stream.device()));
   SLUICE_ASSIGN_OR_RETURN(Tensor host, Tensor::Allocate(device.dtype(), device.shape()));
   PinnedHostPool staging = runtime->staging;
   SLUICE_ASSIGN_OR_RETURN(PinnedBuffer pinned, staging.Acquire(device.byte_size()));

@@ -16,9 +16,9 @@
 namespace sluice::gpu {
 namespace {
 
-using internal::ElemType;
-using internal::ImageGeometry;
-using internal::KernelTarget;
+using gpu_internal::ElemType;
+using gpu_internal::ImageGeometry;
+using gpu_internal::KernelTarget;
 using ops_internal::ImageDims;
 
 static_assert(static_cast<int>(ElemType::kBool) == static_cast<int>(DType::kBool) &&
@@ -45,7 +45,7 @@ Status CheckStream(const DeviceTensor& t, const Stream& stream, std::string_view
 
 template <typename Run>
 Status Enqueue(Stream& stream, std::string_view op, Run run) {
-  return internal::Enqueue(stream, fmt::format("gpu::{} kernel", op), std::move(run));
+  return gpu_internal::Enqueue(stream, fmt::format("gpu::{} kernel", op), std::move(run));
 }
 
 Result<DeviceTensor> NewOutput(const Stream& stream, DType dtype, const Shape& shape) {
@@ -67,13 +67,13 @@ Result<DeviceTensor> FlipImages(const DeviceTensor& image, const ImageDims& d, b
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, image.dtype(), image.shape()));
   const int64_t image_bytes =
       d.height * d.width * d.channels * static_cast<int64_t>(DTypeSize(image.dtype()));
-  for (int64_t first = 0; first < d.batch; first += internal::kMaxFlipImages) {
-    internal::FlipArgs a;
+  for (int64_t first = 0; first < d.batch; first += gpu_internal::kMaxFlipImages) {
+    gpu_internal::FlipArgs a;
     a.in = static_cast<const char*>(image.data()) + first * image_bytes;
     a.out = static_cast<char*>(out.data()) + first * image_bytes;
     a.elem_size = static_cast<int>(DTypeSize(image.dtype()));
     a.geometry = Geometry(d);
-    a.geometry.batch = std::min(internal::kMaxFlipImages, d.batch - first);
+    a.geometry.batch = std::min(gpu_internal::kMaxFlipImages, d.batch - first);
     a.up_down = up_down;
     for (int64_t b = 0; b < a.geometry.batch; ++b) {
       if (flip.empty() || flip[first + b]) a.flip[b / 32] |= 1u << (b % 32);
@@ -111,7 +111,7 @@ Result<DeviceTensor> Crop(const DeviceTensor& image, const ops::CropWindow& w, S
   }
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, image.dtype(),
                                                       d.WithSize(w.height, w.width, d.channels)));
-  internal::CropArgs a;
+  gpu_internal::CropArgs a;
   a.in = image.data();
   a.out = out.data();
   a.elem_size = static_cast<int>(DTypeSize(image.dtype()));
@@ -159,12 +159,12 @@ Result<DeviceTensor> Resize(const DeviceTensor& image, ops::ImageSize size, Stre
   SLUICE_ASSIGN_OR_RETURN(
       DeviceTensor out,
       NewOutput(stream, ops::ResizeOutputDType(image.dtype(), options.method), shape));
-  internal::ResizeArgs a;
+  gpu_internal::ResizeArgs a;
   a.in = image.data();
   a.out = out.data();
   a.type = ToElem(image.dtype());
-  a.method =
-      nearest ? internal::ResizeArgs::Method::kNearest : internal::ResizeArgs::Method::kBilinear;
+  a.method = nearest ? gpu_internal::ResizeArgs::Method::kNearest
+                     : gpu_internal::ResizeArgs::Method::kBilinear;
   a.in_geometry = Geometry(d);
   a.out_height = out_h;
   a.out_width = out_w;
@@ -198,13 +198,13 @@ Result<DeviceTensor> Normalize(const DeviceTensor& image, std::span<const float>
           fmt::format("gpu::Normalize: stddev values must be finite and non-zero, got {}", x));
     }
   }
-  internal::NormalizeArgs a;
+  gpu_internal::NormalizeArgs a;
   // One value each for all channels: the loop cycles over a single "channel".
   a.channels = mean.size() == 1 && stddev.size() == 1 ? 1 : channels;
-  if (a.channels > internal::kMaxNormalizeChannels) {
+  if (a.channels > gpu_internal::kMaxNormalizeChannels) {
     return Status::InvalidArgument(fmt::format(
         "gpu::Normalize: {} per-channel values; devices take at most {} (use ops::Normalize)",
-        channels, internal::kMaxNormalizeChannels));
+        channels, gpu_internal::kMaxNormalizeChannels));
   }
   for (int64_t c = 0; c < a.channels; ++c) {
     a.mean[c] = mean[mean.size() == 1 ? 0 : c];
@@ -226,7 +226,7 @@ Result<DeviceTensor> Cast(const DeviceTensor& x, DType dtype, Stream& stream) {
   SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(dtype, "Cast"));
   if (x.dtype() == dtype) return x;
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, dtype, x.shape()));
-  internal::CastArgs a;
+  gpu_internal::CastArgs a;
   a.in = x.data();
   a.out = out.data();
   a.from = ToElem(x.dtype());

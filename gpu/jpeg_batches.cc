@@ -148,8 +148,8 @@ Result<JpegBatchIterator> JpegBatchesToDevice(const Dataset& input, const Device
     SLUICE_ASSIGN_OR_RETURN(state->owned_stream, NewStream(device));
     state->stream = state->owned_stream.get();
   }
-  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
-                          internal::GetDeviceRuntime(device));
+  SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
+                          gpu_internal::GetDeviceRuntime(device));
   state->staging = runtime->staging;
   SLUICE_ASSIGN_OR_RETURN(state->decoder, JpegDecoder::Create(*state->stream, options.decoder));
   SLUICE_ASSIGN_OR_RETURN(Iterator it, input.iterator());

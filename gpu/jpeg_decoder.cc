@@ -37,7 +37,22 @@ Result<std::vector<DeviceTensor>> JpegDecoder::Decode(std::span<const EncodedJpe
   return out;
 }
 
-namespace internal {
+}  // namespace sluice::gpu
+
+namespace sluice::gpu_internal {
+
+// Names from the public gpu API used below.
+using gpu::Device;
+using gpu::DeviceTensor;
+using gpu::EncodedJpeg;
+using gpu::JpegBackend;
+using gpu::JpegDecoder;
+using gpu::JpegDecoderOptions;
+using gpu::JpegDecodeStats;
+using gpu::PinnedBuffer;
+using gpu::PinnedHostPool;
+using gpu::Stream;
+
 namespace {
 
 // Bitstreams start on cache lines in the staging buffer.
@@ -221,26 +236,29 @@ std::unique_ptr<JpegDecoder> NewJpegDecoderWithEngine(Stream& stream,
                                    std::move(staging));
 }
 
-}  // namespace internal
+}  // namespace sluice::gpu_internal
+
+namespace sluice::gpu {
 
 Result<std::unique_ptr<JpegDecoder>> JpegDecoder::Create(Stream& stream,
                                                          const JpegDecoderOptions& options) {
-  SLUICE_RETURN_IF_ERROR(internal::CheckOptions(options));
-  SLUICE_RETURN_IF_ERROR(internal::GetDeviceRuntime(stream.device()).status());
-  std::unique_ptr<internal::JpegEngine> engine;
+  SLUICE_RETURN_IF_ERROR(gpu_internal::CheckOptions(options));
+  SLUICE_RETURN_IF_ERROR(gpu_internal::GetDeviceRuntime(stream.device()).status());
+  std::unique_ptr<gpu_internal::JpegEngine> engine;
   std::string reason;
   if (!options.use_gpu) {
     reason = "JpegDecoderOptions::use_gpu is false";
   } else if (stream.device().is_host()) {
-    engine = internal::NewHostJpegEngine();
-  } else if (Result<std::unique_ptr<internal::JpegEngine>> e =
-                 internal::NewNvjpegEngine(stream, options.max_batch, options.hybrid_cpu_threads);
+    engine = gpu_internal::NewHostJpegEngine();
+  } else if (Result<std::unique_ptr<gpu_internal::JpegEngine>> e = gpu_internal::NewNvjpegEngine(
+                 stream, options.max_batch, options.hybrid_cpu_threads);
              e.ok()) {
     engine = *std::move(e);
   } else {
     reason = std::string(e.status().message());
   }
-  return internal::NewJpegDecoderWithEngine(stream, options, std::move(engine), std::move(reason));
+  return gpu_internal::NewJpegDecoderWithEngine(stream, options, std::move(engine),
+                                                std::move(reason));
 }
 
 }  // namespace sluice::gpu

@@ -38,8 +38,8 @@ struct Loaded {
 
 Loaded LoadOnce() {
   Loaded l;
-  Result<internal::DynamicLibrary> lib =
-      internal::DynamicLibrary::OpenFirst("NCCL", {"libnccl.so.2", "libnccl.so"});
+  Result<gpu_internal::DynamicLibrary> lib =
+      gpu_internal::DynamicLibrary::OpenFirst("NCCL", {"libnccl.so.2", "libnccl.so"});
   if (!lib.ok()) {
     l.status = lib.status();
     return l;
@@ -144,7 +144,7 @@ Result<std::unique_ptr<nn::CrossDeviceOps>> MakeNcclOps(nn::Backend& backend, Co
   void* stream = nullptr;
   Result<Stream*> s = NnBackendStream(backend);
   if (s.ok() && (*s)->native_handle() != nullptr && Nccl().status.ok()) {
-    Result<const internal::DeviceRuntime*> rt = internal::GetDeviceRuntime((*s)->device());
+    Result<const gpu_internal::DeviceRuntime*> rt = gpu_internal::GetDeviceRuntime((*s)->device());
     char pci[64] = {};
     char host[256] = {};
     if (rt.ok() && cudaDeviceGetPCIBusId(pci, sizeof(pci), (*rt)->cuda_ordinal) == cudaSuccess &&

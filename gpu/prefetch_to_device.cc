@@ -123,7 +123,7 @@ class DeviceIterator::Impl {
   }
 
   void Run() {
-    internal::StagerCounters counters;
+    gpu_internal::StagerCounters counters;
     while (true) {
       {
         std::unique_lock<std::mutex> lock(mu_);
@@ -173,13 +173,13 @@ class DeviceIterator::Impl {
   std::deque<Result<std::optional<DeviceElement>>> ready_;
   bool cancelled_ = false;
   PrefetchToDeviceStats stats_;
-  internal::StagerCounters counters_;
+  gpu_internal::StagerCounters counters_;
   bool finished_ = false;  // Next() returned the terminal item, kept in final_
   Result<std::optional<DeviceElement>> final_ = std::optional<DeviceElement>();
 
   // Used by the worker only. Declared after ready_ so that it is destroyed
   // first: it waits for the copies into the blocks of unread elements.
-  internal::BatchStager stager_;
+  gpu_internal::BatchStager stager_;
   std::thread worker_;  // last: starts once everything above exists
 };
 
@@ -200,8 +200,8 @@ Result<DeviceIterator> PrefetchToDevice(Iterator input, const Device& device,
         fmt::format("prefetch_to_device({}): depth must be at least 1, got {}", device.ToString(),
                     options.depth));
   }
-  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
-                          internal::GetDeviceRuntime(device));
+  SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
+                          gpu_internal::GetDeviceRuntime(device));
   std::unique_ptr<Stream> own_stream;
   Stream* stream = options.stream;
   if (stream == nullptr) {

@@ -53,17 +53,17 @@ std::string Device::ToString() const {
 }
 
 Result<std::unique_ptr<Stream>> NewStream(const Device& device) {
-  if (device.is_host()) return internal::NewHostStream();
-  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
-                          internal::GetDeviceRuntime(device));
-  return internal::NewCudaStream(device, runtime->cuda_ordinal);
+  if (device.is_host()) return gpu_internal::NewHostStream();
+  SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
+                          gpu_internal::GetDeviceRuntime(device));
+  return gpu_internal::NewCudaStream(device, runtime->cuda_ordinal);
 }
 
 Result<std::unique_ptr<Event>> NewEvent(const Device& device) {
-  if (device.is_host()) return internal::NewHostEvent();
-  SLUICE_ASSIGN_OR_RETURN(const internal::DeviceRuntime* runtime,
-                          internal::GetDeviceRuntime(device));
-  return internal::NewCudaEvent(device, runtime->cuda_ordinal);
+  if (device.is_host()) return gpu_internal::NewHostEvent();
+  SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
+                          gpu_internal::GetDeviceRuntime(device));
+  return gpu_internal::NewCudaEvent(device, runtime->cuda_ordinal);
 }
 
 }  // namespace sluice::gpu

@@ -8,7 +8,7 @@
 namespace sluice::gpu::backend {
 namespace {
 
-using internal::ActivationKind;
+using gpu_backend_internal::ActivationKind;
 
 static_assert(static_cast<int>(ActivationKind::kLinear) ==
               static_cast<int>(nn::Activation::kLinear));
@@ -31,7 +31,7 @@ int64_t RowLength(nn::Activation f, const DeviceTensor& t) {
 // float arithmetic, the bits of float32 staging).
 Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, DeviceTensor* y) {
   SLUICE_RETURN_IF_ERROR(nn::kit::CheckActivationForward(device(), f, x, y, kFloatOrBf16));
-  internal::ActivationForwardArgs a;
+  gpu_backend_internal::ActivationForwardArgs a;
   a.f = static_cast<ActivationKind>(f);
   a.x = x.raw_data();
   a.y = y->raw_data();
@@ -41,13 +41,13 @@ Status GpuBackend::ActivationForward(nn::Activation f, const DeviceTensor& x, De
   a.row = RowLength(f, x);
   if (a.count == 0) return Status::OK();  // also softmax over rows of 0
   return Launch("ActivationForward",
-                [a](KernelTarget t) { return internal::RunActivationForward(a, t); });
+                [a](KernelTarget t) { return gpu_backend_internal::RunActivationForward(a, t); });
 }
 
 Status GpuBackend::ActivationBackward(nn::Activation f, const DeviceTensor& y,
                                       const DeviceTensor& dy, DeviceTensor* dx) {
   SLUICE_RETURN_IF_ERROR(nn::kit::CheckActivationBackward(device(), f, y, dy, dx, kFloatOrBf16));
-  internal::ActivationBackwardArgs a;
+  gpu_backend_internal::ActivationBackwardArgs a;
   a.f = static_cast<ActivationKind>(f);
   a.y = y.raw_data();
   a.dy = dy.raw_data();
@@ -59,7 +59,7 @@ Status GpuBackend::ActivationBackward(nn::Activation f, const DeviceTensor& y,
   a.row = RowLength(f, y);
   if (a.count == 0) return Status::OK();
   return Launch("ActivationBackward",
-                [a](KernelTarget t) { return internal::RunActivationBackward(a, t); });
+                [a](KernelTarget t) { return gpu_backend_internal::RunActivationBackward(a, t); });
 }
 
 }  // namespace sluice::gpu::backend

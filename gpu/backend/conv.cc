@@ -63,8 +63,9 @@ Result<Image> ImageFor(GpuBackend& b, const ConvGeometry& g, DType dtype) {
   return im;
 }
 
-internal::PadNhwcArgs PadArgs(const ConvGeometry& g, const Image& im, const void* src, void* dst) {
-  internal::PadNhwcArgs a;
+gpu_backend_internal::PadNhwcArgs PadArgs(const ConvGeometry& g, const Image& im, const void* src,
+                                          void* dst) {
+  gpu_backend_internal::PadNhwcArgs a;
   a.batch = g.batch;
   a.h = g.in_h;
   a.w = g.in_w;
@@ -83,17 +84,18 @@ internal::PadNhwcArgs PadArgs(const ConvGeometry& g, const Image& im, const void
 Result<const void*> PaddedInput(GpuBackend& b, const ConvGeometry& g, Image& im,
                                 const DeviceTensor& x) {
   if (im.padded.empty()) return x.raw_data();
-  const internal::PadNhwcArgs a = PadArgs(g, im, x.raw_data(), im.padded.raw_data());
-  SLUICE_RETURN_IF_ERROR(
-      b.Launch("Conv2D padding", [a](KernelTarget t) { return internal::RunPadNhwc(a, t); }));
+  const gpu_backend_internal::PadNhwcArgs a = PadArgs(g, im, x.raw_data(), im.padded.raw_data());
+  SLUICE_RETURN_IF_ERROR(b.Launch(
+      "Conv2D padding", [a](KernelTarget t) { return gpu_backend_internal::RunPadNhwc(a, t); }));
   return static_cast<const void*>(im.padded.raw_data());
 }
 
 // Writes dx from the padded gradient, when there is one.
 Status CropGradient(GpuBackend& b, const ConvGeometry& g, const Image& im, DeviceTensor* dx) {
   if (im.padded.empty()) return Status::OK();
-  const internal::PadNhwcArgs a = PadArgs(g, im, im.padded.raw_data(), dx->raw_data());
-  return b.Launch("Conv2D padding", [a](KernelTarget t) { return internal::RunCropNhwc(a, t); });
+  const gpu_backend_internal::PadNhwcArgs a = PadArgs(g, im, im.padded.raw_data(), dx->raw_data());
+  return b.Launch("Conv2D padding",
+                  [a](KernelTarget t) { return gpu_backend_internal::RunCropNhwc(a, t); });
 }
 }  // namespace
 
@@ -110,8 +112,8 @@ Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
       SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kBFloat16));
       SLUICE_ASSIGN_OR_RETURN(const void* in, PaddedInput(*this, g, im, x));
       SLUICE_ASSIGN_OR_RETURN(
-          bool done,
-          internal::CudnnConv2DForward(*this, im.g, in, filter.raw_data(), y->raw_data(), true));
+          bool done, gpu_backend_internal::CudnnConv2DForward(*this, im.g, in, filter.raw_data(),
+                                                              y->raw_data(), true));
       if (done) return bias != nullptr ? BiasAdd(*bias, y) : Status::OK();
     }
     return nn::kit::in_float32::Conv2DForward(*this, x, filter, bias, window, y);
@@ -122,12 +124,13 @@ Status GpuBackend::Conv2DForward(const DeviceTensor& x, const DeviceTensor& filt
   if (y->num_elements() == 0) return Status::OK();
   SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kFloat32));
   SLUICE_ASSIGN_OR_RETURN(const void* in, PaddedInput(*this, g, im, x));
-  SLUICE_ASSIGN_OR_RETURN(bool done, internal::CudnnConv2DForward(*this, im.g, In(in), In(&filter),
-                                                                  Out(y->raw_data())));
+  SLUICE_ASSIGN_OR_RETURN(bool done, gpu_backend_internal::CudnnConv2DForward(
+                                         *this, im.g, In(in), In(&filter), Out(y->raw_data())));
   if (done) return bias != nullptr ? BiasAdd(*bias, y) : Status::OK();
-  internal::Conv2DForwardArgs a{internal::ToWindowGeometry(im.g), In(in), In(&filter), In(bias),
-                                Out(y->raw_data())};
-  return Launch(kMethod, [a](KernelTarget t) { return internal::RunConv2DForward(a, t); });
+  gpu_backend_internal::Conv2DForwardArgs a{gpu_backend_internal::ToWindowGeometry(im.g), In(in),
+                                            In(&filter), In(bias), Out(y->raw_data())};
+  return Launch(kMethod,
+                [a](KernelTarget t) { return gpu_backend_internal::RunConv2DForward(a, t); });
 }
 
 Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor& filter,
@@ -140,9 +143,9 @@ Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor
       if (dx->num_elements() == 0) return Status::OK();
       SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kBFloat16));
       void* out = im.padded.empty() ? dx->raw_data() : im.padded.raw_data();
-      SLUICE_ASSIGN_OR_RETURN(bool done,
-                              internal::CudnnConv2DBackwardData(*this, im.g, dy.raw_data(),
-                                                                filter.raw_data(), out, true));
+      SLUICE_ASSIGN_OR_RETURN(
+          bool done, gpu_backend_internal::CudnnConv2DBackwardData(*this, im.g, dy.raw_data(),
+                                                                   filter.raw_data(), out, true));
       if (done) return CropGradient(*this, g, im, dx);
     }
     return nn::kit::in_float32::Conv2DBackwardData(*this, dy, filter, window, dx);
@@ -153,12 +156,14 @@ Status GpuBackend::Conv2DBackwardData(const DeviceTensor& dy, const DeviceTensor
   if (dx->num_elements() == 0) return Status::OK();
   SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kFloat32));
   float* out = Out(im.padded.empty() ? dx->raw_data() : im.padded.raw_data());
-  SLUICE_ASSIGN_OR_RETURN(
-      bool done, internal::CudnnConv2DBackwardData(*this, im.g, In(&dy), In(&filter), out));
+  SLUICE_ASSIGN_OR_RETURN(bool done, gpu_backend_internal::CudnnConv2DBackwardData(
+                                         *this, im.g, In(&dy), In(&filter), out));
   if (!done) {
-    internal::Conv2DBackwardDataArgs a{internal::ToWindowGeometry(im.g), In(&dy), In(&filter), out};
-    SLUICE_RETURN_IF_ERROR(
-        Launch(kMethod, [a](KernelTarget t) { return internal::RunConv2DBackwardData(a, t); }));
+    gpu_backend_internal::Conv2DBackwardDataArgs a{gpu_backend_internal::ToWindowGeometry(im.g),
+                                                   In(&dy), In(&filter), out};
+    SLUICE_RETURN_IF_ERROR(Launch(kMethod, [a](KernelTarget t) {
+      return gpu_backend_internal::RunConv2DBackwardData(a, t);
+    }));
   }
   return CropGradient(*this, g, im, dx);
 }
@@ -177,7 +182,7 @@ Status GpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTenso
       if (dfilter->num_elements() > 0) {
         SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kBFloat16));
         SLUICE_ASSIGN_OR_RETURN(const void* in, PaddedInput(*this, g, im, x));
-        SLUICE_ASSIGN_OR_RETURN(bool done, internal::CudnnConv2DBackwardFilter(
+        SLUICE_ASSIGN_OR_RETURN(bool done, gpu_backend_internal::CudnnConv2DBackwardFilter(
                                                *this, im.g, in, dy.raw_data(), dfilter->raw_data(),
                                                true, dfilter_bf16));
         if (done) return dbias != nullptr ? BiasGrad(dy, 0.0f, dbias) : Status::OK();
@@ -193,12 +198,13 @@ Status GpuBackend::Conv2DBackwardFilter(const DeviceTensor& x, const DeviceTenso
   SLUICE_ASSIGN_OR_RETURN(Image im, ImageFor(*this, g, DType::kFloat32));
   SLUICE_ASSIGN_OR_RETURN(const void* in, PaddedInput(*this, g, im, x));
   // An empty batch leaves cuDNN out: the kernel writes the zero sums.
-  SLUICE_ASSIGN_OR_RETURN(bool done, internal::CudnnConv2DBackwardFilter(
+  SLUICE_ASSIGN_OR_RETURN(bool done, gpu_backend_internal::CudnnConv2DBackwardFilter(
                                          *this, im.g, In(in), In(&dy), Out(dfilter->raw_data())));
   if (done) return Status::OK();
-  internal::Conv2DBackwardFilterArgs a{internal::ToWindowGeometry(im.g), In(in), In(&dy),
-                                       Out(dfilter->raw_data())};
-  return Launch(kMethod, [a](KernelTarget t) { return internal::RunConv2DBackwardFilter(a, t); });
+  gpu_backend_internal::Conv2DBackwardFilterArgs a{gpu_backend_internal::ToWindowGeometry(im.g),
+                                                   In(in), In(&dy), Out(dfilter->raw_data())};
+  return Launch(
+      kMethod, [a](KernelTarget t) { return gpu_backend_internal::RunConv2DBackwardFilter(a, t); });
 }
 
 }  // namespace sluice::gpu::backend
@@ -218,7 +224,7 @@ Result<std::vector<ConvAlgorithm>> ConvAlgorithms(nn::Backend& backend) {
     return Status::InvalidArgument("ConvAlgorithms: " + backend.name() +
                                    " is not a GPU backend (gpu::NewNnBackend)");
   }
-  return backend::internal::CudnnAlgorithms(*b);
+  return gpu_backend_internal::CudnnAlgorithms(*b);
 }
 
 }  // namespace sluice::gpu

@@ -9,11 +9,12 @@ namespace sluice::gpu::backend {
 namespace {
 
 // The kernels' element type of a numeric dtype (same numbering).
-internal::ElemType ElemTypeOf(DType dtype) {
-  static_assert(static_cast<int>(internal::ElemType::kBool) == static_cast<int>(DType::kBool));
-  static_assert(static_cast<int>(internal::ElemType::kFloat64) ==
+gpu_backend_internal::ElemType ElemTypeOf(DType dtype) {
+  static_assert(static_cast<int>(gpu_backend_internal::ElemType::kBool) ==
+                static_cast<int>(DType::kBool));
+  static_assert(static_cast<int>(gpu_backend_internal::ElemType::kFloat64) ==
                 static_cast<int>(DType::kFloat64));
-  return static_cast<internal::ElemType>(dtype);
+  return static_cast<gpu_backend_internal::ElemType>(dtype);
 }
 
 }  // namespace
@@ -23,32 +24,34 @@ internal::ElemType ElemTypeOf(DType dtype) {
 Status GpuBackend::Fill(float value, DeviceTensor* x) {
   SLUICE_RETURN_IF_ERROR(nn::kit::CheckFill(device(), x, kFloatOrBf16));
   if (x->num_elements() == 0) return Status::OK();
-  const internal::FillArgs a{x->raw_data(), x->num_elements(), value, IsBf16(*x)};
-  return Launch("Fill", [a](KernelTarget t) { return internal::RunFill(a, t); });
+  const gpu_backend_internal::FillArgs a{x->raw_data(), x->num_elements(), value, IsBf16(*x)};
+  return Launch("Fill", [a](KernelTarget t) { return gpu_backend_internal::RunFill(a, t); });
 }
 
 Status GpuBackend::Cast(const DeviceTensor& x, float scale, DeviceTensor* y) {
   SLUICE_RETURN_IF_ERROR(nn::kit::CheckCast(device(), x, y));
   if (x.num_elements() == 0) return Status::OK();
-  const internal::ScaledCastArgs a{x.raw_data(), ElemTypeOf(x.dtype()), y->raw_data(),
-                                   IsBf16(*y),   x.num_elements(),      scale};
-  return Launch("Cast", [a](KernelTarget t) { return internal::RunScaledCast(a, t); });
+  const gpu_backend_internal::ScaledCastArgs a{x.raw_data(), ElemTypeOf(x.dtype()), y->raw_data(),
+                                               IsBf16(*y),   x.num_elements(),      scale};
+  return Launch("Cast", [a](KernelTarget t) { return gpu_backend_internal::RunScaledCast(a, t); });
 }
 
 Status GpuBackend::Axpby(float alpha, const DeviceTensor& x, float beta, DeviceTensor* y) {
   SLUICE_RETURN_IF_ERROR(nn::kit::CheckAxpby(device(), x, y, kFloatOrBf16));
   if (x.num_elements() == 0) return Status::OK();
-  const internal::AxpbyArgs a{x.raw_data(), y->raw_data(), x.num_elements(), alpha,
-                              beta,         IsBf16(x),     IsBf16(*y)};
-  return Launch("Axpby", [a](KernelTarget t) { return internal::RunAxpby(a, t); });
+  const gpu_backend_internal::AxpbyArgs a{x.raw_data(), y->raw_data(), x.num_elements(), alpha,
+                                          beta,         IsBf16(x),     IsBf16(*y)};
+  return Launch("Axpby", [a](KernelTarget t) { return gpu_backend_internal::RunAxpby(a, t); });
 }
 
 Status GpuBackend::Multiply(const DeviceTensor& a, const DeviceTensor& b, DeviceTensor* y) {
   SLUICE_RETURN_IF_ERROR(nn::kit::CheckMultiply(device(), a, b, y, kFloatOrBf16));
   if (a.num_elements() == 0) return Status::OK();
-  const internal::MultiplyArgs args{a.raw_data(), b.raw_data(), y->raw_data(), a.num_elements(),
-                                    IsBf16(a),    IsBf16(b),    IsBf16(*y)};
-  return Launch("Multiply", [args](KernelTarget t) { return internal::RunMultiply(args, t); });
+  const gpu_backend_internal::MultiplyArgs args{a.raw_data(),     b.raw_data(), y->raw_data(),
+                                                a.num_elements(), IsBf16(a),    IsBf16(b),
+                                                IsBf16(*y)};
+  return Launch("Multiply",
+                [args](KernelTarget t) { return gpu_backend_internal::RunMultiply(args, t); });
 }
 
 Status GpuBackend::DropoutMask(float rate, uint64_t seed, uint64_t stream, DeviceTensor* mask) {
@@ -66,7 +69,7 @@ Status GpuBackend::Dropout(float rate, uint64_t seed, uint64_t stream,
   SLUICE_RETURN_IF_ERROR(nn::kit::CheckDropoutMask(device(), rate, mask, kFloatOrBf16));
   if (mask->num_elements() == 0) return Status::OK();
   // The CPU backend's keep value, computed the same way (one float division).
-  internal::DropoutMaskArgs a;
+  gpu_backend_internal::DropoutMaskArgs a;
   a.mask = mask->raw_data();
   a.mask_bf16 = IsBf16(*mask);
   a.count = mask->num_elements();
@@ -75,7 +78,8 @@ Status GpuBackend::Dropout(float rate, uint64_t seed, uint64_t stream,
   a.seed = seed;
   a.stream = stream;
   a.stream_counter = stream_counter;
-  return Launch("DropoutMask", [a](KernelTarget t) { return internal::RunDropoutMask(a, t); });
+  return Launch("DropoutMask",
+                [a](KernelTarget t) { return gpu_backend_internal::RunDropoutMask(a, t); });
 }
 
 }  // namespace sluice::gpu::backend

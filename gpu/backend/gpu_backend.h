@@ -31,9 +31,9 @@
 
 namespace sluice::gpu::backend {
 
-using internal::DeferredError;
+using gpu_backend_internal::DeferredError;
 using nn::DeviceTensor;
-using KernelTarget = gpu::internal::KernelTarget;
+using KernelTarget = gpu_internal::KernelTarget;
 
 class GpuBackend final : public nn::Backend {
  public:
@@ -116,7 +116,7 @@ class GpuBackend final : public nn::Backend {
   // error names `method`.
   template <typename Run>
   Status Launch(std::string_view method, Run run) {
-    return gpu::internal::Enqueue(*stream_, method, std::move(run));
+    return gpu_internal::Enqueue(*stream_, method, std::move(run));
   }
 
   // Where kernels record what they found wrong (device memory).

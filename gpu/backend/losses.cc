@@ -10,14 +10,14 @@
 
 namespace sluice::gpu::backend {
 
-using internal::LabelKind;
+using gpu_backend_internal::LabelKind;
 
 Status GpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& labels,
                                 bool from_logits, float grad_scale, DeviceTensor* loss,
                                 DeviceTensor* dpred) {
   SLUICE_RETURN_IF_ERROR(
       nn::kit::CheckCrossEntropy(device(), pred, labels, loss, dpred, kFloatOrBf16));
-  internal::CrossEntropyArgs a;
+  gpu_backend_internal::CrossEntropyArgs a;
   a.pred = pred.raw_data();
   a.pred_bf16 = IsBf16(pred);
   a.labels_bf16 = IsBf16(labels);
@@ -40,14 +40,15 @@ Status GpuBackend::CrossEntropy(const DeviceTensor& pred, const DeviceTensor& la
     SLUICE_ASSIGN_OR_RETURN(stats, Scratch(DType::kFloat32, Shape{a.n, 2}));
     a.row_stats = stats.data<float>();
   }
-  return Launch("CrossEntropy", [a](KernelTarget t) { return internal::RunCrossEntropy(a, t); });
+  return Launch("CrossEntropy",
+                [a](KernelTarget t) { return gpu_backend_internal::RunCrossEntropy(a, t); });
 }
 
 Status GpuBackend::MeanSquaredError(const DeviceTensor& pred, const DeviceTensor& target,
                                     float grad_scale, DeviceTensor* loss, DeviceTensor* dpred) {
   SLUICE_RETURN_IF_ERROR(
       nn::kit::CheckMeanSquaredError(device(), pred, target, loss, dpred, kFloatOrBf16));
-  internal::MeanSquaredErrorArgs a;
+  gpu_backend_internal::MeanSquaredErrorArgs a;
   a.pred = pred.raw_data();
   a.target = target.raw_data();
   a.pred_bf16 = IsBf16(pred);
@@ -62,7 +63,7 @@ Status GpuBackend::MeanSquaredError(const DeviceTensor& pred, const DeviceTensor
   a.dpred_bf16 = dpred != nullptr && IsBf16(*dpred);
   if (a.n == 0) return Status::OK();
   return Launch("MeanSquaredError",
-                [a](KernelTarget t) { return internal::RunMeanSquaredError(a, t); });
+                [a](KernelTarget t) { return gpu_backend_internal::RunMeanSquaredError(a, t); });
 }
 
 }  // namespace sluice::gpu::backend

@@ -12,7 +12,7 @@ namespace sluice::gpu::backend {
 Status GpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, float momentum,
                              bool nesterov, DeviceTensor* var, DeviceTensor* velocity) {
   SLUICE_RETURN_IF_ERROR(nn::kit::CheckSgdUpdate(device(), grad, momentum, var, velocity));
-  internal::SgdUpdateArgs a;
+  gpu_backend_internal::SgdUpdateArgs a;
   a.grad = grad.data<float>();
   a.var = var->data<float>();
   a.velocity = velocity != nullptr ? velocity->data<float>() : nullptr;
@@ -21,13 +21,14 @@ Status GpuBackend::SgdUpdate(const DeviceTensor& grad, float learning_rate, floa
   a.momentum = momentum;
   a.nesterov = nesterov;
   if (a.count == 0) return Status::OK();
-  return Launch("SgdUpdate", [a](KernelTarget t) { return internal::RunSgdUpdate(a, t); });
+  return Launch("SgdUpdate",
+                [a](KernelTarget t) { return gpu_backend_internal::RunSgdUpdate(a, t); });
 }
 
 Status GpuBackend::AdamUpdate(const DeviceTensor& grad, const nn::AdamStep& step, DeviceTensor* var,
                               DeviceTensor* m, DeviceTensor* v) {
   SLUICE_RETURN_IF_ERROR(nn::kit::CheckAdamUpdate(device(), grad, step, var, m, v));
-  internal::AdamUpdateArgs a;
+  gpu_backend_internal::AdamUpdateArgs a;
   a.grad = grad.data<float>();
   a.var = var->data<float>();
   a.m = m->data<float>();
@@ -42,19 +43,21 @@ Status GpuBackend::AdamUpdate(const DeviceTensor& grad, const nn::AdamStep& step
     // The rate from the counter when the update runs (a replayed graph
     // follows it); the scratch float is the step's (kept by a capture).
     SLUICE_ASSIGN_OR_RETURN(DeviceTensor rate, Scratch(DType::kFloat32, Shape{}));
-    internal::AdamRateArgs r{step.step_counter->data<int64_t>(), rate.data<float>(),
-                             step.learning_rate, step.beta_1, step.beta_2};
-    SLUICE_RETURN_IF_ERROR(
-        Launch("AdamUpdate", [r](KernelTarget t) { return internal::RunAdamRate(r, t); }));
+    gpu_backend_internal::AdamRateArgs r{step.step_counter->data<int64_t>(), rate.data<float>(),
+                                         step.learning_rate, step.beta_1, step.beta_2};
+    SLUICE_RETURN_IF_ERROR(Launch(
+        "AdamUpdate", [r](KernelTarget t) { return gpu_backend_internal::RunAdamRate(r, t); }));
     a.lr_t_on_device = rate.data<float>();
   }
-  return Launch("AdamUpdate", [a](KernelTarget t) { return internal::RunAdamUpdate(a, t); });
+  return Launch("AdamUpdate",
+                [a](KernelTarget t) { return gpu_backend_internal::RunAdamUpdate(a, t); });
 }
 
 Status GpuBackend::AddToCounter(int64_t delta, DeviceTensor* counter) {
   SLUICE_RETURN_IF_ERROR(nn::kit::CheckCounter("AddToCounter", device(), counter));
-  internal::AddToCounterArgs a{counter->data<int64_t>(), delta};
-  return Launch("AddToCounter", [a](KernelTarget t) { return internal::RunAddToCounter(a, t); });
+  gpu_backend_internal::AddToCounterArgs a{counter->data<int64_t>(), delta};
+  return Launch("AddToCounter",
+                [a](KernelTarget t) { return gpu_backend_internal::RunAddToCounter(a, t); });
 }
 
 }  // namespace sluice::gpu::backend

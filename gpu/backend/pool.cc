@@ -19,8 +19,9 @@ namespace sluice::gpu::backend {
 using nn::kit::ConvGeometry;
 
 namespace {
-internal::PoolKind Kind(nn::PoolMode mode) {
-  return mode == nn::PoolMode::kMax ? internal::PoolKind::kMax : internal::PoolKind::kAverage;
+gpu_backend_internal::PoolKind Kind(nn::PoolMode mode) {
+  return mode == nn::PoolMode::kMax ? gpu_backend_internal::PoolKind::kMax
+                                    : gpu_backend_internal::PoolKind::kAverage;
 }
 }  // namespace
 
@@ -30,8 +31,8 @@ Status GpuBackend::Pool2DForward(nn::PoolMode mode, const DeviceTensor& x,
   constexpr std::string_view kMethod = "Pool2DForward";
   SLUICE_ASSIGN_OR_RETURN(ConvGeometry g,
                           nn::kit::CheckPool2DForward(nn_device_, x, window, y, kFloatOrBf16));
-  internal::Pool2DForwardArgs a;
-  a.g = internal::ToWindowGeometry(g);
+  gpu_backend_internal::Pool2DForwardArgs a;
+  a.g = gpu_backend_internal::ToWindowGeometry(g);
   a.kind = Kind(mode);
   a.x = x.raw_data();
   a.y = y->raw_data();
@@ -47,7 +48,8 @@ Status GpuBackend::Pool2DForward(nn::PoolMode mode, const DeviceTensor& x,
     }
   }
   if (y->num_elements() == 0) return Status::OK();
-  return Launch(kMethod, [a](KernelTarget t) { return internal::RunPool2DForward(a, t); });
+  return Launch(kMethod,
+                [a](KernelTarget t) { return gpu_backend_internal::RunPool2DForward(a, t); });
 }
 
 Status GpuBackend::Pool2DBackward(nn::PoolMode mode, const DeviceTensor& x, const DeviceTensor& y,
@@ -57,8 +59,8 @@ Status GpuBackend::Pool2DBackward(nn::PoolMode mode, const DeviceTensor& x, cons
   SLUICE_ASSIGN_OR_RETURN(
       ConvGeometry g, nn::kit::CheckPool2DBackward(nn_device_, x, y, dy, window, dx, kFloatOrBf16));
   if (dx->num_elements() == 0) return Status::OK();
-  internal::Pool2DBackwardArgs a;
-  a.g = internal::ToWindowGeometry(g);
+  gpu_backend_internal::Pool2DBackwardArgs a;
+  a.g = gpu_backend_internal::ToWindowGeometry(g);
   a.kind = Kind(mode);
   a.dy = dy.raw_data();
   a.dx = dx->raw_data();
@@ -84,7 +86,8 @@ Status GpuBackend::Pool2DBackward(nn::PoolMode mode, const DeviceTensor& x, cons
   }
   // `ws` may be a scratch tensor dropped on return: the kernel is queued
   // on the stream first, which is all the allocator asks.
-  return Launch(kMethod, [a](KernelTarget t) { return internal::RunPool2DBackward(a, t); });
+  return Launch(kMethod,
+                [a](KernelTarget t) { return gpu_backend_internal::RunPool2DBackward(a, t); });
 }
 
 }  // namespace sluice::gpu::backend

@@ -19,10 +19,11 @@ Result<double> GpuBackend::Sum(const DeviceTensor& x) {
     SLUICE_RETURN_IF_ERROR(Synchronize());
     return 0.0;
   }
-  const int64_t partials = internal::ReductionPartials(count);
+  const int64_t partials = gpu_backend_internal::ReductionPartials(count);
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor scratch, Scratch(DType::kFloat64, Shape{partials}));
-  const internal::SumArgs a{x.data<float>(), count, scratch.data<double>()};
-  SLUICE_RETURN_IF_ERROR(Launch("Sum", [a](KernelTarget t) { return internal::RunSum(a, t); }));
+  const gpu_backend_internal::SumArgs a{x.data<float>(), count, scratch.data<double>()};
+  SLUICE_RETURN_IF_ERROR(
+      Launch("Sum", [a](KernelTarget t) { return gpu_backend_internal::RunSum(a, t); }));
   std::vector<double> host(partials);
   SLUICE_RETURN_IF_ERROR(
       CopyToHostAndWait(scratch.raw_data(), host.data(), host.size() * sizeof(double)));
@@ -42,16 +43,18 @@ Result<int64_t> GpuBackend::CountArgMaxMatches(const DeviceTensor& scores,
     SLUICE_RETURN_IF_ERROR(Synchronize());
     return int64_t{0};
   }
-  const int64_t partials = internal::ReductionPartials(rows);
+  const int64_t partials = gpu_backend_internal::ReductionPartials(rows);
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor scratch, Scratch(DType::kInt64, Shape{partials}));
-  const internal::ArgMaxMatchArgs a{scores.data<float>(),
-                                    labels.raw_data(),
-                                    static_cast<internal::ElemType>(labels.dtype()),
-                                    rows,
-                                    scores.dim(1),
-                                    scratch.data<int64_t>()};
-  SLUICE_RETURN_IF_ERROR(Launch("CountArgMaxMatches",
-                                [a](KernelTarget t) { return internal::RunArgMaxMatches(a, t); }));
+  const gpu_backend_internal::ArgMaxMatchArgs a{
+      scores.data<float>(),
+      labels.raw_data(),
+      static_cast<gpu_backend_internal::ElemType>(labels.dtype()),
+      rows,
+      scores.dim(1),
+      scratch.data<int64_t>()};
+  SLUICE_RETURN_IF_ERROR(Launch("CountArgMaxMatches", [a](KernelTarget t) {
+    return gpu_backend_internal::RunArgMaxMatches(a, t);
+  }));
   std::vector<int64_t> host(partials);
   SLUICE_RETURN_IF_ERROR(
       CopyToHostAndWait(scratch.raw_data(), host.data(), host.size() * sizeof(int64_t)));

@@ -6,7 +6,14 @@
 #include <cstring>
 #include <vector>
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
+
+// Names from the public gpu API used below.
+using gpu::DeviceElement;
+using gpu::DeviceTensor;
+using gpu::Event;
+using gpu::PinnedBuffer;
+
 namespace {
 
 constexpr size_t kStagingAlignment = 256;  // as cudaMalloc's, for fast DMA
@@ -99,4 +106,4 @@ Result<DeviceElement> BatchStager::Stage(const Element& element, StagerCounters&
   return DeviceElement(std::move(tensors), element.shared_names(), std::move(done));
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

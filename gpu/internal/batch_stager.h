@@ -21,7 +21,7 @@
 #include "sluice/gpu/prefetch_to_device.h"
 #include "sluice/gpu/stream.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 struct StagerCounters {
   int64_t copies = 0;
@@ -33,7 +33,8 @@ struct StagerCounters {
 class BatchStager {
  public:
   // All borrowed; they must outlive the stager. REQUIRES: depth >= 1.
-  BatchStager(Stream& stream, CachingAllocator& allocator, PinnedHostPool staging, int64_t depth)
+  BatchStager(gpu::Stream& stream, gpu::CachingAllocator& allocator, gpu::PinnedHostPool staging,
+              int64_t depth)
       : stream_(stream), allocator_(allocator), staging_(std::move(staging)), depth_(depth) {}
   ~BatchStager();
   BatchStager(const BatchStager&) = delete;
@@ -41,23 +42,23 @@ class BatchStager {
 
   // InvalidArgument naming a string component; the allocators' and the
   // stream's errors. `counters` grows by what was done.
-  Result<DeviceElement> Stage(const Element& element, StagerCounters& counters);
+  Result<gpu::DeviceElement> Stage(const Element& element, StagerCounters& counters);
 
  private:
   struct InFlight {
-    std::shared_ptr<Event> done;
-    PinnedBuffer staging;
+    std::shared_ptr<gpu::Event> done;
+    gpu::PinnedBuffer staging;
   };
   // Drops completed entries; then waits for the oldest while `keep` or more remain.
   Status Retire(size_t keep, StagerCounters& counters);
 
-  Stream& stream_;
-  CachingAllocator& allocator_;
-  PinnedHostPool staging_;
+  gpu::Stream& stream_;
+  gpu::CachingAllocator& allocator_;
+  gpu::PinnedHostPool staging_;
   const int64_t depth_;
   std::deque<InFlight> in_flight_;  // oldest first
 };
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_BATCH_STAGER_H_

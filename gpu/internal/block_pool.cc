@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 bool BlockPool::FreeOrder::operator()(const Block* a, const Block* b) const {
   return std::tie(a->stream, a->size, a->ptr) < std::tie(b->stream, b->size, b->ptr);
@@ -117,4 +117,4 @@ size_t BlockPool::LargestFreeBlock() const {
   return largest;
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

@@ -14,7 +14,7 @@
 #include <set>
 #include <unordered_map>
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 struct Block {
   char* ptr = nullptr;
@@ -78,6 +78,6 @@ class BlockPool {
   std::map<char*, Region> regions_;
 };
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_BLOCK_POOL_H_

@@ -7,7 +7,7 @@
 #include "sluice/gpu/internal/image_kernels.h"
 #include "sluice/gpu/internal/kernel_util.cuh"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 namespace {
 
 // bool travels as this type (one byte, 0 or 1), to tell it from uint8_t.
@@ -127,4 +127,4 @@ int RunCast(const CastArgs& a, KernelTarget target) {
   });
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

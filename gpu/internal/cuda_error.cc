@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 Status CudaStatus(cudaError_t err, std::string_view what) {
   if (err == cudaSuccess) return Status::OK();
@@ -36,4 +36,4 @@ ScopedDevice::~ScopedDevice() {
   if (previous_ >= 0) cudaSetDevice(previous_);
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

@@ -9,7 +9,7 @@
 
 #include "sluice/core/status.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 // OK for cudaSuccess; otherwise "<what>: cudaErrorX (description)" with
 // ResourceExhausted for out-of-memory, Unavailable when there is no usable
@@ -31,6 +31,6 @@ class ScopedDevice {
   Status status_;
 };
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_CUDA_ERROR_H_

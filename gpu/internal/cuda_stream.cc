@@ -8,7 +8,16 @@
 #include "sluice/gpu/internal/cuda_error.h"
 #include "sluice/gpu/internal/stream_backends.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
+
+// Names from the public gpu API used below.
+using gpu::CopyDirection;
+using gpu::Device;
+using gpu::Event;
+using gpu::Graph;
+using gpu::Stream;
+using gpu::StreamId;
+
 namespace {
 
 cudaMemcpyKind ToCuda(CopyDirection direction) {
@@ -234,4 +243,4 @@ Result<std::unique_ptr<Event>> NewCudaEvent(const Device& device, int cuda_ordin
   return std::unique_ptr<Event>(new CudaEvent(device, cuda_ordinal, event));
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

@@ -7,16 +7,16 @@
 #include "sluice/core/status.h"
 #include "sluice/gpu/device.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 struct DeviceEnumeration {
-  std::vector<PhysicalDevice> devices;  // empty when availability is not OK
+  std::vector<gpu::PhysicalDevice> devices;  // empty when availability is not OK
   Status availability;
 };
 
 // Thread-safe; the first call asks CUDA, later calls return the same object.
 const DeviceEnumeration& CudaDevices();
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_DEVICE_ENUMERATION_H_

@@ -7,7 +7,14 @@
 
 #include "sluice/gpu/allocator_stats.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
+
+// Names from the public gpu API used below.
+using gpu::CachingAllocator;
+using gpu::FormatBytes;
+using gpu::LogicalDevice;
+using gpu::LogicalDeviceConfiguration;
+using gpu::PhysicalDevice;
 
 DeviceManager::DeviceManager(std::vector<PhysicalDevice> physical, Status availability,
                              ProviderFactory make_provider)
@@ -140,4 +147,4 @@ bool DeviceManager::initialized() const {
   return initialized_;
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

@@ -20,26 +20,27 @@
 #include "sluice/gpu/device.h"
 #include "sluice/gpu/region_provider.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 class DeviceManager {
  public:
-  using ProviderFactory = std::function<std::unique_ptr<RegionProvider>(const PhysicalDevice&)>;
+  using ProviderFactory =
+      std::function<std::unique_ptr<gpu::RegionProvider>(const gpu::PhysicalDevice&)>;
 
   // `availability` explains an empty `physical` list in messages.
-  DeviceManager(std::vector<PhysicalDevice> physical, Status availability,
+  DeviceManager(std::vector<gpu::PhysicalDevice> physical, Status availability,
                 ProviderFactory make_provider);
   ~DeviceManager();
 
   Status SetVisibleDevices(const std::vector<int>& physical_indices);
   std::vector<int> GetVisibleDevices() const;
   Status SetLogicalDeviceConfiguration(int physical_index,
-                                       const std::vector<LogicalDeviceConfiguration>& configs);
-  Result<std::vector<LogicalDeviceConfiguration>> GetLogicalDeviceConfiguration(
+                                       const std::vector<gpu::LogicalDeviceConfiguration>& configs);
+  Result<std::vector<gpu::LogicalDeviceConfiguration>> GetLogicalDeviceConfiguration(
       int physical_index) const;
 
-  std::vector<LogicalDevice> ListLogicalDevices();
-  Result<CachingAllocator*> GetAllocator(int index);
+  std::vector<gpu::LogicalDevice> ListLogicalDevices();
+  Result<gpu::CachingAllocator*> GetAllocator(int index);
   bool initialized() const;
 
  private:
@@ -47,17 +48,17 @@ class DeviceManager {
   Status CheckNotInitialized(std::string_view what) const;
   void InitializeLocked();
 
-  const std::vector<PhysicalDevice> physical_;
+  const std::vector<gpu::PhysicalDevice> physical_;
   const Status availability_;
   const ProviderFactory make_provider_;
   mutable std::mutex mu_;
   std::vector<int> visible_;
-  std::vector<std::vector<LogicalDeviceConfiguration>> configs_;  // per physical device
+  std::vector<std::vector<gpu::LogicalDeviceConfiguration>> configs_;  // per physical device
   bool initialized_ = false;
-  std::vector<LogicalDevice> logical_;
-  std::vector<std::unique_ptr<CachingAllocator>> allocators_;  // per logical device, lazily
+  std::vector<gpu::LogicalDevice> logical_;
+  std::vector<std::unique_ptr<gpu::CachingAllocator>> allocators_;  // per logical device, lazily
 };
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_DEVICE_MANAGER_H_

@@ -9,7 +9,18 @@
 #include "sluice/gpu/device.h"
 #include "sluice/gpu/region_provider.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
+
+// Names from the public gpu API used below.
+using gpu::CachingAllocator;
+using gpu::Device;
+using gpu::GetDeviceAllocator;
+using gpu::GpuAvailability;
+using gpu::ListLogicalDevices;
+using gpu::LogicalDevice;
+using gpu::NewHostRegionProvider;
+using gpu::PinnedHostPool;
+
 namespace {
 
 const DeviceRuntime& HostRuntime() {
@@ -54,4 +65,4 @@ Result<const DeviceRuntime*> GetDeviceRuntime(const Device& device) {
   return runtime;
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

@@ -10,20 +10,20 @@
 #include "sluice/gpu/pinned_host_pool.h"
 #include "sluice/gpu/stream.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 struct DeviceRuntime {
-  Device device;
-  int cuda_ordinal = -1;                  // -1 for the host device
-  CachingAllocator* allocator = nullptr;  // device memory
-  PinnedHostPool staging;                 // cudaHostAlloc for GPUs, heap for the host
+  gpu::Device device;
+  int cuda_ordinal = -1;                       // -1 for the host device
+  gpu::CachingAllocator* allocator = nullptr;  // device memory
+  gpu::PinnedHostPool staging;                 // cudaHostAlloc for GPUs, heap for the host
 };
 
 // The host device's runtime always exists. For "/gpu:i": Unavailable with
 // GpuAvailability()'s reason when no GPU is usable, NotFound when there is
 // no logical device i.
-Result<const DeviceRuntime*> GetDeviceRuntime(const Device& device);
+Result<const DeviceRuntime*> GetDeviceRuntime(const gpu::Device& device);
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_DEVICE_RUNTIME_H_

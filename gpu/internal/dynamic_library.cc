@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 Result<DynamicLibrary> DynamicLibrary::OpenFirst(std::string_view what,
                                                  std::initializer_list<const char*> sonames) {
@@ -22,4 +22,4 @@ Result<DynamicLibrary> DynamicLibrary::OpenFirst(std::string_view what,
 
 void* DynamicLibrary::Symbol(const char* name) const { return dlsym(handle_, name); }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

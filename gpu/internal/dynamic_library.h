@@ -13,7 +13,7 @@
 
 #include "sluice/core/result.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 class DynamicLibrary {
  public:
@@ -37,6 +37,6 @@ class DynamicLibrary {
   void* handle_ = nullptr;
 };
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_DYNAMIC_LIBRARY_H_

@@ -7,7 +7,13 @@
 
 #include "sluice/gpu/internal/jpeg_engine.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
+
+// Names from the public gpu API used below.
+using gpu::DeviceTensor;
+using gpu::JpegBackend;
+using gpu::Stream;
+
 namespace {
 
 class HostJpegEngine final : public JpegEngine {
@@ -64,4 +70,4 @@ std::unique_ptr<JpegEngine> NewHostJpegEngine(
   return std::make_unique<HostJpegEngine>(std::move(refuse));
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

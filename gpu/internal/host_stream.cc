@@ -15,7 +15,16 @@
 
 #include "sluice/gpu/internal/stream_backends.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
+
+// Names from the public gpu API used below.
+using gpu::CopyDirection;
+using gpu::Device;
+using gpu::Event;
+using gpu::Graph;
+using gpu::Stream;
+using gpu::StreamId;
+
 namespace {
 
 // Shared by a HostEvent and the queued closures that complete it, so an
@@ -219,4 +228,4 @@ class HostStream final : public Stream {
 std::unique_ptr<Stream> NewHostStream() { return std::make_unique<HostStream>(); }
 std::unique_ptr<Event> NewHostEvent() { return std::make_unique<HostEvent>(); }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

@@ -5,7 +5,7 @@
 #include "sluice/gpu/internal/image_kernels.h"
 #include "sluice/gpu/internal/kernel_util.cuh"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 namespace {
 
 template <typename U>
@@ -166,4 +166,4 @@ int RunNormalize(const NormalizeArgs& a, KernelTarget target) {
   return VisitElemType(a.type, [&](auto t) { return Normalize<decltype(t)>(a, target); });
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 // Where a loop runs: a CUDA kernel queued on `cuda_stream` (a cudaStream_t
 // of the current device), or, when it is null, a loop that runs to the end
@@ -127,6 +127,6 @@ struct CastArgs {
 };
 int RunCast(const CastArgs& args, KernelTarget target);
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_IMAGE_KERNELS_H_

@@ -24,7 +24,7 @@
 #include "sluice/gpu/stream.h"
 #include "sluice/ops/jpeg.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 // Why an image is not given to nvJPEG, from its header: "" when it may be
 // (baseline Huffman, 8-bit, gray or YCbCr with 4:4:4, 4:2:2, 4:2:0, 4:4:0
@@ -56,15 +56,17 @@ class JpegEngine {
   virtual bool has_hardware() const = 0;
   // kHardware if the engines take `bytes` (an image NotForNvjpeg accepts),
   // kGpuHybrid if only the hybrid backend does, kCpu if neither.
-  virtual JpegBackend Route(std::string_view bytes, bool allow_hardware, bool allow_hybrid) = 0;
+  virtual gpu::JpegBackend Route(std::string_view bytes, bool allow_hardware,
+                                 bool allow_hybrid) = 0;
   // Decodes bitstreams[i] into outputs[i] (uint8 [h, w, 3] of the image's
   // size, on the stream's device) with `backend` (kHardware or kGpuHybrid),
   // queued on `stream`. The bitstreams are in pinned host memory that stays
   // valid until the stream has passed this work. An error means the call
   // failed as a whole: the outputs are unspecified (the caller decodes
   // those images again on the CPU).
-  virtual Status DecodeBatched(JpegBackend backend, std::span<const std::string_view> bitstreams,
-                               std::span<const DeviceTensor> outputs, Stream& stream) = 0;
+  virtual Status DecodeBatched(gpu::JpegBackend backend,
+                               std::span<const std::string_view> bitstreams,
+                               std::span<const gpu::DeviceTensor> outputs, gpu::Stream& stream) = 0;
 };
 
 // libjpeg-turbo standing in for nvJPEG on the host device: "hardware" takes
@@ -75,21 +77,21 @@ class JpegEngine {
 // batched call of a backend holding a bitstream it returns true for (as
 // one bad image fails an nvJPEG batch).
 std::unique_ptr<JpegEngine> NewHostJpegEngine(
-    std::function<bool(JpegBackend backend, std::string_view bytes)> refuse = nullptr);
+    std::function<bool(gpu::JpegBackend backend, std::string_view bytes)> refuse = nullptr);
 
 // nvJPEG on `stream`'s GPU: hardware and GPU_HYBRID handles and states.
 // Unavailable when nvJPEG cannot be used (NvjpegAvailability) or the GPU
 // has no hybrid handle; a GPU without engines gives has_hardware() false.
-Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(Stream& stream, int max_batch,
+Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(gpu::Stream& stream, int max_batch,
                                                     int hybrid_cpu_threads);
 
 // The decoder over a given engine (null: every image on the CPU, with
 // `reason`). For tests.
-std::unique_ptr<JpegDecoder> NewJpegDecoderWithEngine(Stream& stream,
-                                                      const JpegDecoderOptions& options,
-                                                      std::unique_ptr<JpegEngine> engine,
-                                                      std::string reason);
+std::unique_ptr<gpu::JpegDecoder> NewJpegDecoderWithEngine(gpu::Stream& stream,
+                                                           const gpu::JpegDecoderOptions& options,
+                                                           std::unique_ptr<JpegEngine> engine,
+                                                           std::string reason);
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_JPEG_ENGINE_H_

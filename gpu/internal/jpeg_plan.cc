@@ -4,7 +4,7 @@
 
 #include "sluice/gpu/internal/jpeg_engine.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 std::string NotForNvjpeg(const Result<ops::JpegHeader>& header, int64_t max_pixels) {
   if (!header.ok()) return "header: " + std::string(header.status().message());
@@ -50,4 +50,4 @@ StagingLayout LayOutBitstreams(std::span<const size_t> sizes, size_t alignment) 
   return layout;
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

@@ -14,7 +14,7 @@
 
 #define SLUICE_HD __host__ __device__ inline
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 template <typename F>
 __global__ void ForEachKernel(int64_t n, F f) {
@@ -218,6 +218,6 @@ int VisitElemSize(int size, Fn&& fn) {
   return static_cast<int>(cudaErrorInvalidValue);
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_KERNEL_UTIL_CUH_

@@ -12,7 +12,7 @@
 #include "sluice/gpu/internal/image_kernels.h"
 #include "sluice/gpu/stream.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
 // Queues run(target) on `stream`: `run` launches its kernels on
 // target.cuda_stream now, with the stream's GPU current, and returns the
@@ -21,7 +21,7 @@ namespace sluice::gpu::internal {
 // is ignored. `run` must hold its arguments by value. `what` names the
 // launch in a CUDA error ("gpu::Resize kernel").
 template <typename Run>
-Status Enqueue(Stream& stream, std::string_view what, Run run) {
+Status Enqueue(gpu::Stream& stream, std::string_view what, Run run) {
   if (stream.device().is_host()) {
     return stream.LaunchHostFunc([run] { (void)run(KernelTarget{}); });
   }
@@ -32,6 +32,6 @@ Status Enqueue(Stream& stream, std::string_view what, Run run) {
   return CudaStatus(static_cast<cudaError_t>(err), std::string(what));
 }
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_LAUNCH_H_

@@ -19,8 +19,13 @@
 #include "sluice/gpu/internal/device_runtime.h"
 #include "sluice/gpu/internal/dynamic_library.h"
 
-namespace sluice::gpu {
-namespace internal {
+namespace sluice::gpu_internal {
+
+// Names from the public gpu API used below.
+using gpu::DeviceTensor;
+using gpu::JpegBackend;
+using gpu::Stream;
+
 namespace {
 
 // Every nvJPEG function used; pointers typed from the prototypes.
@@ -259,9 +264,11 @@ Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(Stream& stream, int /*max_ba
   return std::unique_ptr<JpegEngine>(std::move(engine));
 }
 
-}  // namespace internal
+}  // namespace sluice::gpu_internal
 
-Status NvjpegAvailability() { return internal::GetLibrary().status; }
+namespace sluice::gpu {
+
+Status NvjpegAvailability() { return gpu_internal::GetLibrary().status; }
 
 }  // namespace sluice::gpu
 
@@ -275,12 +282,14 @@ Status NotBuilt() {
 }
 }  // namespace
 
-namespace internal {
-Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(Stream&, int, int) { return NotBuilt(); }
-}  // namespace internal
-
 Status NvjpegAvailability() { return NotBuilt(); }
 
 }  // namespace sluice::gpu
+
+namespace sluice::gpu_internal {
+Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(gpu::Stream&, int, int) {
+  return gpu::NvjpegAvailability();
+}
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_HAVE_NVJPEG

@@ -9,16 +9,16 @@
 #include "sluice/core/result.h"
 #include "sluice/gpu/stream.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 
-std::unique_ptr<Stream> NewHostStream();
-std::unique_ptr<Event> NewHostEvent();
+std::unique_ptr<gpu::Stream> NewHostStream();
+std::unique_ptr<gpu::Event> NewHostEvent();
 
 // On the GPU with this CUDA ordinal; `device` is the logical device named
 // in messages and returned by device().
-Result<std::unique_ptr<Stream>> NewCudaStream(const Device& device, int cuda_ordinal);
-Result<std::unique_ptr<Event>> NewCudaEvent(const Device& device, int cuda_ordinal);
+Result<std::unique_ptr<gpu::Stream>> NewCudaStream(const gpu::Device& device, int cuda_ordinal);
+Result<std::unique_ptr<gpu::Event>> NewCudaEvent(const gpu::Device& device, int cuda_ordinal);
 
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal
 
 #endif  // SLUICE_GPU_INTERNAL_STREAM_BACKENDS_H_

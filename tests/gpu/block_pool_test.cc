@@ -6,7 +6,7 @@
 
 #include <vector>
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 namespace {
 
 char* const kBase = reinterpret_cast<char*>(uintptr_t{1} << 20);
@@ -80,4 +80,4 @@ TEST(BlockPoolTest, RemovesOnlyWhollyFreeRegions) {
 }
 
 }  // namespace
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

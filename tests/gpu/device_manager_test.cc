@@ -7,9 +7,13 @@
 
 #include "test_util.h"
 
-namespace sluice::gpu::internal {
+namespace sluice::gpu_internal {
 namespace {
 
+using gpu::CachingAllocator;
+using gpu::LogicalDevice;
+using gpu::NewHostRegionProvider;
+using gpu::PhysicalDevice;
 using ::testing::HasSubstr;
 
 constexpr int64_t kMiB = 1 << 20;
@@ -137,4 +141,4 @@ TEST(DeviceManagerTest, NoGpuExplainsWhy) {
 }
 
 }  // namespace
-}  // namespace sluice::gpu::internal
+}  // namespace sluice::gpu_internal

@@ -20,7 +20,7 @@
 namespace sluice::gpu {
 namespace {
 
-using internal::IndexRange;
+using gpu_internal::IndexRange;
 using sluice::testing::ReadFileOrDie;
 using sluice::testing::TestDataPath;
 using ::testing::ElementsAre;
@@ -52,7 +52,7 @@ bool SameBytes(const Tensor& a, const Tensor& b) {
 
 TEST(JpegPlan, NotForNvjpegFromTheHeader) {
   auto reason = [](std::string_view bytes, int64_t max_pixels = 1 << 30) {
-    return internal::NotForNvjpeg(ops::ReadJpegHeader(bytes, "x"), max_pixels);
+    return gpu_internal::NotForNvjpeg(ops::ReadJpegHeader(bytes, "x"), max_pixels);
   };
   for (const char* ok : {"rgb420_q90.jpg", "rgb444_q90.jpg", "rgb422.jpg", "rgb440.jpg",
                          "rgb411.jpg", "gray_q90.jpg"}) {
@@ -70,7 +70,7 @@ TEST(JpegPlan, SplitIntoBatchesCoversEvenly) {
   auto sizes = [](size_t count, size_t max) {
     std::vector<size_t> out;
     size_t next = 0;
-    for (IndexRange r : internal::SplitIntoBatches(count, max)) {
+    for (IndexRange r : gpu_internal::SplitIntoBatches(count, max)) {
       EXPECT_EQ(r.begin, next);
       next = r.end;
       out.push_back(r.end - r.begin);
@@ -87,7 +87,7 @@ TEST(JpegPlan, SplitIntoBatchesCoversEvenly) {
 
 TEST(JpegPlan, LayOutBitstreamsAligns) {
   const std::vector<size_t> sizes = {3, 64, 0, 1};
-  internal::StagingLayout l = internal::LayOutBitstreams(sizes, 64);
+  gpu_internal::StagingLayout l = gpu_internal::LayOutBitstreams(sizes, 64);
   EXPECT_THAT(l.offsets, ElementsAre(0, 64, 128, 128));
   EXPECT_EQ(l.total, 129u);
 }
@@ -205,9 +205,9 @@ TEST_F(JpegDecoderHost, ARefusedBatchIsRetriedOnHybridThenOnTheCpu) {
        4},
   };
   for (const Case& c : cases) {
-    auto decoder = internal::NewJpegDecoderWithEngine(
+    auto decoder = gpu_internal::NewJpegDecoderWithEngine(
         *stream_, {.use_gpu_hybrid = c.use_gpu_hybrid, .max_batch = 3},
-        internal::NewHostJpegEngine([&](B backend, std::string_view b) {
+        gpu_internal::NewHostJpegEngine([&](B backend, std::string_view b) {
           return b == refused && (backend == B::kHardware || c.refuse_hybrid_too);
         }),
         "");

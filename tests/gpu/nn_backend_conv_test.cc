@@ -374,8 +374,8 @@ TEST(ConvKernelsTest, FilterTransposesBetweenHwioAndKrsc) {
   constexpr int64_t kh = 2, kw = 3, in = 4, out = 5;
   std::vector<float> hwio(kh * kw * in * out), krsc(hwio.size(), -1.0f), back(hwio.size());
   for (size_t i = 0; i < hwio.size(); ++i) hwio[i] = static_cast<float>(i);
-  backend::internal::FilterTransposeArgs a{hwio.data(), krsc.data(), kh, kw, in, out, true};
-  ASSERT_EQ(backend::internal::RunFilterTranspose(a, {}), 0);
+  gpu_backend_internal::FilterTransposeArgs a{hwio.data(), krsc.data(), kh, kw, in, out, true};
+  ASSERT_EQ(gpu_backend_internal::RunFilterTranspose(a, {}), 0);
   for (int64_t h = 0; h < kh; ++h) {
     for (int64_t w = 0; w < kw; ++w) {
       for (int64_t c = 0; c < in; ++c) {
@@ -386,8 +386,8 @@ TEST(ConvKernelsTest, FilterTransposesBetweenHwioAndKrsc) {
       }
     }
   }
-  backend::internal::FilterTransposeArgs b{krsc.data(), back.data(), kh, kw, in, out, false};
-  ASSERT_EQ(backend::internal::RunFilterTranspose(b, {}), 0);
+  gpu_backend_internal::FilterTransposeArgs b{krsc.data(), back.data(), kh, kw, in, out, false};
+  ASSERT_EQ(gpu_backend_internal::RunFilterTranspose(b, {}), 0);
   EXPECT_EQ(back, hwio);
 
   // bfloat16 (cuDNN's mixed-precision path): HWIO bf16 -> KRSC bf16 ->
@@ -395,22 +395,22 @@ TEST(ConvKernelsTest, FilterTransposesBetweenHwioAndKrsc) {
   // rounds to nearest even.
   std::vector<bfloat16> hwio16(hwio.size()), krsc16(hwio.size());
   for (size_t i = 0; i < hwio.size(); ++i) hwio16[i] = bfloat16(hwio[i] + 0.5f);
-  backend::internal::FilterTransposeArgs c{hwio16.data(), krsc16.data(), kh,   kw,  in,
-                                           out,           true,          true, true};
-  ASSERT_EQ(backend::internal::RunFilterTranspose(c, {}), 0);
+  gpu_backend_internal::FilterTransposeArgs c{hwio16.data(), krsc16.data(), kh,   kw,  in,
+                                              out,           true,          true, true};
+  ASSERT_EQ(gpu_backend_internal::RunFilterTranspose(c, {}), 0);
   std::vector<float> wide(hwio.size());
-  backend::internal::FilterTransposeArgs d{krsc16.data(), wide.data(), kh,   kw,   in,
-                                           out,           false,       true, false};
-  ASSERT_EQ(backend::internal::RunFilterTranspose(d, {}), 0);
+  gpu_backend_internal::FilterTransposeArgs d{krsc16.data(), wide.data(), kh,   kw,   in,
+                                              out,           false,       true, false};
+  ASSERT_EQ(gpu_backend_internal::RunFilterTranspose(d, {}), 0);
   for (size_t i = 0; i < hwio.size(); ++i) {
     ASSERT_EQ(wide[i], static_cast<float>(hwio16[i])) << i;
   }
   std::vector<bfloat16> narrow(hwio.size());
   const float odd = std::bit_cast<float>(0x3f808000u);  // a tie: rounds to even 0x3f80
   std::vector<float> ties(hwio.size(), odd);
-  backend::internal::FilterTransposeArgs e{ties.data(), narrow.data(), kh,    kw,  in,
-                                           out,         true,          false, true};
-  ASSERT_EQ(backend::internal::RunFilterTranspose(e, {}), 0);
+  gpu_backend_internal::FilterTransposeArgs e{ties.data(), narrow.data(), kh,    kw,  in,
+                                              out,         true,          false, true};
+  ASSERT_EQ(gpu_backend_internal::RunFilterTranspose(e, {}), 0);
   for (bfloat16 v : narrow) ASSERT_EQ(v.bits, 0x3f80);
 }
 
@@ -418,7 +418,7 @@ TEST(ConvKernelsTest, FilterTransposesBetweenHwioAndKrsc) {
 // and the descriptor calls reach the sub-library that computes shapes
 // (no GPU needed). Skipped where libcudnn.so.9 is not installed.
 TEST(CudnnLibTest, LoadsAndResolvesEverySymbol) {
-  const backend::internal::CudnnLoad& load = backend::internal::LoadCudnn();
+  const gpu_backend_internal::CudnnLoad& load = gpu_backend_internal::LoadCudnn();
   if (!load.loaded && load.resolved.empty() && load.missing.empty()) {
     GTEST_SKIP() << "cuDNN is not installed: " << load.error;
   }
@@ -432,8 +432,8 @@ TEST(CudnnLibTest, LoadsAndResolvesEverySymbol) {
 }
 
 TEST(CudnnLibTest, OutputDimsMatchTheGeometry) {
-  if (!backend::internal::LoadCudnn().loaded) {
-    GTEST_SKIP() << "cuDNN did not load: " << backend::internal::LoadCudnn().error;
+  if (!gpu_backend_internal::LoadCudnn().loaded) {
+    GTEST_SKIP() << "cuDNN did not load: " << gpu_backend_internal::LoadCudnn().error;
   }
   for (const Case& k : ConvCases()) {
     SCOPED_TRACE(k.Name());
@@ -457,7 +457,7 @@ TEST(CudnnLibTest, OutputDimsMatchTheGeometry) {
                             .pad_left = w.pad_before,
                             .pad_right = w.pad_after};
     for (bool bf16 : {false, true}) {  // float32 with FMA math; bfloat16 with tensor ops
-      SLUICE_ASSERT_OK_AND_ASSIGN(auto dims, backend::internal::CudnnForwardOutputDims(g, bf16));
+      SLUICE_ASSERT_OK_AND_ASSIGN(auto dims, gpu_backend_internal::CudnnForwardOutputDims(g, bf16));
       if (g.symmetric_padding()) {  // the only geometries the backend gives cuDNN
         EXPECT_EQ(dims, (std::array<int, 4>{static_cast<int>(k.n), static_cast<int>(k.out),
                                             static_cast<int>(h.out), static_cast<int>(w.out)}))

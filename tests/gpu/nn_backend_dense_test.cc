@@ -395,12 +395,12 @@ TEST_P(DenseTest, CountArgMaxMatchesAcceptsIdsOfShapeN1) {
 // The library MatMul uses on a GPU opens here and every function it calls
 // resolves (the GPU-only path itself needs a GPU: MatMul's tests on /gpu:0).
 TEST(DenseCublasTest, LoadsAndResolvesEverySymbol) {
-  const Status s = backend::internal::LoadCublas();
+  const Status s = gpu_backend_internal::LoadCublas();
   if (!s.ok() && s.message().find("cannot open cuBLAS") != std::string::npos) {
     GTEST_SKIP() << "cuBLAS is not installed here: " << s;
   }
   SLUICE_EXPECT_OK(s);
-  SLUICE_EXPECT_OK(backend::internal::LoadCublas());  // cached
+  SLUICE_EXPECT_OK(gpu_backend_internal::LoadCublas());  // cached
 }
 
 }  // namespace

@@ -27,7 +27,7 @@
 namespace sluice::gpu::testing {
 namespace {
 
-namespace bi = ::sluice::gpu::backend::internal;
+namespace bi = ::sluice::gpu_backend_internal;
 
 constexpr bi::KernelTarget kHost{};  // the host loops
 

@@ -6,17 +6,17 @@
 
 #include "sluice/gpu/internal/kernel_util.cuh"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 
-using ::sluice::gpu::internal::Add;
-using ::sluice::gpu::internal::Div;
-using ::sluice::gpu::internal::FloatView;
-using ::sluice::gpu::internal::ForEach;
-using ::sluice::gpu::internal::LoadFloat;
-using ::sluice::gpu::internal::Mul;
-using ::sluice::gpu::internal::StoreFloat;
-using ::sluice::gpu::internal::Sub;
+using ::sluice::gpu_internal::Add;
+using ::sluice::gpu_internal::Div;
+using ::sluice::gpu_internal::FloatView;
+using ::sluice::gpu_internal::ForEach;
+using ::sluice::gpu_internal::LoadFloat;
+using ::sluice::gpu_internal::Mul;
+using ::sluice::gpu_internal::StoreFloat;
+using ::sluice::gpu_internal::Sub;
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal
 
 #endif  // SLUICE_GPU_BACKEND_INTERNAL_BACKEND_KERNEL_UTIL_CUH_

@@ -22,7 +22,7 @@
 #include "sluice/gpu/backend/internal/dense_kernels.h"
 #include "sluice/gpu/backend/internal/vector_access.cuh"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 namespace {
 
 constexpr int kBiasAddVec = 8;
@@ -200,4 +200,4 @@ int RunBiasGrad(const BiasGradArgs& a, KernelTarget target) {
   });
 }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal

@@ -7,7 +7,7 @@
 #include "sluice/gpu/backend/internal/conv_kernels.h"
 #include "sluice/gpu/backend/internal/window_index.cuh"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 
 int RunConv2DForward(const Conv2DForwardArgs& a, KernelTarget target) {
   const WindowGeometry g = a.g;
@@ -90,8 +90,8 @@ namespace {
 // v as Out (float, or bfloat16 rounded to nearest even).
 template <typename Out>
 SLUICE_HD Out StoreAs(float v) {
-  if constexpr (std::is_same_v<Out, ::sluice::gpu::internal::BFloat>) {
-    return ::sluice::gpu::internal::FloatToBFloat(v);
+  if constexpr (std::is_same_v<Out, ::sluice::gpu_internal::BFloat>) {
+    return ::sluice::gpu_internal::FloatToBFloat(v);
   } else {
     return v;
   }
@@ -108,21 +108,21 @@ int FilterTranspose(const FilterTransposeArgs& a, KernelTarget target) {
       const int64_t c = i % in_c;
       const int64_t r = i / in_c;
       out[i] = StoreAs<Out>(
-          ::sluice::gpu::internal::ToFloat(in[((r % taps) * in_c + c) * out_c + r / taps]));
+          ::sluice::gpu_internal::ToFloat(in[((r % taps) * in_c + c) * out_c + r / taps]));
     });
   }
   return ForEach(taps * in_c * out_c, target, [=] __host__ __device__(int64_t i) {  // [s, c, o]
     const int64_t o = i % out_c;
     const int64_t r = i / out_c;  // s · in_c + c
     out[i] =
-        StoreAs<Out>(::sluice::gpu::internal::ToFloat(in[(o * taps + r / in_c) * in_c + r % in_c]));
+        StoreAs<Out>(::sluice::gpu_internal::ToFloat(in[(o * taps + r / in_c) * in_c + r % in_c]));
   });
 }
 
 }  // namespace
 
 int RunFilterTranspose(const FilterTransposeArgs& a, KernelTarget target) {
-  using ::sluice::gpu::internal::BFloat;
+  using ::sluice::gpu_internal::BFloat;
   if (a.in_bf16) {
     return a.out_bf16 ? FilterTranspose<BFloat, BFloat>(a, target)
                       : FilterTranspose<BFloat, float>(a, target);
@@ -169,4 +169,4 @@ int RunPadNhwc(const PadNhwcArgs& a, KernelTarget target) { return PadOrCrop(a, 
 
 int RunCropNhwc(const PadNhwcArgs& a, KernelTarget target) { return PadOrCrop(a, false, target); }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal

@@ -18,9 +18,9 @@
 
 #include "sluice/gpu/internal/image_kernels.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 
-using gpu::internal::KernelTarget;
+using gpu_internal::KernelTarget;
 
 // nn::kit::ConvGeometry's fields (conv_checks.h): output (oh, ow)
 // reads input rows oh · stride_h - pad_top + [0, kernel_h), columns
@@ -140,6 +140,6 @@ struct Pool2DBackwardArgs {
 };
 int RunPool2DBackward(const Pool2DBackwardArgs& args, KernelTarget target);
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal
 
 #endif  // SLUICE_GPU_BACKEND_INTERNAL_CONV_KERNELS_H_

@@ -10,7 +10,7 @@
 #include "sluice/gpu/internal/device_runtime.h"
 #include "sluice/gpu/internal/dynamic_library.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 namespace {
 
 // The functions used, typed from cuBLAS's own prototypes.
@@ -35,8 +35,8 @@ struct Loaded {
 
 Loaded LoadOnce() {
   Loaded l;
-  Result<gpu::internal::DynamicLibrary> lib =
-      gpu::internal::DynamicLibrary::OpenFirst("cuBLAS", {"libcublas.so.13", "libcublas.so"});
+  Result<gpu_internal::DynamicLibrary> lib =
+      gpu_internal::DynamicLibrary::OpenFirst("cuBLAS", {"libcublas.so.13", "libcublas.so"});
   if (!lib.ok()) {
     l.status = lib.status();
     return l;
@@ -70,12 +70,13 @@ bool FitsInt(int64_t v) { return v <= INT_MAX; }
 
 Status LoadCublas() { return Cublas().status; }
 
-Result<std::shared_ptr<BlasHandle>> BlasHandle::Create(const Device& device, void* cuda_stream) {
+Result<std::shared_ptr<BlasHandle>> BlasHandle::Create(const gpu::Device& device,
+                                                       void* cuda_stream) {
   SLUICE_RETURN_IF_ERROR(LoadCublas());
   const CublasFunctions& fn = Cublas().fn;
-  SLUICE_ASSIGN_OR_RETURN(const gpu::internal::DeviceRuntime* runtime,
-                          gpu::internal::GetDeviceRuntime(device));
-  gpu::internal::ScopedDevice scope(runtime->cuda_ordinal);
+  SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
+                          gpu_internal::GetDeviceRuntime(device));
+  gpu_internal::ScopedDevice scope(runtime->cuda_ordinal);
   SLUICE_RETURN_IF_ERROR(scope.status());
   cublasHandle_t h = nullptr;
   if (cublasStatus_t s = fn.create(&h); s != CUBLAS_STATUS_SUCCESS) {
@@ -96,7 +97,7 @@ Result<std::shared_ptr<BlasHandle>> BlasHandle::Create(const Device& device, voi
 }
 
 BlasHandle::~BlasHandle() {
-  gpu::internal::ScopedDevice scope(cuda_ordinal_);
+  gpu_internal::ScopedDevice scope(cuda_ordinal_);
   (void)Cublas().fn.destroy(static_cast<cublasHandle_t>(handle_));
 }
 
@@ -142,4 +143,4 @@ bool BlasHandle::Gemm(const MatMulArgs& a, const void* pa, const void* pb, void*
   return s == CUBLAS_STATUS_SUCCESS;
 }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal

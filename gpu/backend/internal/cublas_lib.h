@@ -13,7 +13,7 @@
 #include "sluice/gpu/backend/internal/dense_kernels.h"
 #include "sluice/gpu/stream.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 
 // Opens libcublas.so.13 (else libcublas.so) once per process and resolves
 // every function BlasHandle calls. OK, or Unavailable naming the library
@@ -29,7 +29,7 @@ Status LoadCublas();
 class BlasHandle {
  public:
   // REQUIRES: device is a GPU and cuda_stream one of its streams.
-  static Result<std::shared_ptr<BlasHandle>> Create(const Device& device, void* cuda_stream);
+  static Result<std::shared_ptr<BlasHandle>> Create(const gpu::Device& device, void* cuda_stream);
   ~BlasHandle();
   BlasHandle(const BlasHandle&) = delete;
   BlasHandle& operator=(const BlasHandle&) = delete;
@@ -58,6 +58,6 @@ class BlasHandle {
   std::mutex mu_;  // one Sgemm at a time on the handle
 };
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal
 
 #endif  // SLUICE_GPU_BACKEND_INTERNAL_CUBLAS_LIB_H_

@@ -31,9 +31,12 @@
 #include "sluice/gpu/internal/device_runtime.h"
 #include "sluice/gpu/internal/dynamic_library.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 namespace {
 
+using gpu::ConvAlgorithm;
+using gpu::backend::GpuBackend;
+using nn::DeviceTensor;
 using nn::kit::ConvGeometry;
 
 // Every cuDNN function used; pointers typed from the prototypes.
@@ -83,8 +86,8 @@ struct Library {
 const Library& GetLibrary() {
   static const Library* const library = [] {
     auto* lib = new Library;
-    Result<gpu::internal::DynamicLibrary> handle =
-        gpu::internal::DynamicLibrary::OpenFirst("libcudnn.so.9", {"libcudnn.so.9", "libcudnn.so"});
+    Result<gpu_internal::DynamicLibrary> handle =
+        gpu_internal::DynamicLibrary::OpenFirst("libcudnn.so.9", {"libcudnn.so.9", "libcudnn.so"});
     if (!handle.ok()) {
       lib->load.error = std::string(handle.status().message());
       return lib;
@@ -293,7 +296,7 @@ struct DnnState {
   DnnState& operator=(const DnnState&) = delete;
   ~DnnState() {
     if (handle == nullptr) return;
-    gpu::internal::ScopedDevice scope(ordinal);
+    gpu_internal::ScopedDevice scope(ordinal);
     (void)api->cudnnDestroy(handle);
   }
 };
@@ -302,9 +305,9 @@ Result<std::shared_ptr<DnnState>> MakeState(GpuBackend& backend) {
   auto state = std::make_shared<DnnState>();
   const Library& lib = GetLibrary();
   if (!lib.load.loaded) return state;
-  SLUICE_ASSIGN_OR_RETURN(const gpu::internal::DeviceRuntime* runtime,
-                          gpu::internal::GetDeviceRuntime(backend.gpu_device()));
-  gpu::internal::ScopedDevice scope(runtime->cuda_ordinal);
+  SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
+                          gpu_internal::GetDeviceRuntime(backend.gpu_device()));
+  gpu_internal::ScopedDevice scope(runtime->cuda_ordinal);
   if (!scope.status().ok()) return state;
   cudnnHandle_t handle = nullptr;
   if (lib.api.cudnnCreate(&handle) != CUDNN_STATUS_SUCCESS) return state;
@@ -482,7 +485,7 @@ Result<bool> Run(GpuBackend& backend, Op op, const ConvGeometry& g, const Operan
   DnnState& s = **state;
   if (s.handle == nullptr) return false;
   std::lock_guard lock(s.mu);
-  gpu::internal::ScopedDevice scope(s.ordinal);
+  gpu_internal::ScopedDevice scope(s.ordinal);
   if (!scope.status().ok()) return false;
   Descriptors d(*s.api);
   if (!SetUp(g, v.bf16, d).ok()) return false;
@@ -578,10 +581,6 @@ Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const ConvGeometry& 
       Operands{.x = x, .dy = dy, .dfilter = dfilter, .bf16 = bf16, .dfilter_bf16 = dfilter_bf16});
 }
 
-}  // namespace sluice::gpu::backend::internal
-
-namespace sluice::gpu::backend::internal {
-
 std::vector<ConvAlgorithm> CudnnAlgorithms(GpuBackend& backend) {
   std::vector<ConvAlgorithm> out;
   if (!backend.on_gpu()) return out;
@@ -608,4 +607,4 @@ std::vector<ConvAlgorithm> CudnnAlgorithms(GpuBackend& backend) {
   return out;
 }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal

@@ -18,7 +18,7 @@
 #include "sluice/gpu/nn_backend.h"
 #include "sluice/nn/kit/conv_checks.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 
 // What opening cuDNN found (once per process; never closed).
 struct CudnnLoad {
@@ -53,18 +53,19 @@ Result<std::array<int, 4>> CudnnForwardOutputDims(const nn::kit::ConvGeometry& g
 // asymmetric padding, sizes beyond its int dims, or a setup step failed),
 // and nothing was written: the caller runs its own kernels. An error when
 // a cuDNN call failed after work was queued.
-Result<bool> CudnnConv2DForward(GpuBackend& backend, const nn::kit::ConvGeometry& g, const void* x,
-                                const void* filter, void* y, bool bf16 = false);
-Result<bool> CudnnConv2DBackwardData(GpuBackend& backend, const nn::kit::ConvGeometry& g,
-                                     const void* dy, const void* filter, void* dx,
-                                     bool bf16 = false);
-Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const nn::kit::ConvGeometry& g,
-                                       const void* x, const void* dy, void* dfilter,
-                                       bool bf16 = false, bool dfilter_bf16 = false);
+Result<bool> CudnnConv2DForward(gpu::backend::GpuBackend& backend, const nn::kit::ConvGeometry& g,
+                                const void* x, const void* filter, void* y, bool bf16 = false);
+Result<bool> CudnnConv2DBackwardData(gpu::backend::GpuBackend& backend,
+                                     const nn::kit::ConvGeometry& g, const void* dy,
+                                     const void* filter, void* dx, bool bf16 = false);
+Result<bool> CudnnConv2DBackwardFilter(gpu::backend::GpuBackend& backend,
+                                       const nn::kit::ConvGeometry& g, const void* x,
+                                       const void* dy, void* dfilter, bool bf16 = false,
+                                       bool dfilter_bf16 = false);
 
 // The algorithms chosen so far on `backend` (gpu::ConvAlgorithms).
-std::vector<ConvAlgorithm> CudnnAlgorithms(GpuBackend& backend);
+std::vector<gpu::ConvAlgorithm> CudnnAlgorithms(gpu::backend::GpuBackend& backend);
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal
 
 #endif  // SLUICE_GPU_BACKEND_INTERNAL_CUDNN_LIB_H_

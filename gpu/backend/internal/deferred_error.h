@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 
 struct DeferredError {
   enum Code : int64_t {
@@ -20,6 +20,6 @@ struct DeferredError {
   int64_t limit = 0;
 };
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal
 
 #endif  // SLUICE_GPU_BACKEND_INTERNAL_DEFERRED_ERROR_H_

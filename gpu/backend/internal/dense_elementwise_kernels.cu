@@ -3,13 +3,13 @@
 #include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 namespace {
 
-using ::sluice::gpu::internal::BFloat;
-using ::sluice::gpu::internal::FloatToBFloat;
-using ::sluice::gpu::internal::ToFloat;
-using ::sluice::gpu::internal::VisitElemType;
+using ::sluice::gpu_internal::BFloat;
+using ::sluice::gpu_internal::FloatToBFloat;
+using ::sluice::gpu_internal::ToFloat;
+using ::sluice::gpu_internal::VisitElemType;
 
 template <typename T>
 int ScaledCast(const ScaledCastArgs& a, KernelTarget target) {
@@ -121,4 +121,4 @@ int RunDropoutMask(const DropoutMaskArgs& a, KernelTarget target) {
   });
 }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal

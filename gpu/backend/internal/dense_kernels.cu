@@ -3,7 +3,7 @@
 #include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 
 int RunMatMul(const MatMulArgs& args, KernelTarget target) {
   const MatMulArgs a = args;
@@ -21,4 +21,4 @@ int RunMatMul(const MatMulArgs& args, KernelTarget target) {
   });
 }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal

@@ -17,10 +17,10 @@
 
 #include "sluice/gpu/internal/image_kernels.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 
-using ::sluice::gpu::internal::ElemType;
-using ::sluice::gpu::internal::KernelTarget;
+using ::sluice::gpu_internal::ElemType;
+using ::sluice::gpu_internal::KernelTarget;
 
 // --- Elementwise ---------------------------------------------------------------
 
@@ -184,6 +184,6 @@ struct ArgMaxMatchArgs {
 };
 int RunArgMaxMatches(const ArgMaxMatchArgs& args, KernelTarget target);
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal
 
 #endif  // SLUICE_GPU_BACKEND_INTERNAL_DENSE_KERNELS_H_

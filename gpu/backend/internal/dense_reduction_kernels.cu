@@ -4,7 +4,7 @@
 #include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 namespace {
 
 // Index of the first maximum of `c` values (NaNs never win): the CPU
@@ -55,4 +55,4 @@ int RunArgMaxMatches(const ArgMaxMatchArgs& a, KernelTarget target) {
   });
 }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal

@@ -19,7 +19,7 @@
 #include "sluice/gpu/backend/internal/vector_access.cuh"
 #include "sluice/gpu/backend/internal/window_index.cuh"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 namespace {
 
 template <typename X, typename Y, int V>
@@ -191,4 +191,4 @@ int RunPool2DBackward(const Pool2DBackwardArgs& a, KernelTarget target) {
   });
 }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal

@@ -11,7 +11,7 @@
 #include "sluice/gpu/backend/internal/train_kernels.h"
 #include "sluice/gpu/backend/internal/vector_access.cuh"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 namespace {
 
 // Correctly rounded square root on both sides.
@@ -248,4 +248,4 @@ int RunAddToCounter(const AddToCounterArgs& a, KernelTarget target) {
   return ForEach(1, target, [=] __host__ __device__(int64_t) { *args.counter += args.delta; });
 }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal

@@ -17,9 +17,9 @@
 #include "sluice/gpu/backend/internal/deferred_error.h"
 #include "sluice/gpu/internal/image_kernels.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 
-using KernelTarget = gpu::internal::KernelTarget;
+using KernelTarget = gpu_internal::KernelTarget;
 
 // nn::Activation, numbered alike (checked in activations.cc).
 enum class ActivationKind : uint8_t { kLinear, kRelu, kSigmoid, kTanh, kSoftmax };
@@ -138,6 +138,6 @@ struct AddToCounterArgs {
 };
 int RunAddToCounter(const AddToCounterArgs& args, KernelTarget target);
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal
 
 #endif  // SLUICE_GPU_BACKEND_INTERNAL_TRAIN_KERNELS_H_

@@ -7,7 +7,7 @@
 #include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/train_kernels.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 namespace {
 
 // Keras's backend.epsilon(): probabilities are clipped to [eps, 1 - eps].
@@ -199,4 +199,4 @@ int RunMeanSquaredError(const MeanSquaredErrorArgs& a, KernelTarget target) {
   });
 }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal

@@ -13,20 +13,20 @@
 
 #include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 
-using ::sluice::gpu::internal::BFloat;
+using ::sluice::gpu_internal::BFloat;
 
 // An element as float (exact for both types).
 template <typename T>
 SLUICE_HD float AsFloat(T v) {
-  return ::sluice::gpu::internal::ToFloat(v);
+  return ::sluice::gpu_internal::ToFloat(v);
 }
 // v stored as T: bfloat16 rounded to nearest even, as StoreFloat does.
 template <typename T>
 SLUICE_HD T FromFloat(float v) {
   if constexpr (std::is_same_v<T, BFloat>) {
-    return ::sluice::gpu::internal::FloatToBFloat(v);
+    return ::sluice::gpu_internal::FloatToBFloat(v);
   } else {
     return v;
   }
@@ -76,6 +76,6 @@ int VisitFloatType(bool bf16, Fn&& fn) {
   return bf16 ? fn(BFloat{}) : fn(float{});
 }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal
 
 #endif  // SLUICE_GPU_BACKEND_INTERNAL_VECTOR_ACCESS_CUH_

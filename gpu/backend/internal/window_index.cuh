@@ -9,7 +9,7 @@
 #include "sluice/gpu/backend/internal/backend_kernel_util.cuh"
 #include "sluice/gpu/backend/internal/conv_kernels.h"
 
-namespace sluice::gpu::backend::internal {
+namespace sluice::gpu_backend_internal {
 
 // An element of a [batch, rows, cols, channels] tensor by its flat index.
 struct Nhwc {
@@ -61,6 +61,6 @@ SLUICE_HD Span WindowCell(int64_t o, int64_t pad, int64_t stride, int64_t out, i
               o == out - 1 ? in : clip((o + 1) * stride - pad)};
 }
 
-}  // namespace sluice::gpu::backend::internal
+}  // namespace sluice::gpu_backend_internal
 
 #endif  // SLUICE_GPU_BACKEND_INTERNAL_WINDOW_INDEX_CUH_
