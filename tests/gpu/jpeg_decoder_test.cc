@@ -113,7 +113,7 @@ TEST_F(JpegDecoderHost, RoutesEachImageAndMatchesTheCpuDecode) {
                                           Codec("gray_q90.jpg"),
                                           Baseline(61, 47),
                                           Codec("rgb411.jpg"),
-                                          std::string("\xff\xd8\xff\xe0 garbage", 14)};
+                                          std::string("\xff\xd8\xff\xe0 garbage")};
   std::vector<EncodedJpeg> jpegs;
   std::vector<std::string> names;
   for (size_t i = 0; i < bytes.size(); ++i) names.push_back("shard-0 record " + std::to_string(i));
