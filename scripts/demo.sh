@@ -2,7 +2,7 @@
 # `make demo`: the end-to-end job on a built-in default, building only what
 # each step needs, in the order it needs it, so the first numbers come early.
 #
-#   0. build the `sluice` command line (about 3 minutes from a cold cache on
+#   0. build the `sluice` command line (about 4 minutes from a cold cache on
 #      2 cores; ninja shows [done/total] as it goes)
 #   1. Fashion-MNIST from Debian's dataset-fashion-mnist -> an image folder
 #      (one folder per class, gray PNGs)
