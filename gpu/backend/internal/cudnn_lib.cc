@@ -14,7 +14,9 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -245,8 +247,19 @@ const Policy& GetPolicy() {
     p.find = flag("SLUICE_CUDNN_FIND", true);
     p.deterministic = flag("SLUICE_CUDNN_DETERMINISTIC", false);
     if (const char* mb = std::getenv("SLUICE_CUDNN_WORKSPACE_MB"); mb != nullptr && *mb != 0) {
-      const long long v = std::atoll(mb);
-      if (v >= 0) p.workspace_limit = static_cast<size_t>(v) << 20;
+      // A whole number of MiB up to 1 TiB; anything else keeps the default
+      // and says so (no status reaches the caller from here).
+      char* end = nullptr;
+      errno = 0;
+      const long long v = std::strtoll(mb, &end, 10);
+      if (errno == 0 && *end == 0 && v >= 0 && v <= (1ll << 20)) {
+        p.workspace_limit = static_cast<size_t>(v) << 20;
+      } else {
+        std::fprintf(stderr,
+                     "sluice: SLUICE_CUDNN_WORKSPACE_MB=%s is not a number of MiB in [0, 1048576]; "
+                     "using %zu\n",
+                     mb, p.workspace_limit >> 20);
+      }
     }
     return p;
   }();
@@ -363,7 +376,6 @@ Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, bool bf16, co
     a.measured = measured;
     a.time_ms = measured ? p->time : -1.0f;
     a.deterministic = p->determinism == CUDNN_DETERMINISTIC;
-    a.workspace = p->memory;
   };
   switch (op) {
     case Op::kForward: {
