@@ -106,7 +106,11 @@ struct ConvAlgorithm {
   std::string op;        // "Conv2DForward", "Conv2DBackwardData", "Conv2DBackwardFilter"
   std::string geometry;  // "x[32,256,256,3] filter 3x3x3->16 stride 1x1 pad 1,1"
   bool bfloat16 = false;
-  std::string algorithm;  // cuDNN's name: "IMPLICIT_PRECOMP_GEMM", "FFT", "ALGO_1", ...
+  // cuDNN's name: "IMPLICIT_PRECOMP_GEMM", "FFT", "ALGO_1", ... for the legacy
+  // API's algorithms, with "(9 graph engines timed, none faster)" when the
+  // graph API's engines were timed beside it; "graph engine 12 [FFT] (legacy
+  // ALGO_1: 1.334 ms)" where one of those ran faster (docs/gpu.md).
+  std::string algorithm;
   bool measured = false;  // timed by cudnnFind on the first call (else cuDNN's heuristics)
   double time_ms = -1;    // that time, when measured
   int64_t workspace_bytes = 0;

@@ -462,6 +462,13 @@ TEST(CudnnLibTest, OutputDimsMatchTheGeometry) {
         EXPECT_EQ(dims, (std::array<int, 4>{static_cast<int>(k.n), static_cast<int>(k.out),
                                             static_cast<int>(h.out), static_cast<int>(w.out)}))
             << (bf16 ? "bfloat16" : "float32");
+        // The graph API accepts the same convolution (its descriptors are
+        // built and checked on the host).
+        const Status graph = gpu_backend_internal::CudnnGraphOperationsCheck(g, bf16);
+        EXPECT_TRUE(graph.ok()) << (bf16 ? "bfloat16: " : "float32: ") << graph;
+        nn::kit::ConvGeometry wrong = g;  // an output one row too tall
+        ++wrong.out_h;
+        EXPECT_FALSE(gpu_backend_internal::CudnnGraphOperationsCheck(wrong, bf16).ok());
       }
     }
   }

@@ -12,7 +12,6 @@
 #include "sluice/gpu/backend/internal/cudnn_lib.h"
 
 #include <cuda_runtime.h>
-#include <cudnn.h>
 
 #include <cerrno>
 #include <climits>
@@ -29,65 +28,17 @@
 #include <fmt/format.h>
 
 #include "sluice/gpu/backend/internal/conv_kernels.h"
+#include "sluice/gpu/backend/internal/cudnn_api.h"
+#include "sluice/gpu/backend/internal/cudnn_graph.h"
 #include "sluice/gpu/internal/cuda_error.h"
 #include "sluice/gpu/internal/device_runtime.h"
 #include "sluice/gpu/internal/dynamic_library.h"
 
 namespace sluice::gpu_backend_internal {
-namespace {
 
-using gpu::ConvAlgorithm;
-using gpu::backend::GpuBackend;
-using nn::DeviceTensor;
-using nn::kit::ConvGeometry;
-
-// Every cuDNN function used; pointers typed from the prototypes.
-#define SLUICE_CUDNN_FUNCTIONS(X)                   \
-  X(cudnnGetVersion)                                \
-  X(cudnnGetErrorString)                            \
-  X(cudnnCreate)                                    \
-  X(cudnnDestroy)                                   \
-  X(cudnnSetStream)                                 \
-  X(cudnnCreateTensorDescriptor)                    \
-  X(cudnnSetTensor4dDescriptor)                     \
-  X(cudnnDestroyTensorDescriptor)                   \
-  X(cudnnCreateFilterDescriptor)                    \
-  X(cudnnSetFilter4dDescriptor)                     \
-  X(cudnnDestroyFilterDescriptor)                   \
-  X(cudnnCreateConvolutionDescriptor)               \
-  X(cudnnSetConvolution2dDescriptor)                \
-  X(cudnnSetConvolutionMathType)                    \
-  X(cudnnDestroyConvolutionDescriptor)              \
-  X(cudnnGetConvolution2dForwardOutputDim)          \
-  X(cudnnGetConvolutionForwardAlgorithm_v7)         \
-  X(cudnnFindConvolutionForwardAlgorithmEx)         \
-  X(cudnnGetConvolutionForwardWorkspaceSize)        \
-  X(cudnnConvolutionForward)                        \
-  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)    \
-  X(cudnnFindConvolutionBackwardDataAlgorithmEx)    \
-  X(cudnnGetConvolutionBackwardDataWorkspaceSize)   \
-  X(cudnnConvolutionBackwardData)                   \
-  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)  \
-  X(cudnnFindConvolutionBackwardFilterAlgorithmEx)  \
-  X(cudnnGetConvolutionBackwardFilterWorkspaceSize) \
-  X(cudnnConvolutionBackwardFilter)
-
-struct Api {
-#define SLUICE_CUDNN_POINTER(name) decltype(&::name) name = nullptr;
-  SLUICE_CUDNN_FUNCTIONS(SLUICE_CUDNN_POINTER)
-#undef SLUICE_CUDNN_POINTER
-};
-
-struct Library {
-  CudnnLoad load;
-  Api api;
-};
-
-// Opens libcudnn.so.9 (which forwards to its sub-libraries) once; never
-// closed, so the pointers stay valid until exit.
-const Library& GetLibrary() {
-  static const Library* const library = [] {
-    auto* lib = new Library;
+const CudnnLibrary& GetCudnnLibrary() {
+  static const CudnnLibrary* const library = [] {
+    auto* lib = new CudnnLibrary;
     Result<gpu_internal::DynamicLibrary> handle =
         gpu_internal::DynamicLibrary::OpenFirst("libcudnn.so.9", {"libcudnn.so.9", "libcudnn.so"});
     if (!handle.ok()) {
@@ -117,17 +68,56 @@ const Library& GetLibrary() {
   return *library;
 }
 
-Status CudnnError(const Api& api, std::string_view call, cudnnStatus_t s) {
+Status CudnnError(const CudnnApi& api, std::string_view call, cudnnStatus_t s) {
   return Status::Internal(std::string(call) + " failed: " + api.cudnnGetErrorString(s));
 }
 
-#define SLUICE_CUDNN_CALL(api, call, ...)                              \
-  do {                                                                 \
-    const cudnnStatus_t sluice_cudnn_status = (api).call(__VA_ARGS__); \
-    if (sluice_cudnn_status != CUDNN_STATUS_SUCCESS) {                 \
-      return CudnnError((api), #call, sluice_cudnn_status);            \
-    }                                                                  \
-  } while (false)
+std::string_view ConvOpName(ConvOp op) {
+  switch (op) {
+    case ConvOp::kForward: return "Conv2DForward";
+    case ConvOp::kBackwardData: return "Conv2DBackwardData";
+    case ConvOp::kBackwardFilter: return "Conv2DBackwardFilter";
+  }
+  return "Conv2D";
+}
+
+const CudnnPolicy& GetCudnnPolicy() {
+  static const CudnnPolicy policy = [] {
+    CudnnPolicy p;
+    auto flag = [](const char* name, bool fallback) {
+      const char* v = std::getenv(name);
+      if (v == nullptr || *v == 0) return fallback;
+      return !(std::string_view(v) == "0" || std::string_view(v) == "false");
+    };
+    p.find = flag("SLUICE_CUDNN_FIND", true);
+    p.graph = flag("SLUICE_CUDNN_GRAPH", true);
+    p.deterministic = flag("SLUICE_CUDNN_DETERMINISTIC", false);
+    if (const char* mb = std::getenv("SLUICE_CUDNN_WORKSPACE_MB"); mb != nullptr && *mb != 0) {
+      // A whole number of MiB up to 1 TiB; anything else keeps the default
+      // and says so (no status reaches the caller from here).
+      char* end = nullptr;
+      errno = 0;
+      const long long v = std::strtoll(mb, &end, 10);
+      if (errno == 0 && *end == 0 && v >= 0 && v <= (1ll << 20)) {
+        p.workspace_limit = static_cast<size_t>(v) << 20;
+      } else {
+        std::fprintf(stderr,
+                     "sluice: SLUICE_CUDNN_WORKSPACE_MB=%s is not a number of MiB in [0, 1048576]; "
+                     "using %zu\n",
+                     mb, p.workspace_limit >> 20);
+      }
+    }
+    return p;
+  }();
+  return policy;
+}
+
+namespace {
+
+using gpu::ConvAlgorithm;
+using gpu::backend::GpuBackend;
+using nn::DeviceTensor;
+using nn::kit::ConvGeometry;
 
 // The descriptors of one convolution: x [n, in_c, in_h, in_w] and y (the
 // output) in NHWC, the filter in KRSC, cross-correlation with g's top/left
@@ -137,7 +127,7 @@ Status CudnnError(const Api& api, std::string_view call, cudnnStatus_t s) {
 // x, w, y bfloat16, the convolution's compute type float).
 class Descriptors {
  public:
-  explicit Descriptors(const Api& api) : api_(api) {}
+  explicit Descriptors(const CudnnApi& api) : api_(api) {}
   ~Descriptors() {
     if (x != nullptr) api_.cudnnDestroyTensorDescriptor(x);
     if (y != nullptr) api_.cudnnDestroyTensorDescriptor(y);
@@ -182,7 +172,7 @@ class Descriptors {
   cudnnConvolutionDescriptor_t conv = nullptr;
 
  private:
-  const Api& api_;
+  const CudnnApi& api_;
 };
 
 // Whether cuDNN's legacy API can take g: every size positive, dims in
@@ -200,17 +190,6 @@ bool FitsCudnn(const ConvGeometry& g) {
          fits(g.kernel_h, g.kernel_w, g.in_c, g.out_c);
 }
 
-enum class Op { kForward, kBackwardData, kBackwardFilter };
-
-std::string_view OpName(Op op) {
-  switch (op) {
-    case Op::kForward: return "Conv2DForward";
-    case Op::kBackwardData: return "Conv2DBackwardData";
-    case Op::kBackwardFilter: return "Conv2DBackwardFilter";
-  }
-  return "Conv2D";
-}
-
 // An algorithm (the value of op's cudnnConvolution*Algo_t), the
 // workspace bytes it needs, and how it was chosen.
 struct Algo {
@@ -219,52 +198,12 @@ struct Algo {
   bool measured = false;  // by cudnnFind*AlgorithmEx (else heuristics)
   float time_ms = -1;     // cuDNN's measured time, when measured
   bool deterministic = true;
+  // The graph API's engine, where it timed faster than `algo` (which
+  // still runs for operands the plan's alignment does not take).
+  std::shared_ptr<const GraphConvPlan> graph;
+  float legacy_ms = -1;  // `algo` timed beside the graph engines
+  int graph_timed = 0;   // graph engine configurations timed
 };
-
-// How algorithms are chosen, from the environment (read once):
-//   SLUICE_CUDNN_FIND=0           cuDNN's heuristics only, no measuring
-//   SLUICE_CUDNN_DETERMINISTIC=1  deterministic algorithms only, where
-//                                 cuDNN has one (results the same bits from
-//                                 run to run); by default the fastest, as
-//                                 TensorFlow and PyTorch choose (atomics
-//                                 make the last bits vary between runs)
-//   SLUICE_CUDNN_WORKSPACE_MB=N   the most workspace one algorithm may use
-//                                 (default 1024)
-struct Policy {
-  bool find = true;
-  bool deterministic = false;
-  size_t workspace_limit = size_t{1024} << 20;
-};
-
-const Policy& GetPolicy() {
-  static const Policy policy = [] {
-    Policy p;
-    auto flag = [](const char* name, bool fallback) {
-      const char* v = std::getenv(name);
-      if (v == nullptr || *v == 0) return fallback;
-      return !(std::string_view(v) == "0" || std::string_view(v) == "false");
-    };
-    p.find = flag("SLUICE_CUDNN_FIND", true);
-    p.deterministic = flag("SLUICE_CUDNN_DETERMINISTIC", false);
-    if (const char* mb = std::getenv("SLUICE_CUDNN_WORKSPACE_MB"); mb != nullptr && *mb != 0) {
-      // A whole number of MiB up to 1 TiB; anything else keeps the default
-      // and says so (no status reaches the caller from here).
-      char* end = nullptr;
-      errno = 0;
-      const long long v = std::strtoll(mb, &end, 10);
-      if (errno == 0 && *end == 0 && v >= 0 && v <= (1ll << 20)) {
-        p.workspace_limit = static_cast<size_t>(v) << 20;
-      } else {
-        std::fprintf(stderr,
-                     "sluice: SLUICE_CUDNN_WORKSPACE_MB=%s is not a number of MiB in [0, 1048576]; "
-                     "using %zu\n",
-                     mb, p.workspace_limit >> 20);
-      }
-    }
-    return p;
-  }();
-  return policy;
-}
 
 // The entry of cuDNN's ranking to use: the first that worked (for float32,
 // without tensor-op math; measured ones within the workspace limit); with
@@ -274,7 +213,7 @@ const Policy& GetPolicy() {
 // qualifies.
 template <typename Perf>
 const Perf* PickAlgo(const Perf* perf, int count, bool tensor_ops, bool measured) {
-  const Policy& policy = GetPolicy();
+  const CudnnPolicy& policy = GetCudnnPolicy();
   auto usable = [&](const Perf& p) {
     if (p.status != CUDNN_STATUS_SUCCESS) return false;
     if (!tensor_ops && (p.mathType == CUDNN_TENSOR_OP_MATH ||
@@ -297,12 +236,12 @@ const Perf* PickAlgo(const Perf* perf, int count, bool tensor_ops, bool measured
 // One backend's cuDNN handle, bound to its stream; handle null when cuDNN
 // does not serve this backend (kept, so the lookup is not repeated).
 struct DnnState {
-  const Api* api = nullptr;
+  const CudnnApi* api = nullptr;
   cudnnHandle_t handle = nullptr;
   int ordinal = -1;
-  std::mutex mu;                                   // one call sequence at a time on the handle
-  using Key = std::tuple<Op, bool, ConvGeometry>;  // bool: bfloat16
-  std::map<Key, Algo> algos;                       // guarded by mu
+  std::mutex mu;                                       // one call sequence at a time on the handle
+  using Key = std::tuple<ConvOp, bool, ConvGeometry>;  // bool: bfloat16
+  std::map<Key, Algo> algos;                           // guarded by mu
 
   DnnState() = default;
   DnnState(const DnnState&) = delete;
@@ -310,13 +249,14 @@ struct DnnState {
   ~DnnState() {
     if (handle == nullptr) return;
     gpu_internal::ScopedDevice scope(ordinal);
+    algos.clear();  // the plans first: they were built on the handle
     (void)api->cudnnDestroy(handle);
   }
 };
 
 Result<std::shared_ptr<DnnState>> MakeState(GpuBackend& backend) {
   auto state = std::make_shared<DnnState>();
-  const Library& lib = GetLibrary();
+  const CudnnLibrary& lib = GetCudnnLibrary();
   if (!lib.load.loaded) return state;
   SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
                           gpu_internal::GetDeviceRuntime(backend.gpu_device()));
@@ -361,11 +301,11 @@ struct FindBuffers {
 // op's algorithm for g, from the cache, else measured with cudnnFind on
 // `find` (null: cuDNN's heuristics, not cached, so a later eager call
 // measures). REQUIRES: s.mu held.
-Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, bool bf16, const Descriptors& d,
-                        const FindBuffers* find) {
+Result<Algo> ChooseAlgo(DnnState& s, ConvOp op, const ConvGeometry& g, bool bf16,
+                        const Descriptors& d, const FindBuffers* find) {
   const DnnState::Key key{op, bf16, g};
   if (auto it = s.algos.find(key); it != s.algos.end()) return it->second;
-  const Api& api = *s.api;
+  const CudnnApi& api = *s.api;
   Algo a;
   bool found = false;
   int count = 0;
@@ -378,7 +318,7 @@ Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, bool bf16, co
     a.deterministic = p->determinism == CUDNN_DETERMINISTIC;
   };
   switch (op) {
-    case Op::kForward: {
+    case ConvOp::kForward: {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       if (find != nullptr && api.cudnnFindConvolutionForwardAlgorithmEx(
                                  s.handle, d.x, find->v->x, d.w, find->w, d.conv, d.y, find->v->out,
@@ -396,7 +336,7 @@ Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, bool bf16, co
                         d.y, static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), &a.workspace);
       break;
     }
-    case Op::kBackwardData: {
+    case ConvOp::kBackwardData: {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
       if (find != nullptr && api.cudnnFindConvolutionBackwardDataAlgorithmEx(
                                  s.handle, d.w, find->w, d.y, find->v->dy, d.conv, d.x,
@@ -415,7 +355,7 @@ Result<Algo> ChooseAlgo(DnnState& s, Op op, const ConvGeometry& g, bool bf16, co
                         &a.workspace);
       break;
     }
-    case Op::kBackwardFilter: {
+    case ConvOp::kBackwardFilter: {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
       if (find != nullptr && api.cudnnFindConvolutionBackwardFilterAlgorithmEx(
                                  s.handle, d.x, find->v->x, d.y, find->v->dy, d.conv, d.w, find->w,
@@ -463,22 +403,22 @@ bool Capturing(GpuBackend& backend) {
 
 // Queues op's convolution: x or dy and the KRSC filter `w` in, v.out or
 // (kBackwardFilter) `w` out, with `ws` (algo.workspace bytes).
-Status Execute(const DnnState& s, Op op, const Descriptors& d, const Algo& algo, void* ws, void* w,
-               const Operands& v) {
-  const Api& api = *s.api;
+Status Execute(const DnnState& s, ConvOp op, const Descriptors& d, const Algo& algo, void* ws,
+               void* w, const Operands& v) {
+  const CudnnApi& api = *s.api;
   const float one = 1.0f, zero = 0.0f;
   switch (op) {
-    case Op::kForward:
+    case ConvOp::kForward:
       SLUICE_CUDNN_CALL(api, cudnnConvolutionForward, s.handle, &one, d.x, v.x, d.w, w, d.conv,
                         static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ws, algo.workspace,
                         &zero, d.y, v.out);
       return Status::OK();
-    case Op::kBackwardData:
+    case ConvOp::kBackwardData:
       SLUICE_CUDNN_CALL(api, cudnnConvolutionBackwardData, s.handle, &one, d.w, w, d.y, v.dy,
                         d.conv, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), ws,
                         algo.workspace, &zero, d.x, v.out);
       return Status::OK();
-    case Op::kBackwardFilter:
+    case ConvOp::kBackwardFilter:
       SLUICE_CUDNN_CALL(api, cudnnConvolutionBackwardFilter, s.handle, &one, d.x, v.x, d.y, v.dy,
                         d.conv, static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), ws,
                         algo.workspace, &zero, d.w, w);
@@ -487,7 +427,34 @@ Status Execute(const DnnState& s, Op op, const Descriptors& d, const Algo& algo,
   return Status::Internal("unknown convolution");
 }
 
-Result<bool> Run(GpuBackend& backend, Op op, const ConvGeometry& g, const Operands& v) {
+// Times op's graph-API engines (cudnn_graph.h) beside the legacy
+// algorithm `a` just chosen, on the same buffers and the same clock, and
+// keeps the faster in `a`. Nothing changes when the operands miss the
+// graph's alignment or no engine runs. REQUIRES: s.mu held; the stream is
+// not capturing; find's workspace holds a.workspace bytes.
+void AddGraphEngine(DnnState& s, GpuBackend& backend, ConvOp op, const ConvGeometry& g,
+                    const Descriptors& d, const FindBuffers& find, Algo& a) {
+  const Operands& v = *find.v;
+  void* x = op == ConvOp::kBackwardData ? v.out : const_cast<void*>(v.x);
+  void* y = op == ConvOp::kForward ? v.out : const_cast<void*>(v.dy);
+  if (!GraphConvPlan::Aligned(x, find.w, y)) return;
+  void* stream = backend.stream().native_handle();
+  Result<float> legacy =
+      TimeOnStream(stream, [&] { return Execute(s, op, d, a, find.ws, find.w, v); });
+  if (!legacy.ok()) return;
+  a.legacy_ms = *legacy;
+  Result<GraphConvChoice> choice = FindGraphConvPlan(*s.api, s.handle, stream, op, g, v.bf16, x,
+                                                     find.w, y, find.ws, find.ws_size);
+  if (!choice.ok()) return;
+  a.graph_timed = choice->timed;
+  if (choice->time_ms < *legacy) {
+    a.deterministic = choice->plan->deterministic();
+    a.time_ms = choice->time_ms;
+    a.graph = std::move(choice->plan);
+  }
+}
+
+Result<bool> Run(GpuBackend& backend, ConvOp op, const ConvGeometry& g, const Operands& v) {
   // cuDNN pads both sides alike: asymmetric SAME padding (an even kernel,
   // or a stride that leaves an odd total) stays with the caller's kernels.
   if (!backend.on_gpu() || !g.symmetric_padding() || !FitsCudnn(g)) return false;
@@ -505,18 +472,18 @@ Result<bool> Run(GpuBackend& backend, Op op, const ConvGeometry& g, const Operan
                                               Shape{g.kernel_h * g.kernel_w * g.in_c * g.out_c});
   if (!krsc.ok()) return false;
   void* w = krsc->raw_data();
-  const std::string_view method = OpName(op);
+  const std::string_view method = ConvOpName(op);
   FilterTransposeArgs t{v.filter, w, g.kernel_h, g.kernel_w, g.in_c, g.out_c, true, v.bf16, v.bf16};
   // The filter goes to scratch first, so that measuring reads real values
   // (a false below leaves nothing but scratch written).
-  if (op != Op::kBackwardFilter) {
+  if (op != ConvOp::kBackwardFilter) {
     SLUICE_RETURN_IF_ERROR(
         backend.Launch(method, [t](KernelTarget k) { return RunFilterTranspose(t, k); }));
   }
   // The first call of a geometry times every algorithm on the call's
   // own buffers (its outputs are written next anyway); while a step is
   // captured, cuDNN's heuristics choose instead (and nothing is cached).
-  const Policy& policy = GetPolicy();
+  const CudnnPolicy& policy = GetCudnnPolicy();
   FindBuffers find{&v, w, nullptr, 0};
   Result<DeviceTensor> find_ws = Status::Unavailable("not measuring");
   if (policy.find && !s.algos.contains(DnnState::Key{op, v.bf16, g}) && !Capturing(backend)) {
@@ -528,12 +495,24 @@ Result<bool> Run(GpuBackend& backend, Op op, const ConvGeometry& g, const Operan
   }
   Result<Algo> algo = ChooseAlgo(s, op, g, v.bf16, d, find_ws.ok() ? &find : nullptr);
   if (!algo.ok()) return false;
+  if (find_ws.ok() && policy.graph && algo->measured) {
+    AddGraphEngine(s, backend, op, g, d, find, *algo);
+    s.algos[DnnState::Key{op, v.bf16, g}] = *algo;
+  }
+  void* gx = op == ConvOp::kBackwardData ? v.out : const_cast<void*>(v.x);
+  void* gy = op == ConvOp::kForward ? v.out : const_cast<void*>(v.dy);
+  const bool graph = algo->graph != nullptr && GraphConvPlan::Aligned(gx, w, gy);
+  const size_t ws_size = graph ? algo->graph->workspace() : algo->workspace;
   Result<DeviceTensor> workspace =
-      backend.Scratch(DType::kUInt8, Shape{static_cast<int64_t>(algo->workspace)});
+      backend.Scratch(DType::kUInt8, Shape{static_cast<int64_t>(ws_size)});
   if (!workspace.ok()) return false;
-  void* ws = algo->workspace > 0 ? workspace->raw_data() : nullptr;
-  SLUICE_RETURN_IF_ERROR(Execute(s, op, d, *algo, ws, w, v).WithContext(method));
-  if (op == Op::kBackwardFilter) {
+  void* ws = ws_size > 0 ? workspace->raw_data() : nullptr;
+  if (graph) {
+    SLUICE_RETURN_IF_ERROR(algo->graph->Execute(s.handle, gx, w, gy, ws).WithContext(method));
+  } else {
+    SLUICE_RETURN_IF_ERROR(Execute(s, op, d, *algo, ws, w, v).WithContext(method));
+  }
+  if (op == ConvOp::kBackwardFilter) {
     t = FilterTransposeArgs{w,       v.dfilter, g.kernel_h, g.kernel_w,    g.in_c,
                             g.out_c, false,     v.bf16,     v.dfilter_bf16};
     SLUICE_RETURN_IF_ERROR(
@@ -543,7 +522,7 @@ Result<bool> Run(GpuBackend& backend, Op op, const ConvGeometry& g, const Operan
 }
 
 // cuDNN's name of op's algorithm `algo` (its enum without the prefix).
-std::string AlgoName(Op op, int algo) {
+std::string AlgoName(ConvOp op, int algo) {
   static constexpr std::string_view kFwd[] = {
       "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
       "WINOGRAD",      "WINOGRAD_NONFUSED"};
@@ -553,9 +532,9 @@ std::string AlgoName(Op op, int algo) {
       "ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
   std::span<const std::string_view> names;
   switch (op) {
-    case Op::kForward: names = kFwd; break;
-    case Op::kBackwardData: names = kBwdData; break;
-    case Op::kBackwardFilter: names = kBwdFilter; break;
+    case ConvOp::kForward: names = kFwd; break;
+    case ConvOp::kBackwardData: names = kBwdData; break;
+    case ConvOp::kBackwardFilter: names = kBwdFilter; break;
   }
   if (algo >= 0 && static_cast<size_t>(algo) < names.size()) return std::string(names[algo]);
   return "algorithm " + std::to_string(algo);
@@ -563,10 +542,10 @@ std::string AlgoName(Op op, int algo) {
 
 }  // namespace
 
-const CudnnLoad& LoadCudnn() { return GetLibrary().load; }
+const CudnnLoad& LoadCudnn() { return GetCudnnLibrary().load; }
 
 Result<std::array<int, 4>> CudnnForwardOutputDims(const ConvGeometry& g, bool bf16) {
-  const Library& lib = GetLibrary();
+  const CudnnLibrary& lib = GetCudnnLibrary();
   if (!lib.load.loaded) return Status::Unavailable(lib.load.error);
   if (!FitsCudnn(g)) return Status::InvalidArgument("the geometry does not fit cuDNN's dims");
   Descriptors d(lib.api);
@@ -576,12 +555,13 @@ Result<std::array<int, 4>> CudnnForwardOutputDims(const ConvGeometry& g, bool bf
 
 Result<bool> CudnnConv2DForward(GpuBackend& backend, const ConvGeometry& g, const void* x,
                                 const void* filter, void* y, bool bf16) {
-  return Run(backend, Op::kForward, g, Operands{.x = x, .filter = filter, .out = y, .bf16 = bf16});
+  return Run(backend, ConvOp::kForward, g,
+             Operands{.x = x, .filter = filter, .out = y, .bf16 = bf16});
 }
 
 Result<bool> CudnnConv2DBackwardData(GpuBackend& backend, const ConvGeometry& g, const void* dy,
                                      const void* filter, void* dx, bool bf16) {
-  return Run(backend, Op::kBackwardData, g,
+  return Run(backend, ConvOp::kBackwardData, g,
              Operands{.dy = dy, .filter = filter, .out = dx, .bf16 = bf16});
 }
 
@@ -589,7 +569,7 @@ Result<bool> CudnnConv2DBackwardFilter(GpuBackend& backend, const ConvGeometry& 
                                        const void* dy, void* dfilter, bool bf16,
                                        bool dfilter_bf16) {
   return Run(
-      backend, Op::kBackwardFilter, g,
+      backend, ConvOp::kBackwardFilter, g,
       Operands{.x = x, .dy = dy, .dfilter = dfilter, .bf16 = bf16, .dfilter_bf16 = dfilter_bf16});
 }
 
@@ -604,15 +584,22 @@ std::vector<ConvAlgorithm> CudnnAlgorithms(GpuBackend& backend) {
   for (const auto& [key, a] : s.algos) {
     const auto& [op, bf16, g] = key;
     ConvAlgorithm c;
-    c.op = std::string(OpName(op));
+    c.op = std::string(ConvOpName(op));
     c.geometry = fmt::format("x[{},{},{},{}] filter {}x{}x{}->{} stride {}x{} pad {},{}", g.batch,
                              g.in_h, g.in_w, g.in_c, g.kernel_h, g.kernel_w, g.in_c, g.out_c,
                              g.stride_h, g.stride_w, g.pad_top, g.pad_left);
     c.bfloat16 = bf16;
     c.algorithm = AlgoName(op, a.algo);
+    if (a.graph != nullptr) {
+      c.algorithm =
+          fmt::format("graph {} (legacy {}: {:.3f} ms)", a.graph->name(), c.algorithm, a.legacy_ms);
+    } else if (a.legacy_ms >= 0) {
+      c.algorithm += fmt::format(" ({} graph engines timed, none faster)", a.graph_timed);
+    }
     c.measured = a.measured;
     c.time_ms = a.time_ms;
-    c.workspace_bytes = static_cast<int64_t>(a.workspace);
+    c.workspace_bytes =
+        static_cast<int64_t>(a.graph != nullptr ? a.graph->workspace() : a.workspace);
     c.deterministic = a.deterministic;
     out.push_back(std::move(c));
   }

@@ -40,6 +40,12 @@ const CudnnLoad& LoadCudnn();
 Result<std::array<int, 4>> CudnnForwardOutputDims(const nn::kit::ConvGeometry& g,
                                                   bool bf16 = false);
 
+// Builds and finalizes the three convolutions' operation descriptors of
+// cuDNN's graph API for g (cudnn_graph.h), the host-side half of that path:
+// no GPU needed. Unavailable when cuDNN did not load; Internal naming the
+// failing call.
+Status CudnnGraphOperationsCheck(const nn::kit::ConvGeometry& g, bool bf16 = false);
+
 // The convolutions with cuDNN on `backend`'s stream. float32 data (bf16
 // false) runs with FMA math (no TF32); bfloat16 data (x, dy, the filter and
 // y or dx bfloat16) with tensor-op math and float32 accumulation; the
