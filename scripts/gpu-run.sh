@@ -195,15 +195,24 @@ phase_sanitize() {
 phase_trainbench() {
   step 150 "$OUT/trainbench.json" "$SUMMARY" bin/gpu_train_bench \
     --benchmark_filter='BM_TrainStep/gpu' --benchmark_min_time=1 --benchmark_format=json
+  # The same float32 steps with the legacy cuDNN API's algorithms only
+  # (SLUICE_CUDNN_GRAPH=0), for the graph engines' effect in this run.
+  SLUICE_CUDNN_GRAPH=0 step 90 "$OUT/trainbench-legacy.json" "$SUMMARY" bin/gpu_train_bench \
+    --benchmark_filter='BM_TrainStep/gpu(_heavy)?/' --benchmark_min_time=1 --benchmark_format=json
   step 60 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --graph
+  step 60 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --graph --bf16
   step 60 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --model heavy --steps 20
-  python3 - "$OUT/trainbench.json" >> "$SUMMARY" 2>&1 <<'PY'
+  step 60 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --model heavy --bf16 \
+    --steps 20
+  python3 - "$OUT/trainbench.json" "$OUT/trainbench-legacy.json" >> "$SUMMARY" 2>&1 <<'PY'
 import json, sys
-try:
-    for b in json.load(open(sys.argv[1]))["benchmarks"]:
-        print(b["name"], round(b.get("real_time", 0), 3), b.get("time_unit", ""), b.get("error_message", ""))
-except Exception as e:  # noqa: BLE001 - report and go on
-    print("trainbench.json unreadable:", e)
+for path, tag in zip(sys.argv[1:], ("", " (SLUICE_CUDNN_GRAPH=0)")):
+    try:
+        for b in json.load(open(path))["benchmarks"]:
+            print(b["name"] + tag, round(b.get("real_time", 0), 3), b.get("time_unit", ""),
+                  b.get("error_message", ""))
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(path, "unreadable:", e)
 PY
   cat "$OUT/torch.json" >> "$SUMMARY" 2>/dev/null
 }
