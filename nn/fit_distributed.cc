@@ -179,12 +179,17 @@ Result<Sequential::Replicas*> Sequential::PrepareReplicas() {
 Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
   if (!compiled_.optimizer) return Status::FailedPrecondition("Fit: compile the model first");
   if (o.epochs < 0) return Status::InvalidArgument("Fit: epochs must be >= 0");
-  if (o.capture) {
-    return Status::InvalidArgument(
-        "Fit: captured steps under a strategy are not supported yet; train eagerly");
-  }
   SLUICE_ASSIGN_OR_RETURN(Replicas * reps, PrepareReplicas());
   const size_t n = reps->local.size();
+  if (o.capture) {
+    for (const Replicas::One& one : reps->local) {
+      SLUICE_ASSIGN_OR_RETURN(Backend * b, GetBackend(one.model->device()));
+      if (!b->can_capture()) {
+        return Status::InvalidArgument("Fit: captured steps need a backend that records work; " +
+                                       b->name() + " cannot (train eagerly)");
+      }
+    }
+  }
   if (train.per_replica.size() != n) {
     return Status::InvalidArgument("Fit: " + std::to_string(train.per_replica.size()) +
                                    " datasets for " + std::to_string(n) +
@@ -290,19 +295,44 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
         }
         const DeviceTensor& x = (*batch)[0];
         const DeviceTensor& y = (*batch)[1];
-        Result<Gradients> g = m.ComputeGradients(x, y);
-        if (!g.ok()) return fail(g.status(), step);
-        Status s = one.ops->AllReduceMean(std::span<DeviceTensor* const>(g->grads));
+        // With capture, the step after the first eager one is recorded (in
+        // two pieces around the all-reduce) and replayed for every batch
+        // of its shapes; others (a last partial batch) run eagerly.
+        if (o.capture && one.steps_run > 0 && !one.captured) {
+          Result<std::unique_ptr<Replicas::Captured>> c = Replicas::Record(m, x, y);
+          if (!c.ok()) return fail(c.status(), step);
+          one.captured = std::move(*c);
+        }
+        Replicas::Captured* replay =
+            one.captured != nullptr && one.captured->Accepts(x, y) ? one.captured.get() : nullptr;
+        Gradients g;
+        if (replay != nullptr) {
+          Result<double> loss = Replicas::ReplayGradients(m, *replay, x, y);
+          if (!loss.ok()) return fail(loss.status(), step);
+          g.loss = *loss;
+          g.predictions = replay->predictions;
+          g.grads = replay->grad_ptrs;
+          g.variables = replay->variables;
+        } else {
+          Result<Gradients> eager = m.ComputeGradients(x, y);
+          if (!eager.ok()) return fail(eager.status(), step);
+          g = std::move(*eager);
+        }
+        Status s = one.ops->AllReduceMean(std::span<DeviceTensor* const>(g.grads));
         if (!s.ok()) return Where(s, "fit: replica " + std::to_string(global));
-        s = m.compiled_.optimizer->ApplyGradients(std::span<DeviceTensor* const>(g->grads),
-                                                  std::span<Variable* const>(g->variables));
+        s = replay != nullptr
+                ? Replicas::ReplayApply(m, *replay)
+                : m.compiled_.optimizer->ApplyGradients(std::span<DeviceTensor* const>(g.grads),
+                                                        std::span<Variable* const>(g.variables));
         if (!s.ok()) return fail(s, step);
+        ++one.steps_run;
+        const DeviceTensor& labels = replay != nullptr ? replay->y : y;
         for (const auto& metric : m.compiled_.metrics) {
-          s = metric->UpdateState(m.backend(), y, g->predictions);
+          s = metric->UpdateState(m.backend(), labels, g.predictions);
           if (!s.ok()) return fail(s, step);
         }
         const int64_t rows = x.rank() > 0 ? x.dim(0) : 1;
-        loss_sum += g->loss * static_cast<double>(rows);
+        loss_sum += g.loss * static_cast<double>(rows);
         row_sum += static_cast<double>(rows);
         std::vector<double> t = Totals(loss_sum, row_sum, m.compiled_.metrics);
         s = one.comm->AllReduce(t.data(), t.size(), DType::kFloat64, ReduceOp::kSum);
@@ -315,8 +345,8 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
         const auto values = Results(totals, m.compiled_.metrics);
         progress.Step(steps, values, examples);
         if (o.on_batch_end) {
-          StepInfo info{epoch,   step, m.compiled_.optimizer->iterations(),
-                        g->loss, rows, feeds[0]->iterator()};
+          StepInfo info{epoch,  step, m.compiled_.optimizer->iterations(),
+                        g.loss, rows, feeds[0]->iterator()};
           Status cb = o.on_batch_end(info);
           if (!cb.ok()) callback_error = cb, stop = true;
         }

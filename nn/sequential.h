@@ -132,7 +132,10 @@ struct FitOptions {
   // fit runs its step as a tf.function: recorded on the first batch,
   // replayed for every later batch of its dtypes and shapes; other batches
   // (a last partial one) train eagerly. Needs a backend that records (the
-  // GPU's): InvalidArgument otherwise.
+  // GPU's): InvalidArgument otherwise. Under a strategy, each replica
+  // records its step in two pieces (forward and backward; the optimizer's
+  // update) on the batch after its first eager step, and the gradient
+  // all-reduce runs eagerly between the two replays.
   bool capture = false;
   // Which components are x and y; "" takes components 0 and 1.
   std::string x_name, y_name;

@@ -112,5 +112,56 @@ TEST(NcclTest, MirroredOverTwoLogicalDevicesOfOneGpuTrainsAsOneModel) {
   }
 }
 
+// FitOptions::capture under the strategy: each replica records its step in
+// two pieces around the (eager) all-reduce; the weights are those of the
+// eager run. 120 rows in per-replica batches of 8 leave a last batch of 4
+// per replica each epoch, which trains eagerly between replays.
+TEST(NcclTest, MirroredCapturedStepsTrainAsTheEagerOnes) {
+  auto [x, y] = Data(120);
+  std::vector<std::vector<float>> weights[2];
+  for (bool capture : {false, true}) {
+    nn::SetRandomSeed(7);
+    auto strategy = nn::MirroredStrategy::Create({.devices = {"gpu:0", "gpu:1"}});
+    ASSERT_TRUE(strategy.ok()) << strategy.status();
+    auto model = Model(*strategy);
+    auto train = (*strategy)->DistributeDatasets([&](const InputContext& c) {
+      return Dataset::from_tensor_slices({x, y}).apply(distribute(c)).batch(8);
+    });
+    auto h = model->Fit(train, {.epochs = 2, .verbose = 0, .capture = capture});
+    ASSERT_TRUE(h.ok()) << h.status();
+    for (nn::Variable* v : model->trainable_variables()) {
+      Tensor t = *v->Read();
+      weights[capture].emplace_back(t.flat<float>().begin(), t.flat<float>().end());
+    }
+  }
+  ASSERT_EQ(weights[0].size(), weights[1].size());
+  for (size_t v = 0; v < weights[0].size(); ++v) {
+    ASSERT_EQ(weights[0][v].size(), weights[1][v].size());
+    for (size_t i = 0; i < weights[0][v].size(); ++i) {
+      EXPECT_NEAR(weights[0][v][i], weights[1][v][i], 1e-6f) << "variable " << v << " " << i;
+    }
+  }
+}
+
+TEST(NcclTest, CapturedStepsUnderACpuStrategyAreRefused) {
+  auto [x, y] = Data(32);
+  auto strategy = nn::MirroredStrategy::Create({.devices = {"cpu:0"}});
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  auto model = std::make_unique<nn::Sequential>();
+  model->Add<nn::Dense>(2);
+  ASSERT_TRUE(model
+                  ->Compile({.optimizer = std::make_shared<nn::SGD>(0.1f),
+                             .loss = std::make_shared<nn::SparseCategoricalCrossentropy>(true),
+                             .strategy = *strategy})
+                  .ok());
+  auto train = (*strategy)->DistributeDatasets([&](const InputContext& c) {
+    return Dataset::from_tensor_slices({x, y}).apply(distribute(c)).batch(8);
+  });
+  auto h = model->Fit(train, {.epochs = 1, .verbose = 0, .capture = true});
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument) << h.status();
+  EXPECT_NE(h.status().message().find("cannot"), std::string_view::npos) << h.status();
+}
+
 }  // namespace
 }  // namespace sluice::gpu
