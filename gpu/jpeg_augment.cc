@@ -35,6 +35,11 @@ Status CheckOptions(const JpegAugmentOptions& o) {
           std::to_string(v->size()));
     }
   }
+  if (o.dtype != DType::kFloat32 && o.dtype != DType::kBFloat16) {
+    return Status::InvalidArgument(
+        "RandomResizedCropBatch: dtype must be float32 or bfloat16, got " +
+        std::string(DTypeName(o.dtype)));
+  }
   for (float x : o.stddev) {
     if (x == 0.0f || !std::isfinite(x)) {
       return Status::InvalidArgument(
@@ -91,12 +96,12 @@ Result<DeviceTensor> RandomResizedCropBatch(std::span<const DeviceTensor> decode
     m.scale_x = static_cast<float>(window.width) / static_cast<float>(w);
     m.flip = flip ? 1 : 0;
   }
-  SLUICE_ASSIGN_OR_RETURN(
-      DeviceTensor batch,
-      DeviceTensor::Allocate(stream.device(), DType::kFloat32, Shape({n, h, w, 3}), &stream));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor batch, DeviceTensor::Allocate(stream.device(), options.dtype,
+                                                                     Shape({n, h, w, 3}), &stream));
   for (int64_t l = 0; l < launches; ++l) {
     CropResizeBatchArgs& a = args[static_cast<size_t>(l)];
-    a.out = static_cast<float*>(batch.data());
+    a.out = batch.data();
+    a.bf16 = options.dtype == DType::kBFloat16;
     a.first = l * gpu_internal::kMaxCropResizeImages;
     a.count = std::min(gpu_internal::kMaxCropResizeImages, n - a.first);
     a.out_height = h;

@@ -61,13 +61,17 @@ struct JpegAugmentOptions {
   ops::Mirror mirror = ops::Mirror::kRandom;
   // Per-channel (or one) mean and stddev; both empty: not normalized.
   std::vector<float> mean, stddev;
+  // The batch's type: kFloat32, or kBFloat16 (the float32 values rounded
+  // to nearest even, as Cast does; half the bytes to write and to read).
+  DType dtype = DType::kFloat32;
 };
 
-// float32 [images.size(), size.height, size.width, 3] on the decoder's
+// options.dtype [images.size(), size.height, size.width, 3] on the decoder's
 // stream, or on `augment_stream` (a stream of the decoder's device) when
 // given. The first image's error (decode, or bad options) if any; nothing
 // of the batch is returned then. InvalidArgument for an empty batch, for
-// mean/stddev of other than 1 or 3 values, for a zero or non-finite stddev.
+// mean/stddev of other than 1 or 3 values, for a zero or non-finite stddev,
+// for a dtype other than float32 and bfloat16.
 Result<DeviceTensor> DecodeRandomResizedCropBatch(JpegDecoder& decoder,
                                                   std::span<const EncodedJpeg> images, Rng& rng,
                                                   const JpegAugmentOptions& options = {},

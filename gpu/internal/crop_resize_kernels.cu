@@ -23,7 +23,7 @@ SLUICE_HD void CropResizePixel(const CropResizeBatchArgs& a, int64_t b, int64_t 
   const uint8_t* top = corner + ty.lower * row;
   const uint8_t* bottom = corner + ty.upper * row;
   const int64_t left = tx.lower * 3, right = tx.upper * 3;
-  float* o = a.out + ((a.first + b) * a.out_height * out_w + p) * 3;
+  const int64_t o = ((a.first + b) * a.out_height * out_w + p) * 3;
   for (int c = 0; c < 3; ++c) {
     // Horizontal lerps of both rows, then the vertical one: ops/'s order.
     const float tl = ToFloat(top[left + c]);
@@ -31,7 +31,7 @@ SLUICE_HD void CropResizePixel(const CropResizeBatchArgs& a, int64_t b, int64_t 
     const float bl = ToFloat(bottom[left + c]);
     const float bt = Add(bl, Mul(Sub(ToFloat(bottom[right + c]), bl), tx.lerp));
     const float v = Add(t, Mul(Sub(bt, t), ty.lerp));
-    o[c] = a.normalize ? Div(Sub(v, a.mean[c]), a.stddev[c]) : v;
+    StoreFloat(a.out, a.bf16, o + c, a.normalize ? Div(Sub(v, a.mean[c]), a.stddev[c]) : v);
   }
 }
 

@@ -118,14 +118,16 @@ struct CropResizeImage {
 };
 
 // The fused random-resized-crop recipe for images [first, first + count) of
-// a float32 [N, out_height, out_width, 3] batch at `out` (row b of the
-// batch is image[b - first]): each image's window resized bilinearly
-// (half-pixel centers, RunResize's taps and roundings), mirrored where
-// `flip` is set, then (normalize) (v - mean[c]) / stddev[c]. Bit for bit
-// the chain RunCrop, RunResize, RunFlip, RunNormalize. One thread per
-// output pixel (three channels), no intermediate buffers.
+// a float32 (or, bf16, bfloat16) [N, out_height, out_width, 3] batch at
+// `out` (row b of the batch is image[b - first]): each image's window
+// resized bilinearly (half-pixel centers, RunResize's taps and roundings),
+// mirrored where `flip` is set, then (normalize) (v - mean[c]) / stddev[c],
+// stored as float32 or rounded to bfloat16 (nearest even). In float32 bit
+// for bit the chain RunCrop, RunResize, RunFlip, RunNormalize. One thread
+// per output pixel (three channels), no intermediate buffers.
 struct CropResizeBatchArgs {
-  float* out = nullptr;
+  void* out = nullptr;
+  bool bf16 = false;
   int64_t first = 0, count = 0;  // count <= kMaxCropResizeImages
   int64_t out_height = 0, out_width = 0;
   bool normalize = false;

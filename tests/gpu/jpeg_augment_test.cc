@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/core/float16.h"
 #include "sluice/gpu/image_ops.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/jpeg.h"
@@ -167,6 +168,37 @@ TEST(FusedCropResize, EqualsThePerImageChainByteForByte) {
     }
     EXPECT_EQ(rng.UniformFloat(), ref_rng.UniformFloat()) << "case " << k;
   }
+}
+
+// dtype = bfloat16: the float32 batch rounded to nearest even, value by value.
+TEST(FusedCropResize, Bfloat16IsTheFloat32BatchRounded) {
+  std::unique_ptr<Stream> stream = NewStream(Device::Host()).value();
+  const std::vector<DeviceTensor> images = RandomImages(20, 30, *stream, 8);
+  JpegAugmentOptions o;
+  o.size = {12, 10};
+  o.mean = {120.f, 110.f, 100.f};
+  o.stddev = {60.f, 55.f, 50.f};
+  Rng rng(3), f32_rng(3);
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor f32,
+                              RandomResizedCropBatch(images, f32_rng, *stream, o));
+  o.dtype = DType::kBFloat16;
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor bf, RandomResizedCropBatch(images, rng, *stream, o));
+  ASSERT_EQ(bf.dtype(), DType::kBFloat16);
+  ASSERT_EQ(bf.shape(), f32.shape());
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor want, CopyToHost(f32, *stream));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor got, CopyToHost(bf, *stream));
+  auto w = want.flat<float>();
+  auto g = got.flat<bfloat16>();
+  ASSERT_EQ(w.size(), g.size());
+  size_t inexact = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    ASSERT_EQ(g[i].bits, bfloat16(w[i]).bits) << i;
+    inexact += static_cast<float>(g[i]) != w[i];
+  }
+  EXPECT_GT(inexact, 0u);  // the values were rounded, not all exact already
+  o.dtype = DType::kInt32;
+  EXPECT_EQ(RandomResizedCropBatch(images, rng, *stream, o).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(FusedCropResize, RejectsWhatThePerImageChainRejected) {
