@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sluice/core/float16.h"
+#include "sluice/gpu/device.h"
 #include "sluice/gpu/image_ops.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/jpeg.h"
@@ -126,8 +127,9 @@ TEST_F(JpegAugmentHost, EqualsTheCpuChainRowByRow) {
   }
 }
 
-TEST(FusedCropResize, EqualsThePerImageChainByteForByte) {
-  std::unique_ptr<Stream> stream = NewStream(Device::Host()).value();
+// The fused kernel against the per-image chain on `device`'s stream.
+void ExpectFusedEqualsChain(const Device& device) {
+  std::unique_ptr<Stream> stream = NewStream(device).value();
   // 300 images: two launches (256 a launch). Sides 1..40 against outputs
   // smaller and larger, so windows are shrunk, enlarged and (1 x 1 images,
   // scale 1) of the output's size.
@@ -168,6 +170,35 @@ TEST(FusedCropResize, EqualsThePerImageChainByteForByte) {
     }
     EXPECT_EQ(rng.UniformFloat(), ref_rng.UniformFloat()) << "case " << k;
   }
+}
+
+TEST(FusedCropResize, EqualsThePerImageChainByteForByte) { ExpectFusedEqualsChain(Device::Host()); }
+
+// On a GPU: the kernel (its ~10 KB __grid_constant__ argument) against the
+// GPU twins' chain, and the two-stream path against the one-stream one.
+TEST(FusedCropResizeGpu, EqualsThePerImageChainAndTwoStreamsEqualOne) {
+  if (Status s = GpuAvailability(); !s.ok()) GTEST_SKIP() << s;
+  ExpectFusedEqualsChain(Device::Gpu(0));
+  std::unique_ptr<Stream> producer = NewStream(Device::Gpu(0)).value();
+  std::unique_ptr<Stream> consumer = NewStream(Device::Gpu(0)).value();
+  JpegAugmentOptions o;
+  o.mean = {120.f, 110.f, 100.f};
+  o.stddev = {60.f, 55.f, 50.f};
+  Rng rng(4), one_rng(4);
+  DeviceTensor two;
+  {
+    // Dropped right after queuing: RecordUse keeps their memory until read.
+    const std::vector<DeviceTensor> images = RandomImages(40, 300, *producer, 2);
+    SLUICE_ASSERT_OK_AND_ASSIGN(two,
+                                RandomResizedCropBatchAfter(images, rng, *producer, *consumer, o));
+  }
+  const std::vector<DeviceTensor> images = RandomImages(40, 300, *producer, 2);
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor one,
+                              RandomResizedCropBatch(images, one_rng, *producer, o));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor a, CopyToHost(two, *consumer));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor b, CopyToHost(one, *producer));
+  ASSERT_EQ(a.byte_size(), b.byte_size());
+  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()), 0);
 }
 
 // dtype = bfloat16: the float32 batch rounded to nearest even, value by value.
