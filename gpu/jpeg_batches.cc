@@ -1,5 +1,5 @@
-// JpegBatchesToDevice (jpeg_batches.h): decode, augment and copy one batch
-// per Next() on the stage's stream.
+// JpegBatchesToDevice (jpeg_batches.h): one batch per Next(), decoded on the
+// stage's decode stream, augmented and copied on its output stream.
 #include "sluice/gpu/jpeg_batches.h"
 
 #include <cstring>
@@ -16,7 +16,8 @@ namespace sluice::gpu {
 struct JpegBatchIterator::State {
   std::optional<Iterator> input;
   std::unique_ptr<Stream> owned_stream;
-  Stream* stream = nullptr;
+  Stream* stream = nullptr;  // the output stream: augmentation, copies, the elements' events
+  std::unique_ptr<Stream> decode_stream;  // the decoder's (declared first: it outlives it)
   std::unique_ptr<JpegDecoder> decoder;
   std::optional<PinnedHostPool> staging;
   JpegBatchesOptions options;
@@ -96,8 +97,11 @@ Result<std::optional<DeviceElement>> JpegBatchIterator::Next() {
     }
     if (decoded.empty()) continue;
     Rng rng(s.options.seed, b);
-    SLUICE_ASSIGN_OR_RETURN(DeviceTensor x,
-                            RandomResizedCropBatch(decoded, rng, stream, s.options.augment));
+    // On the output stream after the decode: the next Next()'s decode (the
+    // JPEG engines) overlaps this batch's augmentation and copies.
+    SLUICE_ASSIGN_OR_RETURN(
+        DeviceTensor x,
+        RandomResizedCropBatchAfter(decoded, rng, *s.decode_stream, stream, s.options.augment));
     std::vector<DeviceTensor> components;
     auto staged = std::make_shared<std::vector<PinnedBuffer>>();
     for (size_t j = 0; j < e->size(); ++j) {
@@ -151,7 +155,9 @@ Result<JpegBatchIterator> JpegBatchesToDevice(const Dataset& input, const Device
   SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
                           gpu_internal::GetDeviceRuntime(device));
   state->staging = runtime->staging;
-  SLUICE_ASSIGN_OR_RETURN(state->decoder, JpegDecoder::Create(*state->stream, options.decoder));
+  SLUICE_ASSIGN_OR_RETURN(state->decode_stream, NewStream(device));
+  SLUICE_ASSIGN_OR_RETURN(state->decoder,
+                          JpegDecoder::Create(*state->decode_stream, options.decoder));
   SLUICE_ASSIGN_OR_RETURN(Iterator it, input.iterator());
   state->input.emplace(std::move(it));
   return JpegBatchIterator(std::move(state));

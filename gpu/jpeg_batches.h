@@ -19,17 +19,23 @@
 //
 // Next() runs on the calling thread: it pulls the next batch (the upstream
 // prefetch overlaps reading and parsing), does the host part of the decode
-// (headers, staging, GPU_HYBRID's and the CPU fallback's work) and queues
-// the rest on the stage's stream, returning without waiting for the GPU.
+// (headers, staging, GPU_HYBRID's and the CPU fallback's work), queues the
+// decode on the stage's own decode stream and the augmentation (one fused
+// kernel, jpeg_augment.h) and copies on the stage's output stream after it,
+// returning without waiting for the GPU. So batch k+1's decode (the GPU's
+// JPEG engines) runs while batch k is augmented and consumed; the thread
+// waits only where the decoder must (batch k's decode done before batch
+// k+1's nvJPEG call reuses its state).
 // The augmentation rng of batch b is Rng(seed, b), so a run is reproducible
 // whatever the timing. Errors name the component, batch and image
 // ("image of batch 12, image 3"); with skip_bad_images, images no backend
 // decodes are dropped with their rows of the other components (a batch
 // left empty is skipped).
 //
-// Ownership: the iterator owns the input iterator, the decoder and (unless
-// given) its stream. Elements handed out stay valid after it is destroyed;
-// their tensors are allocated for the stage's stream (see device_tensor.h).
+// Ownership: the iterator owns the input iterator, the decoder, its decode
+// stream and (unless given) the output stream. The decoded images are freed
+// once the output stream has read them (DeviceTensor::RecordUse). Elements handed out stay valid
+// after it is destroyed; their tensors are allocated for the stage's stream (see device_tensor.h).
 // Thread-safety: Next() is for one thread at a time.
 #ifndef SLUICE_GPU_JPEG_BATCHES_H_
 #define SLUICE_GPU_JPEG_BATCHES_H_
@@ -55,8 +61,10 @@ struct JpegBatchesOptions {
   JpegAugmentOptions augment;
   uint64_t seed = 0;
   bool skip_bad_images = false;
-  // The stream to queue on. Null: the stage makes its own. A given stream
-  // is borrowed (it must outlive the iterator) and must be on the device.
+  // The output stream (augmentation, copies, the elements' events; the
+  // decode has a stream of its own). Null: the stage makes its own. A given
+  // stream is borrowed (it must outlive the iterator) and must be on the
+  // device.
   Stream* stream = nullptr;
 };
 

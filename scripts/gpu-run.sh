@@ -30,7 +30,10 @@
 #             and CPU path at batch 128 and 256 against libjpeg-turbo on all
 #             cores, pixel differences to the CPU decode; decode + random-
 #             resized crop 224 + flip + normalize on the device, as a
-#             helper and as the JpegBatchesToDevice stage)         -> jpeg.log
+#             helper, overlapped on two streams and as the
+#             JpegBatchesToDevice stage), torchvision's decode_jpeg on
+#             the same images, and gpu_train_bench's BM_TrainFromJpegs*
+#             (input_wait_fraction)                                -> jpeg.log
 #   all       tests samples bench
 # summary.txt gets one line per step (exit status, seconds) and the totals.
 #
@@ -428,7 +431,10 @@ phase_jpeg() {
   step 60 "$log" "$log" bin/gpu_jpeg_test --gtest_brief=1
   [ -d "$HERE/images" ] || { echo "no images in the bundle: gpu_jpeg_bench skipped" | tee -a "$SUMMARY"; return 0; }
   step 90 "$log" "$log" bin/gpu_jpeg_bench --images "$HERE/images" --threads "$(nproc)" --seconds 2
-  grep '^{' "$log" >> "$SUMMARY"
+  step 60 "$log" "$log" python3 "$HERE/torchvision_jpeg.py" --images "$HERE/images" --seconds 2
+  step 120 "$log" "$log" bin/gpu_train_bench --benchmark_filter='BM_TrainFromJpegs' \
+    --benchmark_min_time=2
+  grep -E '^\{|^BM_TrainFromJpegs' "$log" >> "$SUMMARY"
 }
 
 phases=("$@")

@@ -56,19 +56,8 @@ int Flip(const FlipArgs& a, KernelTarget target) {
   });
 }
 
-// Where output coordinate i samples the input: ops_internal's BilinearTaps
-// and NearestTaps, step for step.
-struct LerpTap {
-  int64_t lower, upper;
-  float lerp;
-};
-SLUICE_HD LerpTap BilinearTap(int64_t i, float scale, int64_t in_size) {
-  const float pos = Sub(Mul(Add(static_cast<float>(i), 0.5f), scale), 0.5f);
-  const float below = floorf(pos);
-  const int64_t lower = static_cast<int64_t>(below);
-  const int64_t upper = static_cast<int64_t>(ceilf(pos));
-  return LerpTap{lower < 0 ? 0 : lower, upper > in_size - 1 ? in_size - 1 : upper, Sub(pos, below)};
-}
+// NearestTap: ops_internal's NearestTaps, step for step (BilinearTap is
+// in kernel_util.cuh).
 SLUICE_HD int64_t NearestTap(int64_t i, float scale, int64_t in_size) {
   const int64_t x = static_cast<int64_t>(floorf(Mul(Add(static_cast<float>(i), 0.5f), scale)));
   return x < 0 ? 0 : (x > in_size - 1 ? in_size - 1 : x);

@@ -101,6 +101,41 @@ struct ResizeArgs {
 };
 int RunResize(const ResizeArgs& args, KernelTarget target);
 
+// Images of one CropResizeBatch launch (their parameters travel as the
+// kernel's argument, ~10 KB); a larger batch is done in several launches.
+constexpr int64_t kMaxCropResizeImages = 256;
+
+// One image of a CropResizeBatch: uint8 [height, width, 3] at `in` (only
+// its width matters: a row is width * 3 bytes), the crop window, the
+// bilinear scales (crop / output size, computed in float on the host as
+// ops/ does) and whether to mirror the result left-right.
+struct CropResizeImage {
+  const uint8_t* in = nullptr;
+  int32_t width = 0;
+  int32_t y0 = 0, x0 = 0, crop_height = 0, crop_width = 0;
+  float scale_y = 1.0f, scale_x = 1.0f;
+  int32_t flip = 0;
+};
+
+// The fused random-resized-crop recipe for images [first, first + count) of
+// a float32 (or, bf16, bfloat16) [N, out_height, out_width, 3] batch at
+// `out` (row b of the batch is image[b - first]): each image's window
+// resized bilinearly (half-pixel centers, RunResize's taps and roundings),
+// mirrored where `flip` is set, then (normalize) (v - mean[c]) / stddev[c],
+// stored as float32 or rounded to bfloat16 (nearest even). In float32 bit
+// for bit the chain RunCrop, RunResize, RunFlip, RunNormalize. One thread
+// per output pixel (three channels), no intermediate buffers.
+struct CropResizeBatchArgs {
+  void* out = nullptr;
+  bool bf16 = false;
+  int64_t first = 0, count = 0;  // count <= kMaxCropResizeImages
+  int64_t out_height = 0, out_width = 0;
+  bool normalize = false;
+  float mean[3] = {}, stddev[3] = {};
+  CropResizeImage image[kMaxCropResizeImages];
+};
+int RunCropResizeBatch(const CropResizeBatchArgs& args, KernelTarget target);
+
 constexpr int64_t kMaxNormalizeChannels = 64;
 
 // out[i] = (float(in[i]) - mean[c]) / stddev[c], c = i % channels.

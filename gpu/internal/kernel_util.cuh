@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -102,6 +103,19 @@ SLUICE_HD float Div(float a, float b) {
 #undef SLUICE_X86_RESULT
 #endif
 
+// Where output coordinate i samples an input of in_size along one axis
+// (bilinear, half-pixel centers): ops_internal's BilinearTaps, step for step.
+struct LerpTap {
+  int64_t lower, upper;
+  float lerp;
+};
+SLUICE_HD LerpTap BilinearTap(int64_t i, float scale, int64_t in_size) {
+  const float pos = Sub(Mul(Add(static_cast<float>(i), 0.5f), scale), 0.5f);
+  const float below = floorf(pos);
+  const int64_t lower = static_cast<int64_t>(below);
+  const int64_t upper = static_cast<int64_t>(ceilf(pos));
+  return LerpTap{lower < 0 ? 0 : lower, upper > in_size - 1 ? in_size - 1 : upper, Sub(pos, below)};
+}
 // 16-bit floats as their bits; the conversions are those of
 // core/float16.h (round to nearest even, quiet NaNs), bit for bit.
 struct Half {

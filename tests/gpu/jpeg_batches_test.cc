@@ -76,6 +76,42 @@ TEST_F(JpegBatchesHost, BatchesEqualTheCpuChainAndABadImageFailsItsBatch) {
               ::testing::HasSubstr("image of batch 1, image 0"));
 }
 
+// Decode (the stage's decode stream) and augmentation (its output stream)
+// of several batches in flight at once, nothing waited for until the end:
+// every batch still equals the CPU chain (the decoded images outlive the
+// augmentation that reads them).
+TEST_F(JpegBatchesHost, BatchesInFlightEqualTheCpuChain) {
+  const std::vector<size_t> good = {0, 1, 3, 4};
+  std::vector<std::string_view> views;
+  for (size_t i : good) views.push_back(bytes_[i]);
+  Tensor images = Tensor::FromStrings(views, Shape({4})).value();
+  Dataset ds = Dataset::from_tensor_slices({images}, {"image"}).repeat(3).batch(3);
+  SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
+                              JpegBatchesToDevice(ds, Device::Host(), options_));
+  std::vector<DeviceElement> batches;
+  while (true) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> e, it.Next());
+    if (!e) break;
+    batches.push_back(*std::move(e));
+  }
+  ASSERT_EQ(batches.size(), 4u);
+  auto stream = NewStream(Device::Host()).value();
+  const size_t row = 16 * 20 * 3 * sizeof(float);
+  size_t image = 0;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    SLUICE_ASSERT_OK(batches[b].Wait());
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor x, CopyToHost(batches[b][0], *stream));
+    ASSERT_EQ(x.byte_size(), 3 * row);
+    Rng rng(5, b);
+    for (size_t i = 0; i < 3; ++i, ++image) {
+      Tensor want = Want(good[image % good.size()], rng);
+      EXPECT_EQ(std::memcmp(static_cast<const char*>(x.raw_data()) + i * row, want.raw_data(), row),
+                0)
+          << "batch " << b << " image " << i;
+    }
+  }
+}
+
 TEST_F(JpegBatchesHost, SkipBadImagesDropsTheirRows) {
   options_.skip_bad_images = true;
   SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
