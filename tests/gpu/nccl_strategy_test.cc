@@ -16,6 +16,7 @@
 #include "sluice/gpu/nn_backend.h"
 #include "sluice/nn/cross_device_ops.h"
 #include "sluice/nn/layers.h"
+#include "sluice/nn/policy.h"
 #include "sluice/nn/sequential.h"
 #include "sluice/nn/strategy.h"
 #include "test_util.h"
@@ -114,9 +115,16 @@ TEST(NcclTest, MirroredOverTwoLogicalDevicesOfOneGpuTrainsAsOneModel) {
 
 // FitOptions::capture under the strategy: each replica records its step in
 // two pieces around the (eager) all-reduce; the weights are those of the
-// eager run. 120 rows in per-replica batches of 8 leave a last batch of 4
-// per replica each epoch, which trains eagerly between replays.
-TEST(NcclTest, MirroredCapturedStepsTrainAsTheEagerOnes) {
+// eager run, in float32 and under mixed_bfloat16. 120 rows in per-replica
+// batches of 8 leave a last batch of 4 per replica each epoch, which trains
+// eagerly between replays.
+class MirroredCapture : public ::testing::TestWithParam<bool> {};  // mixed_bfloat16
+
+TEST_P(MirroredCapture, CapturedStepsTrainAsTheEagerOnes) {
+  if (GetParam()) nn::SetGlobalPolicy(nn::DTypePolicy::MixedBFloat16());
+  struct Restore {
+    ~Restore() { nn::SetGlobalPolicy(nn::DTypePolicy::Float32()); }
+  } restore;
   auto [x, y] = Data(120);
   std::vector<std::vector<float>> weights[2];
   for (bool capture : {false, true}) {
@@ -142,6 +150,9 @@ TEST(NcclTest, MirroredCapturedStepsTrainAsTheEagerOnes) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Policies, MirroredCapture, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "MixedBFloat16" : "Float32"; });
 
 TEST(NcclTest, CapturedStepsUnderACpuStrategyAreRefused) {
   auto [x, y] = Data(32);
