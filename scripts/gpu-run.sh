@@ -16,8 +16,10 @@
 #             normalize, batch 128) on 16, 8, 4 and 2 of the machine's cores:
 #             sluice, its work in a plain loop, bare libjpeg-turbo decode and
 #             PyTorch's DataLoader, all on the bundle's images -> pipeline.jsonl
-#   trainbench  BM_TrainStep (both models, eager and captured) beside
-#             PyTorch's float32 eager references -> trainbench.json, torch.json
+#   trainbench  BM_TrainStep (both models, eager and captured; float32
+#             again with SLUICE_CUDNN_GRAPH=0) beside PyTorch's references,
+#             and NCCL's one-rank all-reduce -> trainbench.json,
+#             trainbench-legacy.json, torch.json, nccl.json
 #   profile   ncu's per-kernel times of about two CNN training steps
 #             (float32 and bfloat16), summed per kernel -> profile.txt
 #   mpi       under the bundle's relocated Open MPI (mpi.tar.xz), 2 ranks:
@@ -202,14 +204,17 @@ phase_trainbench() {
   # (SLUICE_CUDNN_GRAPH=0), for the graph engines' effect in this run.
   SLUICE_CUDNN_GRAPH=0 step 90 "$OUT/trainbench-legacy.json" "$SUMMARY" bin/gpu_train_bench \
     --benchmark_filter='BM_TrainStep/gpu(_heavy)?/' --benchmark_min_time=1 --benchmark_format=json
+  # NCCL on one rank (issue 26's smoke test and bandwidth with one GPU).
+  step 60 "$OUT/nccl.json" "$SUMMARY" bin/gpu_bench --benchmark_filter=BM_NcclAllReduce \
+    --benchmark_min_time=0.5 --benchmark_format=json
   step 60 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --graph
   step 60 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --graph --bf16
   step 60 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --model heavy --steps 20
   step 60 "$OUT/torch.json" "$SUMMARY" python3 "$HERE/torch_train_step.py" --model heavy --bf16 \
     --steps 20
-  python3 - "$OUT/trainbench.json" "$OUT/trainbench-legacy.json" >> "$SUMMARY" 2>&1 <<'PY'
+  python3 - "$OUT/trainbench.json" "$OUT/trainbench-legacy.json" "$OUT/nccl.json" >> "$SUMMARY" 2>&1 <<'PY'
 import json, sys
-for path, tag in zip(sys.argv[1:], ("", " (SLUICE_CUDNN_GRAPH=0)")):
+for path, tag in zip(sys.argv[1:], ("", " (SLUICE_CUDNN_GRAPH=0)", "")):
     try:
         for b in json.load(open(path))["benchmarks"]:
             print(b["name"] + tag, round(b.get("real_time", 0), 3), b.get("time_unit", ""),

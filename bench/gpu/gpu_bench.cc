@@ -17,6 +17,10 @@
 //     once; max pooling's int64 argmax included), over kNnCalls calls per
 //     iteration, so bytes_per_second against BM_CopyDeviceToDevice is the
 //     fraction of memory bandwidth reached.
+//   * BM_NcclAllReduce/<bytes>: nn's NCCL cross-device ops on one rank
+//     (gpu/nccl_ops.h: AllReduceMean of one float32 tensor in place, on the
+//     nn backend's stream): the smoke test and bandwidth the GPU machine
+//     allows with one GPU (several GPUs are needed for a bus bandwidth).
 // Each reports bytes_per_second; the ratio to its reference is the figure
 // of merit (docs/perf.md). Every iteration ends with the stream drained, so
 // the time is the device's, plus one synchronization.
@@ -33,15 +37,18 @@
 #include <memory>
 #include <string>
 
+#include "sluice/distribute/in_process.h"
 #include "sluice/gpu/device.h"
 #include "sluice/gpu/device_tensor.h"
 #include "sluice/gpu/image_ops.h"
+#include "sluice/gpu/nccl_ops.h"
 #include "sluice/gpu/nn_backend.h"
 #include "sluice/gpu/pinned_host_pool.h"
 #include "sluice/gpu/prefetch_to_device.h"
 #include "sluice/gpu/region_provider.h"
 #include "sluice/gpu/stream.h"
 #include "sluice/nn/backend.h"
+#include "sluice/nn/cross_device_ops.h"
 #include "sluice/pipeline/dataset.h"
 
 namespace sluice::gpu {
@@ -298,6 +305,38 @@ void BM_BiasGrad(benchmark::State& state) { RunNnOp(state, kBiasGrad); }
 void BM_Relu(benchmark::State& state) { RunNnOp(state, kRelu); }
 void BM_ReluBackward(benchmark::State& state) { RunNnOp(state, kReluBackward); }
 
+// NCCL's all-reduce on one rank, the bytes of one float32 tensor per
+// iteration (NCCL's "algorithm bandwidth"; a bus bandwidth needs 2+ ranks).
+void BM_NcclAllReduce(benchmark::State& state) {
+  nn::Backend* b = NnBackend(state);
+  if (b == nullptr) return;
+  if (!Check(state, NcclAvailability())) return;
+  RegisterNcclCrossDeviceOps();
+  auto comms = InProcessGroup::Create(1);
+  Result<std::unique_ptr<nn::CrossDeviceOps>> ops = nn::MakeCrossDeviceOps(*b, *comms[0]);
+  if (!Check(state, ops.status())) return;
+  if ((*ops)->name().find("NCCL") == std::string::npos) {
+    state.SkipWithError(("not NCCL: " + (*ops)->name()).c_str());
+    return;
+  }
+  const int64_t n = state.range(0) / static_cast<int64_t>(sizeof(float));
+  Result<nn::DeviceTensor> t = NnTensor(*b, DType::kFloat32, Shape{n});
+  if (!Check(state, t.status())) return;
+  nn::DeviceTensor* list[] = {&*t};
+  for (auto _ : state) {
+    if (!Check(state, (*ops)->AllReduceMean(list)) || !Check(state, b->Synchronize())) return;
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+  state.SetLabel((*ops)->name());
+}
+
+BENCHMARK(BM_NcclAllReduce)
+    ->Arg(int64_t{1} << 12)
+    ->Arg(int64_t{1} << 20)
+    ->Arg(int64_t{25} << 20)
+    ->Arg(int64_t{256} << 20)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CopyDeviceToDevice)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CopyHostToDevice)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Augment)
