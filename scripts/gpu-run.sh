@@ -217,7 +217,8 @@ import json, sys
 for path, tag in zip(sys.argv[1:], ("", " (SLUICE_CUDNN_GRAPH=0)", "")):
     try:
         for b in json.load(open(path))["benchmarks"]:
-            print(b["name"] + tag, round(b.get("real_time", 0), 3), b.get("time_unit", ""),
+            gbps = f'{b["bytes_per_second"] / 1e9:.1f} GB/s' if "bytes_per_second" in b else ""
+            print(b["name"] + tag, round(b.get("real_time", 0), 3), b.get("time_unit", ""), gbps,
                   b.get("error_message", ""))
     except Exception as e:  # noqa: BLE001 - report and go on
         print(path, "unreadable:", e)
