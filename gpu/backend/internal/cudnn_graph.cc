@@ -22,7 +22,7 @@ using nn::kit::ConvGeometry;
 using Desc = std::shared_ptr<void>;
 
 constexpr int64_t kAlignment = 16;
-constexpr int kMaxCandidates = 24;
+constexpr int kMaxCandidates = 16;
 constexpr int64_t kX = 1, kW = 2, kY = 3;  // the tensors' unique ids
 
 Result<Desc> Make(const CudnnApi& api, cudnnBackendDescriptorType_t type) {
@@ -356,7 +356,7 @@ Result<GraphConvChoice> FindGraphConvPlan(const CudnnApi& api, cudnnHandle_t han
   int tried = 0;
   for (const Desc& config : configs) {
     if (tried >= kMaxCandidates ||
-        std::chrono::steady_clock::now() - start > std::chrono::seconds(3)) {
+        std::chrono::steady_clock::now() - start > std::chrono::seconds(1)) {
       break;
     }
     Result<EngineInfo> info = Info(api, config);

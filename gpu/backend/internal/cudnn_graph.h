@@ -67,7 +67,7 @@ struct GraphConvChoice {
 
 // Builds op on g (bfloat16 data with bf16, else float32) and times the
 // engine configurations cuDNN's heuristics offer (mode A, then the
-// fallback list; at most 24), skipping those the policy excludes: for
+// fallback list; at most 16, within about 1 s), skipping those the policy excludes: for
 // float32, tensor-core (TF32) and down-converting engines; reduced-
 // precision reductions; runtime-compiled engines (NVRTC, seconds to
 // build); non-deterministic ones under SLUICE_CUDNN_DETERMINISTIC=1; and
