@@ -427,5 +427,49 @@ TEST(JpegDecoderGpu, AgreesWithTheCpuDecode) {
   EXPECT_GT(decoder->stats().hardware + decoder->stats().gpu_hybrid, 0);
 }
 
+// Calls queued back to back without waiting (the states used in turn, call
+// k+1 queued while call k decodes) decode the same pixels as one state.
+TEST(JpegDecoderGpu, StatesInFlightDecodeWhatOneStateDoes) {
+  if (Status s = GpuAvailability(); !s.ok()) GTEST_SKIP() << s;
+  if (Status s = NvjpegAvailability(); !s.ok()) GTEST_SKIP() << s;
+  auto stream = NewStream(Device::Gpu(0)).value();
+  std::vector<std::string> bytes;
+  for (const char* f :
+       {"rgb420_q90.jpg", "rgb444_q90.jpg", "rgb422.jpg", "gray_q90.jpg", "big420_q85.jpg"}) {
+    bytes.push_back(Codec(f));
+  }
+  bytes.push_back(Baseline(61, 47));
+  bytes.push_back(Baseline(256, 192));
+  constexpr int kCalls = 6;
+  std::vector<std::vector<Tensor>> want;
+  for (int states : {1, 2, 3}) {
+    SCOPED_TRACE("states " + std::to_string(states));
+    SLUICE_ASSERT_OK_AND_ASSIGN(
+        auto decoder, JpegDecoder::Create(*stream, {.max_batch = 4, .nvjpeg_states = states}));
+    ASSERT_TRUE(decoder->gpu_enabled()) << decoder->unavailable_reason();
+    std::vector<std::vector<DeviceTensor>> out;
+    for (int call = 0; call < kCalls; ++call) {  // each call a different rotation of the images
+      std::vector<EncodedJpeg> jpegs;
+      for (size_t i = 0; i < bytes.size(); ++i) {
+        jpegs.push_back({bytes[(i + static_cast<size_t>(call)) % bytes.size()], "img"});
+      }
+      SLUICE_ASSERT_OK_AND_ASSIGN(std::vector<DeviceTensor> o, decoder->Decode(jpegs));
+      out.push_back(std::move(o));
+    }
+    EXPECT_EQ(decoder->stats().nvjpeg_states, states);
+    EXPECT_GT(decoder->stats().hardware + decoder->stats().gpu_hybrid, 0);
+    std::vector<Tensor> got;
+    for (const std::vector<DeviceTensor>& o : out) {
+      for (const DeviceTensor& t : o) got.push_back(CopyToHost(t, *stream).value());
+    }
+    if (want.empty()) {
+      want.push_back(std::move(got));
+      continue;
+    }
+    ASSERT_EQ(got.size(), want[0].size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(SameBytes(got[i], want[0][i])) << i;
+  }
+}
+
 }  // namespace
 }  // namespace sluice::gpu
