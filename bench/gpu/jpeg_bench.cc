@@ -35,7 +35,8 @@
 // per backend (JpegDecoderOptions::nvjpeg_states, each --states value; 1 is
 // the single state, where call k+1 waits inside the decoder for call k's
 // decode), ratio_to_one_state against the S=1 line and state_waits (calls
-// that blocked for their state's previous call). host_cores everywhere: CPU-seconds (getrusage,
+// that blocked for their state's previous call), at the last --batches
+// value only. host_cores everywhere: CPU-seconds (getrusage,
 // user + system, all threads) per second of wall time.
 #include <sys/resource.h>
 
@@ -575,7 +576,8 @@ int Run(const Args& args) {
     if (decode_rate.count(batch) == 0) continue;
     if (!Augment(**stream, all, batch, decode_rate[batch], cpu_rate, mean_pixels, args.seconds) ||
         !Overlapped(**stream, all, batch, decode_rate[batch], args.seconds) ||
-        !OverlapStates(**stream, all, batch, decode_rate[batch], args.states, args.seconds) ||
+        (batch == args.batches.back() &&  // the states' lines at the last batch size only
+         !OverlapStates(**stream, all, batch, decode_rate[batch], args.states, args.seconds)) ||
         !Stage(device, bytes, batch, decode_rate[batch], cpu_rate, args.seconds)) {
       return 1;
     }
