@@ -100,6 +100,17 @@ class JpegEngine {
   virtual Status DecodeBatched(gpu::JpegBackend backend,
                                std::span<const std::string_view> bitstreams,
                                std::span<const gpu::DeviceTensor> outputs, gpu::Stream& stream) = 0;
+  // Whether nvJPEG's batched call of `backend` would take `bytes` (an image
+  // Route sent to `backend`) with the region of interest (x, y, w, h)
+  // decoded only: nvjpegDecodeBatchedSupportedEx with decode params set by
+  // nvjpegDecodeParamsSetROI; (0, 0, -1, -1) asks for the whole image. A
+  // probe for docs/gpu.md ("region of interest"); the decoder does not
+  // decode regions. Unavailable where there is no such question (the
+  // host engine, GPU_HYBRID, a library without the functions).
+  virtual Result<bool> BatchedRoiSupported(gpu::JpegBackend /*backend*/, std::string_view /*bytes*/,
+                                           int /*x*/, int /*y*/, int /*w*/, int /*h*/) {
+    return Status::Unavailable("JPEG engine: no region-of-interest probe");
+  }
   // Decode states per backend (StateRing::count).
   virtual int states() const = 0;
   // Batched calls that found their state's previous call still running on

@@ -45,9 +45,18 @@ namespace {
   X(nvjpegDecodeBatchedInitialize) \
   X(nvjpegDecodeBatched)
 
+// Used only by the region-of-interest probe: resolved when present, never
+// required.
+#define SLUICE_NVJPEG_OPTIONAL_FUNCTIONS(X) \
+  X(nvjpegDecodeParamsCreate)               \
+  X(nvjpegDecodeParamsDestroy)              \
+  X(nvjpegDecodeParamsSetROI)               \
+  X(nvjpegDecodeBatchedSupportedEx)
+
 struct Api {
 #define SLUICE_NVJPEG_POINTER(name) decltype(&::name) name = nullptr;
   SLUICE_NVJPEG_FUNCTIONS(SLUICE_NVJPEG_POINTER)
+  SLUICE_NVJPEG_OPTIONAL_FUNCTIONS(SLUICE_NVJPEG_POINTER)
 #undef SLUICE_NVJPEG_POINTER
 };
 
@@ -73,6 +82,9 @@ const Library& GetLibrary() {
   if (!handle->Resolve(#name, &lib->api.name)) missing += " " #name;
     SLUICE_NVJPEG_FUNCTIONS(SLUICE_NVJPEG_RESOLVE)
 #undef SLUICE_NVJPEG_RESOLVE
+#define SLUICE_NVJPEG_RESOLVE_OPTIONAL(name) (void)handle->Resolve(#name, &lib->api.name);
+    SLUICE_NVJPEG_OPTIONAL_FUNCTIONS(SLUICE_NVJPEG_RESOLVE_OPTIONAL)
+#undef SLUICE_NVJPEG_RESOLVE_OPTIONAL
     if (!missing.empty()) {
       lib->status = Status::Unavailable("libnvjpeg.so.13 lacks" + missing);
       return lib;
@@ -201,6 +213,37 @@ class NvjpegEngine final : public JpegEngine {
       }
     }
     return allow_hybrid ? JpegBackend::kGpuHybrid : JpegBackend::kCpu;
+  }
+
+  Result<bool> BatchedRoiSupported(JpegBackend backend, std::string_view bytes, int x, int y, int w,
+                                   int h) override {
+    if (backend != JpegBackend::kHardware || !has_hardware_) {
+      return Status::Unavailable("nvJPEG ROI probe: the hardware backend only");
+    }
+    if (api_.nvjpegDecodeParamsCreate == nullptr || api_.nvjpegDecodeParamsDestroy == nullptr ||
+        api_.nvjpegDecodeParamsSetROI == nullptr ||
+        api_.nvjpegDecodeBatchedSupportedEx == nullptr) {
+      return Status::Unavailable("nvJPEG ROI probe: libnvjpeg.so.13 lacks the functions");
+    }
+    ScopedDevice device(ordinal_);
+    SLUICE_RETURN_IF_ERROR(device.status());
+    const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+    nvjpegStatus_t s =
+        api_.nvjpegJpegStreamParseHeader(hardware_.handle, data, bytes.size(), parsed_);
+    if (s != NVJPEG_STATUS_SUCCESS) return NvjpegError("nvjpegJpegStreamParseHeader", s);
+    nvjpegDecodeParams_t params = nullptr;
+    s = api_.nvjpegDecodeParamsCreate(hardware_.handle, &params);
+    if (s != NVJPEG_STATUS_SUCCESS) return NvjpegError("nvjpegDecodeParamsCreate", s);
+    int not_supported = 1;  // nvJPEG: 0 means supported
+    s = api_.nvjpegDecodeParamsSetROI(params, x, y, w, h);
+    if (s == NVJPEG_STATUS_SUCCESS) {
+      s = api_.nvjpegDecodeBatchedSupportedEx(hardware_.handle, parsed_, params, &not_supported);
+    }
+    api_.nvjpegDecodeParamsDestroy(params);
+    if (s != NVJPEG_STATUS_SUCCESS) {
+      return NvjpegError("nvjpegDecodeParamsSetROI / nvjpegDecodeBatchedSupportedEx", s);
+    }
+    return not_supported == 0;
   }
 
   Status DecodeBatched(JpegBackend backend, std::span<const std::string_view> bitstreams,

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <future>
@@ -469,6 +471,41 @@ TEST(JpegDecoderGpu, StatesInFlightDecodeWhatOneStateDoes) {
     ASSERT_EQ(got.size(), want[0].size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(SameBytes(got[i], want[0][i])) << i;
   }
+}
+
+// The region-of-interest probe (docs/gpu.md): asked for the whole image,
+// nvjpegDecodeBatchedSupportedEx must agree with the routing
+// (nvjpegDecodeBatchedSupported); what it answers for a window is printed
+// for docs/gpu.md, not checked (the header documents no answer).
+TEST(JpegDecoderGpu, RoiProbeAgreesWithTheRoutingForWholeImages) {
+  if (Status s = GpuAvailability(); !s.ok()) GTEST_SKIP() << s;
+  if (Status s = NvjpegAvailability(); !s.ok()) GTEST_SKIP() << s;
+  auto stream = NewStream(Device::Gpu(0)).value();
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto engine, gpu_internal::NewNvjpegEngine(*stream, 256, 1, 2));
+  if (!engine->has_hardware()) GTEST_SKIP() << "no JPEG engines on this GPU";
+  int hardware = 0;
+  for (const char* f : {"rgb420_q90.jpg", "rgb444_q90.jpg", "rgb422.jpg", "rgb440.jpg",
+                        "gray_q90.jpg", "big420_q85.jpg"}) {
+    const std::string bytes = Codec(f);
+    if (engine->Route(bytes, true, true) != JpegBackend::kHardware) continue;
+    ++hardware;
+    Result<bool> whole = engine->BatchedRoiSupported(JpegBackend::kHardware, bytes, 0, 0, -1, -1);
+    if (whole.status().code() == StatusCode::kUnavailable) GTEST_SKIP() << whole.status();
+    ASSERT_TRUE(whole.ok()) << f << ": " << whole.status();
+    EXPECT_TRUE(*whole) << f;
+    const ops::JpegHeader h = ops::ReadJpegHeader(bytes).value();
+    const int w = static_cast<int>(h.width), ht = static_cast<int>(h.height);
+    for (const auto& [x, y, rw, rh] :
+         {std::array<int, 4>{0, 0, w / 2, ht / 2}, std::array<int, 4>{w / 4, ht / 4, w / 2, ht / 2},
+          std::array<int, 4>{16, 16, w / 2 & ~15, ht / 2 & ~15}}) {
+      Result<bool> roi = engine->BatchedRoiSupported(JpegBackend::kHardware, bytes, x, y, rw, rh);
+      std::printf(
+          "roi probe: %s (%dx%d) hardware batched, ROI x=%d y=%d w=%d h=%d: %s\n", f, w, ht, x, y,
+          rw, rh,
+          roi.ok() ? (*roi ? "supported" : "not supported") : roi.status().ToString().c_str());
+    }
+  }
+  EXPECT_GT(hardware, 0);
 }
 
 }  // namespace
