@@ -146,6 +146,19 @@ TEST(JpegPlan, StateRingTakesStatesInTurn) {
 }
 
 TEST_F(JpegDecoderHost, StatesComeFromTheOptionOrSluiceNvjpegStates) {
+  // Puts the caller's SLUICE_NVJPEG_STATES back however the test ends.
+  struct RestoreEnv {
+    const char* v = std::getenv("SLUICE_NVJPEG_STATES");
+    std::string saved = v != nullptr ? v : "";
+    bool was_set = v != nullptr;
+    ~RestoreEnv() {
+      if (was_set) {
+        setenv("SLUICE_NVJPEG_STATES", saved.c_str(), 1);
+      } else {
+        unsetenv("SLUICE_NVJPEG_STATES");
+      }
+    }
+  } restore;
   ASSERT_EQ(unsetenv("SLUICE_NVJPEG_STATES"), 0);
   SLUICE_ASSERT_OK_AND_ASSIGN(auto d2, JpegDecoder::Create(*stream_));
   EXPECT_EQ(d2->stats().nvjpeg_states, 2);
@@ -188,7 +201,7 @@ TEST_F(JpegDecoderHost, CallKPlusOneWaitsOnlyForTheCallThatUsedItsState) {
     ASSERT_TRUE(stream_->LaunchHostFunc([opened] { opened.wait(); }).ok());
     std::atomic<bool> released{false};
     std::thread releaser([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
       released = true;
       gate.set_value();
     });
