@@ -24,8 +24,9 @@
 // kernel, jpeg_augment.h) and copies on the stage's output stream after it,
 // returning without waiting for the GPU. So batch k+1's decode (the GPU's
 // JPEG engines) runs while batch k is augmented and consumed; the thread
-// waits only where the decoder must (batch k's decode done before batch
-// k+1's nvJPEG call reuses its state).
+// waits only where the decoder must (batch k+1-N's decode done before
+// batch k+1's nvJPEG call reuses its state; N =
+// options.decoder.nvjpeg_states, 2 by default).
 // The augmentation rng of batch b is Rng(seed, b), so a run is reproducible
 // whatever the timing. Errors name the component, batch and image
 // ("image of batch 12, image 3"); with skip_bad_images, images no backend

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -131,7 +132,14 @@ class Decoder final : public JpegDecoder {
   }
 
   const std::vector<JpegBackend>& last_backends() const override { return last_backends_; }
-  JpegDecodeStats stats() const override { return stats_; }
+  JpegDecodeStats stats() const override {
+    JpegDecodeStats s = stats_;
+    if (engine_ != nullptr) {
+      s.state_waits = engine_->state_waits();
+      s.nvjpeg_states = engine_->states();
+    }
+    return s;
+  }
   bool gpu_enabled() const override { return engine_ != nullptr; }
   bool has_hardware() const override { return engine_ != nullptr && engine_->has_hardware(); }
   std::string_view unavailable_reason() const override { return reason_; }
@@ -220,7 +228,7 @@ Status CheckOptions(const JpegDecoderOptions& o) {
     return Status::InvalidArgument("JpegDecoder: hybrid_cpu_threads must be in 1..256, not " +
                                    std::to_string(o.hybrid_cpu_threads));
   }
-  return Status::OK();
+  return ResolveNvjpegStates(o.nvjpeg_states, nullptr).status();
 }
 
 }  // namespace
@@ -246,12 +254,15 @@ Result<std::unique_ptr<JpegDecoder>> JpegDecoder::Create(Stream& stream,
   SLUICE_RETURN_IF_ERROR(gpu_internal::GetDeviceRuntime(stream.device()).status());
   std::unique_ptr<gpu_internal::JpegEngine> engine;
   std::string reason;
+  SLUICE_ASSIGN_OR_RETURN(const int states,
+                          gpu_internal::ResolveNvjpegStates(options.nvjpeg_states,
+                                                            std::getenv("SLUICE_NVJPEG_STATES")));
   if (!options.use_gpu) {
     reason = "JpegDecoderOptions::use_gpu is false";
   } else if (stream.device().is_host()) {
-    engine = gpu_internal::NewHostJpegEngine();
+    engine = gpu_internal::NewHostJpegEngine(nullptr, states);
   } else if (Result<std::unique_ptr<gpu_internal::JpegEngine>> e = gpu_internal::NewNvjpegEngine(
-                 stream, options.max_batch, options.hybrid_cpu_threads);
+                 stream, options.max_batch, options.hybrid_cpu_threads, states);
              e.ok()) {
     engine = *std::move(e);
   } else {

@@ -77,6 +77,12 @@ struct JpegDecoderOptions {
   int max_batch = 256;
   // Threads for nvJPEG's host part of GPU_HYBRID (nvjpegDecodeBatchedInitialize).
   int hybrid_cpu_threads = 1;
+  // nvJPEG decode states per backend (1..8), used round-robin: batched call
+  // k+1 may be queued while call k still decodes, waiting only for the call
+  // that last used its state (k+1-states). 0: the environment's
+  // SLUICE_NVJPEG_STATES, else 2; SLUICE_NVJPEG_STATES=1 is the old single
+  // state (each call waits for the previous one's decode).
+  int nvjpeg_states = 0;
   // The CPU decoder's options (fancy_upscaling, strict, dct_method,
   // max_pixels, try_recover_truncated...). channels and ratio are forced to
   // 3 and 1, name to EncodedJpeg::name. max_pixels also bounds GPU images.
@@ -92,6 +98,8 @@ struct JpegDecodeStats {
   int64_t gpu_batch_calls = 0;
   int64_t gpu_batch_failures = 0;  // batched calls nvJPEG refused (their images went to the CPU)
   int64_t staged_bytes = 0;        // bitstream bytes copied into pinned staging memory
+  int64_t state_waits = 0;  // batched calls that blocked for their nvJPEG state's previous call
+  int nvjpeg_states = 0;    // decode states per backend (0 without GPU backends)
 };
 
 class JpegDecoder {
@@ -107,9 +115,10 @@ class JpegDecoder {
   // Decodes each image into uint8 [height, width, 3], in order; one result
   // per image. The work is queued on the stream; GPU_HYBRID and CPU decodes
   // run on the calling thread before it returns. Calls may follow each
-  // other without waiting for the stream: a backend's nvJPEG state is
-  // reused only once the GPU has passed its previous batched call (the
-  // calling thread waits for that, if needed).
+  // other without waiting for the stream: a backend's nvJPEG states are
+  // used in turn (JpegDecoderOptions::nvjpeg_states), each reused only once
+  // the GPU has passed its previous batched call (the calling thread waits
+  // for that, if needed).
   virtual std::vector<Result<DeviceTensor>> DecodeEach(std::span<const EncodedJpeg> images) = 0;
   // All images, or the first image's error.
   Result<std::vector<DeviceTensor>> Decode(std::span<const EncodedJpeg> images);

@@ -33,7 +33,8 @@
 #             cores, pixel differences to the CPU decode; decode + random-
 #             resized crop 224 + flip + normalize on the device, as a
 #             helper, overlapped on two streams and as the
-#             JpegBatchesToDevice stage), torchvision's decode_jpeg on
+#             JpegBatchesToDevice stage; the overlapped decode with 1, 2
+#             and 3 nvJPEG states), torchvision's decode_jpeg on
 #             the same images, and gpu_train_bench's BM_TrainFromJpegs*
 #             (input_wait_fraction)                                -> jpeg.log
 #   all       tests samples bench

@@ -4,7 +4,7 @@
 // CPU decode's. One JSON object per line on stdout.
 //
 //   gpu_jpeg_bench --images DIR [--batches 128,256] [--seconds 2] [--threads 16]
-//                  [--device gpu|cpu]
+//                  [--device gpu|cpu] [--states 1,2,3]
 //
 // DIR holds *.jpg / *.JPEG files (subfolders too), e.g. the bundle's
 // images/ (scripts/make-imagenet-like.sh). --device cpu runs the decoder on
@@ -29,7 +29,14 @@
 // augmentation on a second stream (DecodeRandomResizedCropBatch's
 // augment_stream), ratio_to_decode against the decoder line's hardware
 // rate (issue 29's target: at least 0.8) and ratio_to_decode_overlap
-// against decode_overlap. host_cores everywhere: CPU-seconds (getrusage,
+// against decode_overlap; {"case":"decode_overlap_states","states":S,...}:
+// the hardware decode alone with up to 3 batches in flight (batch k queued,
+// then batch k-2 waited for) on a fresh decoder with S nvJPEG decode states
+// per backend (JpegDecoderOptions::nvjpeg_states, each --states value; 1 is
+// the single state, where call k+1 waits inside the decoder for call k's
+// decode), ratio_to_one_state against the S=1 line and state_waits (calls
+// that blocked for their state's previous call), at the last --batches
+// value only. host_cores everywhere: CPU-seconds (getrusage,
 // user + system, all threads) per second of wall time.
 #include <sys/resource.h>
 
@@ -67,12 +74,13 @@ struct Args {
   double seconds = 2;
   int threads = 16;
   std::string device = "gpu";
+  std::vector<int> states = {1, 2, 3};  // decode_overlap_states' nvjpeg_states values
 };
 
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "gpu_jpeg_bench: %s\nusage: gpu_jpeg_bench --images DIR [--batches 128,256] "
-               "[--seconds 2] [--threads 16] [--device gpu|cpu]\n",
+               "[--seconds 2] [--threads 16] [--device gpu|cpu] [--states 1,2,3]\n",
                why);
   std::exit(2);
 }
@@ -95,6 +103,10 @@ Args Parse(int argc, char** argv) {
       a.threads = std::atoi(v.c_str());
     } else if (flag == "--device") {
       a.device = v;
+    } else if (flag == "--states") {
+      a.states.clear();
+      std::stringstream ss(v);
+      for (std::string b; std::getline(ss, b, ',');) a.states.push_back(std::atoi(b.c_str()));
     } else {
       Usage(("unknown flag " + flag).c_str());
     }
@@ -102,6 +114,9 @@ Args Parse(int argc, char** argv) {
   if (a.images.empty()) Usage("--images is required");
   for (int b : a.batches) {
     if (b < 1 || b > 4096) Usage("batches must be in 1..4096");
+  }
+  for (int n : a.states) {
+    if (n < 1 || n > 8) Usage("--states must be in 1..8");
   }
   if (a.threads < 1 || a.seconds <= 0) Usage("--threads and --seconds must be positive");
   return a;
@@ -312,11 +327,11 @@ bool Overlapped(Stream& stream, const std::vector<EncodedJpeg>& all, int batch, 
   const JpegDecodeStats s2 = (*decoder)->stats();
   const std::string dev = stream.device().ToString();
   std::printf(
-      "{\"case\":\"decode_overlap\",\"device\":\"%s\",\"batch\":%d,\"images_per_s\":%.0f,"
-      "\"ratio_to_decode\":%.2f,\"host_cores\":%.2f,\"hardware\":%lld,\"gpu_hybrid\":%lld,"
-      "\"cpu\":%lld}\n",
-      dev.c_str(), batch, bare->images_per_s, bare->images_per_s / decode_rate, bare->host_cores,
-      static_cast<long long>(s1.hardware - s0.hardware),
+      "{\"case\":\"decode_overlap\",\"device\":\"%s\",\"batch\":%d,\"nvjpeg_states\":%d,"
+      "\"images_per_s\":%.0f,\"ratio_to_decode\":%.2f,\"host_cores\":%.2f,\"hardware\":%lld,"
+      "\"gpu_hybrid\":%lld,\"cpu\":%lld}\n",
+      dev.c_str(), batch, s1.nvjpeg_states, bare->images_per_s, bare->images_per_s / decode_rate,
+      bare->host_cores, static_cast<long long>(s1.hardware - s0.hardware),
       static_cast<long long>(s1.gpu_hybrid - s0.gpu_hybrid),
       static_cast<long long>(s1.cpu - s0.cpu));
   std::printf(
@@ -330,6 +345,65 @@ bool Overlapped(Stream& stream, const std::vector<EncodedJpeg>& all, int batch, 
       static_cast<long long>(s2.gpu_hybrid - s1.gpu_hybrid),
       static_cast<long long>(s2.cpu - s1.cpu));
   std::fflush(stdout);
+  return true;
+}
+
+// The hardware decode alone, up to 3 batches in flight (batch k queued,
+// then batch k-2 waited for), on a fresh decoder per nvJPEG state count.
+bool OverlapStates(Stream& stream, const std::vector<EncodedJpeg>& all, int batch,
+                   double decode_rate, const std::vector<int>& states, double seconds) {
+  constexpr int kInFlight = 3;
+  double one_state = 0;
+  for (int n : states) {
+    JpegDecoderOptions o;
+    o.max_batch = batch;
+    o.nvjpeg_states = n;
+    Result<std::unique_ptr<JpegDecoder>> decoder = JpegDecoder::Create(stream, o);
+    std::vector<std::unique_ptr<Event>> events;
+    Status setup = decoder.status();
+    for (int i = 0; setup.ok() && i < kInFlight; ++i) {
+      Result<std::unique_ptr<Event>> e = NewEvent(stream.device());
+      setup = e.status();
+      if (e.ok()) events.push_back(*std::move(e));
+    }
+    if (!setup.ok()) {
+      std::fprintf(stderr, "gpu_jpeg_bench: states %d: %s\n", n, setup.ToString().c_str());
+      return false;
+    }
+    std::vector<EncodedJpeg> slice(static_cast<size_t>(batch));
+    size_t next = 0;
+    int64_t k = 0;
+    auto step = [&]() -> Status {
+      for (EncodedJpeg& e : slice) e = all[next++ % all.size()];
+      SLUICE_RETURN_IF_ERROR((*decoder)->Decode(slice).status());
+      SLUICE_RETURN_IF_ERROR(stream.Record(*events[k % kInFlight]));
+      ++k;
+      // Batch k-2 (the event after this one's in the ring; never recorded: complete).
+      return events[k % kInFlight]->Synchronize();
+    };
+    const JpegDecodeStats s0 = (*decoder)->stats();
+    Result<Rate> r = Measure(batch, seconds, step);
+    Status drained = r.ok() ? stream.Synchronize() : r.status();
+    if (!drained.ok()) {
+      std::fprintf(stderr, "gpu_jpeg_bench: states %d: %s\n", n, drained.ToString().c_str());
+      return false;
+    }
+    const JpegDecodeStats s1 = (*decoder)->stats();
+    if (n == 1) one_state = r->images_per_s;
+    std::printf(
+        "{\"case\":\"decode_overlap_states\",\"device\":\"%s\",\"batch\":%d,\"states\":%d,"
+        "\"in_flight\":%d,\"images_per_s\":%.0f,\"ratio_to_decode\":%.2f,"
+        "\"ratio_to_one_state\":%.2f,\"host_cores\":%.2f,\"state_waits\":%lld,"
+        "\"batch_calls\":%lld,\"hardware\":%lld,\"gpu_hybrid\":%lld,\"cpu\":%lld}\n",
+        stream.device().ToString().c_str(), batch, s1.nvjpeg_states, kInFlight, r->images_per_s,
+        r->images_per_s / decode_rate, one_state > 0 ? r->images_per_s / one_state : 0.0,
+        r->host_cores, static_cast<long long>(s1.state_waits - s0.state_waits),
+        static_cast<long long>(s1.gpu_batch_calls - s0.gpu_batch_calls),
+        static_cast<long long>(s1.hardware - s0.hardware),
+        static_cast<long long>(s1.gpu_hybrid - s0.gpu_hybrid),
+        static_cast<long long>(s1.cpu - s0.cpu));
+    std::fflush(stdout);
+  }
   return true;
 }
 
@@ -502,6 +576,8 @@ int Run(const Args& args) {
     if (decode_rate.count(batch) == 0) continue;
     if (!Augment(**stream, all, batch, decode_rate[batch], cpu_rate, mean_pixels, args.seconds) ||
         !Overlapped(**stream, all, batch, decode_rate[batch], args.seconds) ||
+        (batch == args.batches.back() &&  // the states' lines at the last batch size only
+         !OverlapStates(**stream, all, batch, decode_rate[batch], args.states, args.seconds)) ||
         !Stage(device, bytes, batch, decode_rate[batch], cpu_rate, args.seconds)) {
       return 1;
     }

@@ -48,6 +48,39 @@ struct StagingLayout {
 };
 StagingLayout LayOutBitstreams(std::span<const size_t> sizes, size_t alignment);
 
+// How many nvJPEG decode states a backend rotates through (JpegDecoderOptions::
+// nvjpeg_states): `option` when it is 1..kMaxNvjpegStates, else (0) the
+// environment's SLUICE_NVJPEG_STATES (`env`, null when unset), else 2.
+// InvalidArgument naming the variable for a value that is not 1..8.
+constexpr int kMaxNvjpegStates = 8;
+constexpr int kDefaultNvjpegStates = 2;
+Result<int> ResolveNvjpegStates(int option, const char* env);
+
+// Round-robin over a backend's decode states (their buffers, the event of
+// each one's last batched call): call k takes state k % count, so queuing
+// call k+1 waits only for call k+1-count (the last one that used the same
+// state), not for call k. Bookkeeping only; the engine records and waits
+// for the events.
+class StateRing {
+ public:
+  explicit StateRing(int count) : pending_(static_cast<size_t>(count), false) {}
+  int count() const { return static_cast<int>(pending_.size()); }
+  // The state for the next call (advances the ring).
+  int Take() {
+    const int slot = next_;
+    next_ = (next_ + 1) % count();
+    return slot;
+  }
+  // Whether `slot`'s last call was queued and not yet waited for: its
+  // buffers may still be read or written by the GPU.
+  bool pending(int slot) const { return pending_[static_cast<size_t>(slot)]; }
+  void set_pending(int slot, bool pending) { pending_[static_cast<size_t>(slot)] = pending; }
+
+ private:
+  std::vector<bool> pending_;
+  int next_ = 0;
+};
+
 // Runs the GPU backends' batched calls.
 class JpegEngine {
  public:
@@ -67,23 +100,43 @@ class JpegEngine {
   virtual Status DecodeBatched(gpu::JpegBackend backend,
                                std::span<const std::string_view> bitstreams,
                                std::span<const gpu::DeviceTensor> outputs, gpu::Stream& stream) = 0;
+  // Whether nvJPEG's batched call of `backend` would take `bytes` (an image
+  // Route sent to `backend`) with the region of interest (x, y, w, h)
+  // decoded only: nvjpegDecodeBatchedSupportedEx with decode params set by
+  // nvjpegDecodeParamsSetROI; (0, 0, -1, -1) asks for the whole image. A
+  // probe for docs/gpu.md ("region of interest"); the decoder does not
+  // decode regions. Unavailable where there is no such question (the
+  // host engine, GPU_HYBRID, a library without the functions).
+  virtual Result<bool> BatchedRoiSupported(gpu::JpegBackend /*backend*/, std::string_view /*bytes*/,
+                                           int /*x*/, int /*y*/, int /*w*/, int /*h*/) {
+    return Status::Unavailable("JPEG engine: no region-of-interest probe");
+  }
+  // Decode states per backend (StateRing::count).
+  virtual int states() const = 0;
+  // Batched calls that found their state's previous call still running on
+  // the stream and waited for it (the calling thread blocked).
+  virtual int64_t state_waits() const = 0;
 };
 
 // libjpeg-turbo standing in for nvJPEG on the host device: "hardware" takes
 // images whose size is a multiple of 8 both ways, "hybrid" the others (a
 // made-up split, so both paths get images); DecodeBatched decodes each
-// bitstream with ops::DecodeJpeg on the calling thread and queues the
+// bitstream with ops::DecodeJpeg on the calling thread into the host buffer
+// of its state (`states` per backend, rotated like nvJPEG's and reused
+// only after that state's last call has passed the stream) and queues the
 // copies into the outputs on the stream. `refuse`, when given, fails any
 // batched call of a backend holding a bitstream it returns true for (as
 // one bad image fails an nvJPEG batch).
 std::unique_ptr<JpegEngine> NewHostJpegEngine(
-    std::function<bool(gpu::JpegBackend backend, std::string_view bytes)> refuse = nullptr);
+    std::function<bool(gpu::JpegBackend backend, std::string_view bytes)> refuse = nullptr,
+    int states = kDefaultNvjpegStates);
 
-// nvJPEG on `stream`'s GPU: hardware and GPU_HYBRID handles and states.
+// nvJPEG on `stream`'s GPU: hardware and GPU_HYBRID handles, `states`
+// decode states each.
 // Unavailable when nvJPEG cannot be used (NvjpegAvailability) or the GPU
 // has no hybrid handle; a GPU without engines gives has_hardware() false.
 Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(gpu::Stream& stream, int max_batch,
-                                                    int hybrid_cpu_threads);
+                                                    int hybrid_cpu_threads, int states);
 
 // The decoder over a given engine (null: every image on the CPU, with
 // `reason`). For tests.

@@ -1,6 +1,8 @@
 // The JPEG decoder's host-side decisions (jpeg_engine.h): which images
 // nvJPEG is given, batch splits, staging layout.
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "sluice/gpu/internal/jpeg_engine.h"
 
@@ -48,6 +50,22 @@ StagingLayout LayOutBitstreams(std::span<const size_t> sizes, size_t alignment) 
     layout.total += size;
   }
   return layout;
+}
+
+Result<int> ResolveNvjpegStates(int option, const char* env) {
+  if (option >= 1 && option <= kMaxNvjpegStates) return option;
+  if (option != 0) {
+    return Status::InvalidArgument("JpegDecoderOptions::nvjpeg_states must be in 0..8, not " +
+                                   std::to_string(option));
+  }
+  if (env == nullptr || *env == '\0') return kDefaultNvjpegStates;
+  char* end = nullptr;
+  const long v = std::strtol(env, &end, 10);
+  if (*end != '\0' || v < 1 || v > kMaxNvjpegStates) {
+    return Status::InvalidArgument("SLUICE_NVJPEG_STATES must be an integer in 1..8, not \"" +
+                                   std::string(env) + "\"");
+  }
+  return static_cast<int>(v);
 }
 
 }  // namespace sluice::gpu_internal

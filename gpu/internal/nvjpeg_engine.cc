@@ -1,7 +1,9 @@
 // nvJPEG for the JPEG decoder (jpeg_engine.h): libnvjpeg.so.13 opened at
 // run time (dlopen; each function resolved with dlsym into a typed table, so
 // the gpu module does not link it), a hardware and a GPU_HYBRID handle per
-// engine, and nvjpegDecodeBatched into interleaved RGB.
+// engine with N decode states each (used in turn, so the host part of
+// batch k+1 runs while batch k decodes), and nvjpegDecodeBatched into
+// interleaved RGB.
 //
 // Built with nvjpeg.h only when CMake found it (SLUICE_HAVE_NVJPEG);
 // otherwise every entry point says so.
@@ -14,6 +16,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sluice/gpu/internal/cuda_error.h"
 #include "sluice/gpu/internal/device_runtime.h"
@@ -42,9 +45,18 @@ namespace {
   X(nvjpegDecodeBatchedInitialize) \
   X(nvjpegDecodeBatched)
 
+// Used only by the region-of-interest probe: resolved when present, never
+// required.
+#define SLUICE_NVJPEG_OPTIONAL_FUNCTIONS(X) \
+  X(nvjpegDecodeParamsCreate)               \
+  X(nvjpegDecodeParamsDestroy)              \
+  X(nvjpegDecodeParamsSetROI)               \
+  X(nvjpegDecodeBatchedSupportedEx)
+
 struct Api {
 #define SLUICE_NVJPEG_POINTER(name) decltype(&::name) name = nullptr;
   SLUICE_NVJPEG_FUNCTIONS(SLUICE_NVJPEG_POINTER)
+  SLUICE_NVJPEG_OPTIONAL_FUNCTIONS(SLUICE_NVJPEG_POINTER)
 #undef SLUICE_NVJPEG_POINTER
 };
 
@@ -70,6 +82,9 @@ const Library& GetLibrary() {
   if (!handle->Resolve(#name, &lib->api.name)) missing += " " #name;
     SLUICE_NVJPEG_FUNCTIONS(SLUICE_NVJPEG_RESOLVE)
 #undef SLUICE_NVJPEG_RESOLVE
+#define SLUICE_NVJPEG_RESOLVE_OPTIONAL(name) (void)handle->Resolve(#name, &lib->api.name);
+    SLUICE_NVJPEG_OPTIONAL_FUNCTIONS(SLUICE_NVJPEG_RESOLVE_OPTIONAL)
+#undef SLUICE_NVJPEG_RESOLVE_OPTIONAL
     if (!missing.empty()) {
       lib->status = Status::Unavailable("libnvjpeg.so.13 lacks" + missing);
       return lib;
@@ -114,33 +129,44 @@ Status NvjpegError(std::string_view call, nvjpegStatus_t s) {
   return Status::Internal(what);
 }
 
-// One nvJPEG backend: its handle, a batched-decode state, the batch size
-// that state was initialized for, and an event recorded after the state's
-// last batched call: the state's buffers are reused only once the GPU has
-// passed it (the next call's host part would overwrite them).
-struct Backend {
-  nvjpegHandle_t handle = nullptr;
+// One decode state of a backend: the nvJPEG state (its host and device
+// buffers), the batch size it was initialized for, and an event recorded
+// after its last batched call: the state is reused only once the GPU has
+// passed that call (the next call's host part would overwrite its buffers).
+struct DecodeState {
   nvjpegJpegState_t state = nullptr;
   int initialized_batch = -1;
   cudaEvent_t done = nullptr;
-  bool pending = false;
+};
+
+// One nvJPEG backend: its handle and its states, used in turn (StateRing),
+// so call k+1 waits only for call k+1-count, not for call k.
+struct Backend {
+  explicit Backend(int states) : ring(states), states(static_cast<size_t>(states)) {}
+  nvjpegHandle_t handle = nullptr;
+  StateRing ring;
+  std::vector<DecodeState> states;
 };
 
 class NvjpegEngine final : public JpegEngine {
  public:
-  NvjpegEngine(Stream& stream, int ordinal, int hybrid_cpu_threads)
+  NvjpegEngine(Stream& stream, int ordinal, int hybrid_cpu_threads, int states)
       : api_(GetLibrary().api),
         stream_(stream),
         ordinal_(ordinal),
-        hybrid_cpu_threads_(hybrid_cpu_threads) {}
+        hybrid_cpu_threads_(hybrid_cpu_threads),
+        hardware_(states),
+        hybrid_(states) {}
 
   ~NvjpegEngine() override {
     (void)stream_.Synchronize();  // the states' buffers may be in use by queued work
     ScopedDevice device(ordinal_);
     if (parsed_ != nullptr) api_.nvjpegJpegStreamDestroy(parsed_);
     for (Backend* b : {&hardware_, &hybrid_}) {
-      if (b->done != nullptr) cudaEventDestroy(b->done);
-      if (b->state != nullptr) api_.nvjpegJpegStateDestroy(b->state);
+      for (DecodeState& d : b->states) {
+        if (d.done != nullptr) cudaEventDestroy(d.done);
+        if (d.state != nullptr) api_.nvjpegJpegStateDestroy(d.state);
+      }
       if (b->handle != nullptr) api_.nvjpegDestroy(b->handle);
     }
   }
@@ -152,23 +178,27 @@ class NvjpegEngine final : public JpegEngine {
     SLUICE_RETURN_IF_ERROR(device.status());
     if (api_.nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, 0, &hardware_.handle) ==
             NVJPEG_STATUS_SUCCESS &&
-        api_.nvjpegJpegStateCreate(hardware_.handle, &hardware_.state) == NVJPEG_STATUS_SUCCESS &&
+        CreateStates(hardware_) == NVJPEG_STATUS_SUCCESS &&
         api_.nvjpegJpegStreamCreate(hardware_.handle, &parsed_) == NVJPEG_STATUS_SUCCESS) {
       has_hardware_ = true;
     }
     nvjpegStatus_t s =
         api_.nvjpegCreateEx(NVJPEG_BACKEND_GPU_HYBRID, nullptr, nullptr, 0, &hybrid_.handle);
     if (s != NVJPEG_STATUS_SUCCESS) return NvjpegError("nvjpegCreateEx(GPU_HYBRID)", s);
-    s = api_.nvjpegJpegStateCreate(hybrid_.handle, &hybrid_.state);
+    s = CreateStates(hybrid_);
     if (s != NVJPEG_STATUS_SUCCESS) return NvjpegError("nvjpegJpegStateCreate(GPU_HYBRID)", s);
     for (Backend* b : {&hardware_, &hybrid_}) {
-      SLUICE_RETURN_IF_ERROR(CudaStatus(cudaEventCreateWithFlags(&b->done, cudaEventDisableTiming),
-                                        "cudaEventCreateWithFlags"));
+      for (DecodeState& d : b->states) {
+        SLUICE_RETURN_IF_ERROR(CudaStatus(cudaEventCreateWithFlags(&d.done, cudaEventDisableTiming),
+                                          "cudaEventCreateWithFlags"));
+      }
     }
     return Status::OK();
   }
 
   bool has_hardware() const override { return has_hardware_; }
+  int states() const override { return hybrid_.ring.count(); }
+  int64_t state_waits() const override { return state_waits_; }
 
   JpegBackend Route(std::string_view bytes, bool allow_hardware, bool allow_hybrid) override {
     if (allow_hardware && has_hardware_) {
@@ -185,25 +215,65 @@ class NvjpegEngine final : public JpegEngine {
     return allow_hybrid ? JpegBackend::kGpuHybrid : JpegBackend::kCpu;
   }
 
+  Result<bool> BatchedRoiSupported(JpegBackend backend, std::string_view bytes, int x, int y, int w,
+                                   int h) override {
+    if (backend != JpegBackend::kHardware || !has_hardware_) {
+      return Status::Unavailable("nvJPEG ROI probe: the hardware backend only");
+    }
+    if (api_.nvjpegDecodeParamsCreate == nullptr || api_.nvjpegDecodeParamsDestroy == nullptr ||
+        api_.nvjpegDecodeParamsSetROI == nullptr ||
+        api_.nvjpegDecodeBatchedSupportedEx == nullptr) {
+      return Status::Unavailable("nvJPEG ROI probe: libnvjpeg.so.13 lacks the functions");
+    }
+    ScopedDevice device(ordinal_);
+    SLUICE_RETURN_IF_ERROR(device.status());
+    const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+    nvjpegStatus_t s =
+        api_.nvjpegJpegStreamParseHeader(hardware_.handle, data, bytes.size(), parsed_);
+    if (s != NVJPEG_STATUS_SUCCESS) return NvjpegError("nvjpegJpegStreamParseHeader", s);
+    nvjpegDecodeParams_t params = nullptr;
+    s = api_.nvjpegDecodeParamsCreate(hardware_.handle, &params);
+    if (s != NVJPEG_STATUS_SUCCESS) return NvjpegError("nvjpegDecodeParamsCreate", s);
+    int not_supported = 1;  // nvJPEG: 0 means supported
+    s = api_.nvjpegDecodeParamsSetROI(params, x, y, w, h);
+    if (s == NVJPEG_STATUS_SUCCESS) {
+      s = api_.nvjpegDecodeBatchedSupportedEx(hardware_.handle, parsed_, params, &not_supported);
+    }
+    api_.nvjpegDecodeParamsDestroy(params);
+    if (s != NVJPEG_STATUS_SUCCESS) {
+      return NvjpegError("nvjpegDecodeParamsSetROI / nvjpegDecodeBatchedSupportedEx", s);
+    }
+    return not_supported == 0;
+  }
+
   Status DecodeBatched(JpegBackend backend, std::span<const std::string_view> bitstreams,
                        std::span<const DeviceTensor> outputs, Stream& stream) override {
-    Backend& b = backend == JpegBackend::kHardware ? hardware_ : hybrid_;
-    if (backend == JpegBackend::kCpu || b.handle == nullptr ||
+    Backend& backend_state = backend == JpegBackend::kHardware ? hardware_ : hybrid_;
+    if (backend == JpegBackend::kCpu || backend_state.handle == nullptr ||
         bitstreams.size() != outputs.size() || bitstreams.empty()) {
       return Status::InvalidArgument("nvJPEG engine: bad batched call");
     }
     ScopedDevice device(ordinal_);
     SLUICE_RETURN_IF_ERROR(device.status());
-    if (b.pending) {
-      b.pending = false;
+    const int slot = backend_state.ring.Take();
+    DecodeState& b = backend_state.states[static_cast<size_t>(slot)];
+    if (backend_state.ring.pending(slot)) {
+      backend_state.ring.set_pending(slot, false);
+      const cudaError_t q = cudaEventQuery(b.done);
+      if (q == cudaErrorNotReady) {
+        ++state_waits_;
+      } else if (q != cudaSuccess) {
+        return CudaStatus(q, "cudaEventQuery of the state's last nvJPEG batch");
+      }
       SLUICE_RETURN_IF_ERROR(
-          CudaStatus(cudaEventSynchronize(b.done), "waiting for the last nvJPEG batch"));
+          CudaStatus(cudaEventSynchronize(b.done), "waiting for the state's last nvJPEG batch"));
     }
+    const nvjpegHandle_t handle = backend_state.handle;
     const int n = static_cast<int>(bitstreams.size());
     if (b.initialized_batch != n) {
       const int threads = backend == JpegBackend::kHardware ? 1 : hybrid_cpu_threads_;
       const nvjpegStatus_t s =
-          api_.nvjpegDecodeBatchedInitialize(b.handle, b.state, n, threads, NVJPEG_OUTPUT_RGBI);
+          api_.nvjpegDecodeBatchedInitialize(handle, b.state, n, threads, NVJPEG_OUTPUT_RGBI);
       if (s != NVJPEG_STATUS_SUCCESS) {
         b.initialized_batch = -1;
         return NvjpegError("nvjpegDecodeBatchedInitialize", s);
@@ -220,7 +290,7 @@ class NvjpegEngine final : public JpegEngine {
       images_[i].pitch[0] = static_cast<size_t>(outputs[i].shape().dim(1)) * 3;
     }
     const nvjpegStatus_t s =
-        api_.nvjpegDecodeBatched(b.handle, b.state, data_.data(), lengths_.data(), images_.data(),
+        api_.nvjpegDecodeBatched(handle, b.state, data_.data(), lengths_.data(), images_.data(),
                                  static_cast<cudaStream_t>(stream.native_handle()));
     if (s != NVJPEG_STATUS_SUCCESS) {
       b.initialized_batch = -1;  // a failed batch is reset by initializing again
@@ -231,11 +301,20 @@ class NvjpegEngine final : public JpegEngine {
     SLUICE_RETURN_IF_ERROR(
         CudaStatus(cudaEventRecord(b.done, static_cast<cudaStream_t>(stream.native_handle())),
                    "cudaEventRecord after nvjpegDecodeBatched"));
-    b.pending = true;
+    backend_state.ring.set_pending(slot, true);
     return Status::OK();
   }
 
  private:
+  // nvjpegJpegStateCreate for each of the backend's states.
+  nvjpegStatus_t CreateStates(Backend& b) {
+    for (DecodeState& d : b.states) {
+      const nvjpegStatus_t s = api_.nvjpegJpegStateCreate(b.handle, &d.state);
+      if (s != NVJPEG_STATUS_SUCCESS) return s;
+    }
+    return NVJPEG_STATUS_SUCCESS;
+  }
+
   const Api& api_;
   Stream& stream_;
   const int ordinal_;
@@ -244,6 +323,7 @@ class NvjpegEngine final : public JpegEngine {
   Backend hybrid_;
   nvjpegJpegStream_t parsed_ = nullptr;  // Route's header parses (hardware handle)
   bool has_hardware_ = false;
+  int64_t state_waits_ = 0;
   std::vector<const unsigned char*> data_;
   std::vector<size_t> lengths_;
   std::vector<nvjpegImage_t> images_;
@@ -252,14 +332,15 @@ class NvjpegEngine final : public JpegEngine {
 }  // namespace
 
 Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(Stream& stream, int /*max_batch*/,
-                                                    int hybrid_cpu_threads) {
+                                                    int hybrid_cpu_threads, int states) {
   SLUICE_RETURN_IF_ERROR(GetLibrary().status);
   if (stream.device().is_host()) {
     return Status::InvalidArgument("nvJPEG engine: " + stream.device().ToString() +
                                    " is not a GPU");
   }
   SLUICE_ASSIGN_OR_RETURN(const DeviceRuntime* runtime, GetDeviceRuntime(stream.device()));
-  auto engine = std::make_unique<NvjpegEngine>(stream, runtime->cuda_ordinal, hybrid_cpu_threads);
+  auto engine =
+      std::make_unique<NvjpegEngine>(stream, runtime->cuda_ordinal, hybrid_cpu_threads, states);
   SLUICE_RETURN_IF_ERROR(engine->Init());
   return std::unique_ptr<JpegEngine>(std::move(engine));
 }
@@ -287,7 +368,7 @@ Status NvjpegAvailability() { return NotBuilt(); }
 }  // namespace sluice::gpu
 
 namespace sluice::gpu_internal {
-Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(gpu::Stream&, int, int) {
+Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(gpu::Stream&, int, int, int) {
   return gpu::NvjpegAvailability();
 }
 }  // namespace sluice::gpu_internal
