@@ -182,7 +182,8 @@ void MemoryBudget::Charge(int64_t n) {
 
 IteratorContext::IteratorContext(const Options& o)
     : cpu_budget_(o.cpu_budget.value_or(DefaultCpuBudget())),
-      max_threads_(std::max(1, cpu_budget_) * kOversubscription),
+      max_threads_(
+          std::max(1, o.max_threads.value_or(std::max(1, cpu_budget_) * kOversubscription))),
       seed_(o.seed ? *o.seed : RandomSeed()),
       deterministic_(o.deterministic.value_or(true)),
       autotune_(o.autotune.value_or(true)),

@@ -176,8 +176,9 @@ class IteratorContext {
   ~IteratorContext();
 
   int cpu_budget() const { return cpu_budget_; }
-  // Threads the arena may run at once: kOversubscription x the CPU budget,
-  // so that functions which wait (I/O) do not hold the cores compute needs.
+  // Threads the arena may run at once: Options::max_threads, by default
+  // kOversubscription x the CPU budget, so that functions which wait (I/O)
+  // do not hold the cores compute needs.
   // The autotuner keeps the CPU the parallel stages use within the budget.
   int max_threads() const { return max_threads_; }
   static constexpr int kOversubscription = 4;

@@ -143,6 +143,32 @@ TEST(AutotuneTest, WaitingMapGrowsToTheArena) {
   EXPECT_GT(Rate(it, 0.5), 500) << Describe(it.stats());
 }
 
+TEST(AutotuneTest, WaitingMapStopsAtMaxThreads) {
+  // As above with Options::max_threads 2: the arena has 2 slots, and the
+  // map grows to 2, never past.
+  const Dataset ds = Dataset::range(1'000'000)
+                         .map(Sleeping(4), {.parallelism = kAutotune, .name = "io"})
+                         .with_options({.cpu_budget = 1, .max_threads = 2});
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+  int64_t most = 0;
+  const double t = ReadUntil(
+      it, kConvergeSeconds, [](const IteratorStats& st) { return Parallelism(st, "io") == 2; },
+      [&](const IteratorStats& st) { most = std::max(most, Parallelism(st, "io")); });
+  EXPECT_GE(t, 0) << "not at 2 within " << kConvergeSeconds << " s:\n" << Describe(it.stats());
+  ReadUntil(
+      it, 0.5, [](const IteratorStats&) { return false; },
+      [&](const IteratorStats& st) { most = std::max(most, Parallelism(st, "io")); });
+  EXPECT_EQ(most, 2) << Describe(it.stats());
+}
+
+TEST(AutotuneTest, MaxThreadsMustBePositive) {
+  const Result<Iterator> it = Dataset::range(3).with_options({.max_threads = 0}).iterator();
+  ASSERT_FALSE(it.ok());
+  EXPECT_EQ(it.status().code(), StatusCode::kInvalidArgument) << it.status().ToString();
+  EXPECT_NE(it.status().message().find("max_threads must be at least 1"), std::string::npos)
+      << it.status().ToString();
+}
+
 TEST(AutotuneTest, ComputeMapNeverGrowsPastTheCpuBudget) {
   // Calls that compute for 1 ms: with cpu_budget 1 the map stays at 1, and
   // the process uses at most one core (plus a margin for the consumer and
