@@ -293,8 +293,10 @@ phase_pipeline() {
   # thread for the prefetch beside a full map), map-1 (cpu_budget = cores - 1
   # and max_threads = cores: the map one short of the cores, the consumer's
   # core kept free). sluice lines carry map_parallelism / map_busy (threads
-  # busy in the map's calls) / map_wait; every line cpus (CPU-s per s) and
-  # context switches. ~37 s per core count at PIPELINE_SECONDS=4.
+  # busy in the map's calls) / map_wait / map_input_wait / map_room_wait /
+  # cpu_wait (threads blocked on the map's input lock, for room in its
+  # buffer, for the CPU budget); every line cpus (CPU-s per s) and context
+  # switches. ~37 s per core count at PIPELINE_SECONDS=4.
   # PIPELINE_TORCH=1 adds PyTorch's DataLoader (~20 s per core count).
   [ -d "$HERE/images" ] || { echo "no images in the bundle: pipeline skipped" | tee -a "$SUMMARY"; return 0; }
   local shards=$WORK/shards log=$OUT/pipeline.jsonl secs=${PIPELINE_SECONDS:-6} cores tmp=$WORK/variant.out
@@ -349,7 +351,7 @@ for line in open(sys.argv[1]):
     c = r.get("cores") or r.get("threads")
     rows.setdefault(c, {})[v] = r
     order += [v] if v not in order else []
-print("images/s by variant (x: of bare; cpus: CPU-s per s; ivcsw: involuntary context switches per s; mp/busy: the map's parallelism, busy threads)")
+print("images/s by variant (x: of bare; cpus: CPU-s per s; ivcsw: involuntary context switches per s; mp/busy: the map's parallelism, busy threads; in/room/cpu wait: threads blocked on the map's input lock, for room in its buffer, for the cpu_budget)")
 for c in sorted(rows, reverse=True):
     s, bare = rows[c], rows[c].get("bare", {}).get("items_per_s")
     cells = []
@@ -366,6 +368,8 @@ for c in sorted(rows, reverse=True):
             cell += f" ivcsw {r['ivcsw_per_s']}"
         if "map_parallelism" in r:
             cell += f" mp {r['map_parallelism']} busy {r['map_busy']}"
+        if "map_input_wait" in r:
+            cell += f" in/room/cpu wait {r['map_input_wait']}/{r['map_room_wait']}/{r['cpu_wait']}"
         cells.append(cell)
     print(f"{c} cores: " + "; ".join(cells))
 PY

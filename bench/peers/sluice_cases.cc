@@ -311,9 +311,12 @@ Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
 }
 
 // --stats: ,"map_parallelism":P (and at the start of the timing: _t0),
-// "map_busy":B,"map_wait":W,"map_tuner":"its last tuner decision" for the image
-// map between two snapshots (B: its calls' busy time per second, the
-// threads it kept busy; W: the consumer's time blocked on it per second),
+// "map_busy":B,"map_wait":W,"map_input_wait":I,"map_room_wait":R,
+// "cpu_wait":C,"map_tuner":"its last tuner decision" for the image map
+// between two snapshots (B: its calls' busy time per second, the threads it
+// kept busy; W: the consumer's time blocked on it per second; I and R: its
+// workers' time blocked on the input's lock and waiting for room, per
+// second; C: all threads' time waiting for the cpu_budget, per second),
 // and with --stats 2 the final stats table on stderr.
 std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorStats& s1) {
   if (args.stats > 1) std::fprintf(stderr, "%s\n", s1.ToString().c_str());
@@ -323,13 +326,16 @@ std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorS
     if (b.kind != "map") continue;
     std::string reason;
     for (char c : b.tuner_reason) reason += c == '"' || c == '\\' ? '\'' : c;
-    char out[200];
+    auto per_s = [&](int64_t ns) { return static_cast<double>(ns) * 1e-9 / seconds; };
+    char out[320];
     std::snprintf(out, sizeof(out),
                   ",\"map_parallelism\":%lld,\"map_parallelism_t0\":%lld,\"map_busy\":%.2f,"
-                  "\"map_wait\":%.3f",
+                  "\"map_wait\":%.3f,\"map_input_wait\":%.3f,\"map_room_wait\":%.3f,"
+                  "\"cpu_wait\":%.3f",
                   static_cast<long long>(b.parallelism), static_cast<long long>(a.parallelism),
-                  static_cast<double>(b.busy_ns - a.busy_ns) * 1e-9 / seconds,
-                  static_cast<double>(b.wait_ns - a.wait_ns) * 1e-9 / seconds);
+                  per_s(b.busy_ns - a.busy_ns), per_s(b.wait_ns - a.wait_ns),
+                  per_s(b.input_wait_ns - a.input_wait_ns), per_s(b.room_wait_ns - a.room_wait_ns),
+                  per_s(s1.cpu_wait_ns - s0.cpu_wait_ns));
     return out + (",\"map_tuner\":\"" + reason + "\"");
   }
   return "";

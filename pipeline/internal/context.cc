@@ -408,6 +408,7 @@ IteratorStats IteratorContext::Snapshot() const {
   st.ram_peak = memory_.peak();
   std::lock_guard<std::mutex> l(mu_);
   st.tuner_steps = tuner_->steps();
+  st.cpu_wait_ns = cpu_.wait_ns();
   for (const StageCounters* c : stage_order_) {
     if (c->kind == "options") continue;  // with_options has no run-time stage
     StageStats s;
@@ -418,6 +419,8 @@ IteratorStats IteratorContext::Snapshot() const {
     if (c->async) {
       s.busy_ns = c->busy_ns.load();
       s.wait_ns = c->wait_ns.load();
+      s.input_wait_ns = c->input_wait_ns.load();
+      s.room_wait_ns = c->room_wait_ns.load();
     } else {
       int64_t self = c->total_ns.load();
       for (const StageCounters* in : c->inputs) self -= in->total_ns.load();

@@ -161,6 +161,47 @@ TEST(AutotuneTest, WaitingMapStopsAtMaxThreads) {
   EXPECT_EQ(most, 2) << Describe(it.stats());
 }
 
+const StageStats& Stage(const IteratorStats& st, const std::string& name) {
+  for (const StageStats& s : st.stages) {
+    if (s.name == name) return s;
+  }
+  ADD_FAILURE() << "no stage " << name;
+  return st.stages.back();
+}
+
+TEST(AutotuneTest, StatsCountWhatTheWorkersWaitFor) {
+  // Four workers of a cheap map behind a 2 ms sequential stage: they queue
+  // for the input's lock.
+  {
+    const Dataset ds = Dataset::range(1'000'000)
+                           .map(Sleeping(2), {.name = "slow"})
+                           .map([](Element e) { return e; }, {.parallelism = 4, .name = "fast"})
+                           .with_options({.cpu_budget = 4, .autotune = false});
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(it.next().ok());
+    EXPECT_GT(Stage(it.stats(), "fast").input_wait_ns, 0);
+  }
+  // A consumer that takes nothing for 50 ms: the workers wait for room.
+  {
+    const Dataset ds = Dataset::range(1'000'000)
+                           .map([](Element e) { return e; }, {.parallelism = 2, .name = "fast"})
+                           .with_options({.cpu_budget = 2, .autotune = false});
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE(it.next().ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_GT(Stage(it.stats(), "fast").room_wait_ns, 0);
+  }
+  // Four computing workers and a budget of one core: they wait for it.
+  {
+    const Dataset ds = Dataset::range(1'000'000)
+                           .map(Spinning(500), {.parallelism = 4, .name = "cpu"})
+                           .with_options({.cpu_budget = 1, .autotune = false});
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(it.next().ok());
+    EXPECT_GT(it.stats().cpu_wait_ns, 0);
+  }
+}
+
 TEST(AutotuneTest, MaxThreadsMustBePositive) {
   const Result<Iterator> it = Dataset::range(3).with_options({.max_threads = 0}).iterator();
   ASSERT_FALSE(it.ok());
