@@ -157,6 +157,7 @@ void MergeOptions(const pi::DatasetNode& n, Options& o) {
     if (!o.deterministic) o.deterministic = own->deterministic;
     if (!o.seed) o.seed = own->seed;
     if (!o.cpu_budget) o.cpu_budget = own->cpu_budget;
+    if (!o.max_threads) o.max_threads = own->max_threads;
     if (!o.ram_budget) o.ram_budget = own->ram_budget;
     if (!o.autotune) o.autotune = own->autotune;
     if (!o.map_and_batch_fusion) o.map_and_batch_fusion = own->map_and_batch_fusion;
@@ -172,6 +173,10 @@ Result<Iterator> Dataset::iterator() const {
   if (options.cpu_budget && *options.cpu_budget < 1) {
     return Status::InvalidArgument("cpu_budget must be at least 1, got " +
                                    std::to_string(*options.cpu_budget));
+  }
+  if (options.max_threads && *options.max_threads < 1) {
+    return Status::InvalidArgument("max_threads must be at least 1, got " +
+                                   std::to_string(*options.max_threads));
   }
   if (options.ram_budget && *options.ram_budget < 1) {
     return Status::InvalidArgument("ram_budget must be positive, got " +

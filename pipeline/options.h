@@ -40,6 +40,13 @@ struct Options {
   // slots, so functions that wait (I/O) do not hold compute's cores.
   // Default: the CPUs this process may run on (sched_getaffinity).
   std::optional<int> cpu_budget;
+  // Threads the pipeline's task arena may run at once, the most any parallel
+  // stage may use (default 4 x cpu_budget, so calls that wait on I/O do not
+  // hold the cores compute needs). Every arena thread left without work
+  // spins, yielding, while the stages' long-lived tasks run, and preempts the
+  // threads that compute: a pipeline whose calls all compute (image decode)
+  // keeps fewer threads runnable with cpu_budget or cpu_budget + 1 here.
+  std::optional<int> max_threads;
   // Bytes the pipeline may hold, a hard ceiling: read-ahead (prefetch,
   // parallel map and interleave buffers) starts only if it fits, and what it
   // must hold (batches being built, shuffle buffers, an in-memory cache(),

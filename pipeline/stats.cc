@@ -34,6 +34,7 @@ std::string IteratorStats::ToJson() const {
   kv("ram_used", ram_used);
   kv("ram_peak", ram_peak);
   kv("tuner_steps", tuner_steps);
+  kv("cpu_wait_ns", cpu_wait_ns);
   o += "  \"stages\": [";
   for (size_t i = 0; i < stages.size(); ++i) {
     const StageStats& s = stages[i];
@@ -46,6 +47,8 @@ std::string IteratorStats::ToJson() const {
     f("bytes", s.bytes);
     f("busy_ns", s.busy_ns);
     f("wait_ns", s.wait_ns);
+    f("input_wait_ns", s.input_wait_ns);
+    f("room_wait_ns", s.room_wait_ns);
     f("parallelism", s.parallelism);
     f("buffer_depth", s.buffer_depth);
     f("buffer_capacity", s.buffer_capacity);

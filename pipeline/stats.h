@@ -25,6 +25,10 @@ struct StageStats {
   // Time the stage's consumer spent blocked waiting for this stage's output
   // (asynchronous stages only).
   int64_t wait_ns = 0;
+  // Asynchronous stages: time their workers spent blocked waiting for the
+  // input's lock, and for room in the stage's buffer, summed over workers.
+  int64_t input_wait_ns = 0;
+  int64_t room_wait_ns = 0;
   int64_t parallelism = 1;   // current (autotuned or fixed)
   int64_t buffer_depth = 0;  // elements buffered now
   int64_t buffer_capacity = 0;
@@ -46,6 +50,9 @@ struct IteratorStats {
   int64_t ram_used = 0;  // bytes the buffers hold now
   int64_t ram_peak = 0;  // the most they ever held
   int64_t tuner_steps = 0;
+  // Time threads spent blocked waiting for a share of the cpu_budget
+  // (Options::cpu_budget), summed over threads.
+  int64_t cpu_wait_ns = 0;
 
   // Pretty JSON ({"elapsed_ns":..., "stages":[{...}]}).
   std::string ToJson() const;

@@ -27,6 +27,7 @@ class OptionsNode : public DatasetNode {
     flag("deterministic", o_.deterministic);
     number("seed", o_.seed);
     number("cpu_budget", o_.cpu_budget);
+    number("max_threads", o_.max_threads);
     number("ram_budget", o_.ram_budget);
     flag("autotune", o_.autotune);
     flag("map_and_batch_fusion", o_.map_and_batch_fusion);

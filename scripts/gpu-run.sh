@@ -306,12 +306,17 @@ phase_pipeline() {
   # Issue 30: variants side by side on 16/8/4/2 cores, each ~PIPELINE_SECONDS
   # timed, tagged with "variant" in pipeline.jsonl: bare (bare decode), loop
   # (the map function in a plain loop, a new 588 KiB tensor per image, in
-  # cache), loop-rows (the same into rows of a 128-image buffer, as the fused
-  # map writes its batch), auto (sluice as shipped), fixed (map parallelism
-  # = cores), budget+2 (auto with cpu_budget = cores + 2: the CPU governor's
-  # slack). sluice lines carry map_parallelism / map_busy (threads busy in
-  # the map's calls) / map_wait; every line cpus (CPU-s per s) and context
-  # switches. PIPELINE_TORCH=1 adds PyTorch's DataLoader (~20 s per core count).
+  # cache), auto (sluice as shipped: a task arena of 4 x cores threads),
+  # arena (Options::max_threads = cores: no idle arena thread left to spin
+  # and preempt the map's workers), arena+1 (max_threads = cores + 1: a
+  # thread for the prefetch beside a full map), map-1 (cpu_budget = cores - 1
+  # and max_threads = cores: the map one short of the cores, the consumer's
+  # core kept free). sluice lines carry map_parallelism / map_busy (threads
+  # busy in the map's calls) / map_wait / map_input_wait / map_room_wait /
+  # cpu_wait (threads blocked on the map's input lock, for room in its
+  # buffer, for the CPU budget); every line cpus (CPU-s per s) and context
+  # switches. ~37 s per core count at PIPELINE_SECONDS=4.
+  # PIPELINE_TORCH=1 adds PyTorch's DataLoader (~20 s per core count).
   [ -d "$HERE/images" ] || { echo "no images in the bundle: pipeline skipped" | tee -a "$SUMMARY"; return 0; }
   local shards=$WORK/shards log=$OUT/pipeline.jsonl secs=${PIPELINE_SECONDS:-6} cores tmp=$WORK/variant.out
   if [ ! -f "$shards/done" ]; then
@@ -342,11 +347,12 @@ phase_pipeline() {
     variant bare 30 "${cpus[@]}" bin/bare_decode --mode decode --images "$HERE/images" \
       --threads "$cores" --seconds "$secs"
     variant loop 30 "${sl[@]}" --warmup 1 --loop 1
-    variant auto 30 "${sl[@]}" --warmup 3 --stats 1
-    variant fixed 30 "${sl[@]}" --warmup 1 --stats 1 --parallelism "$cores"
-    if ((cores >= 8)); then
-      variant loop-rows 30 "${sl[@]}" --warmup 1 --loop 1 --loop-rows 128
-      variant budget+2 30 "${sl[@]}" --warmup 3 --stats 1 --cpu-budget $((cores + 2))
+    variant auto 30 "${sl[@]}" --warmup 2 --stats 1
+    variant arena 30 "${sl[@]}" --warmup 2 --stats 1 --max-threads "$cores"
+    variant arena+1 30 "${sl[@]}" --warmup 2 --stats 1 --max-threads $((cores + 1))
+    if ((cores > 1)); then
+      variant map-1 30 "${sl[@]}" --warmup 2 --stats 1 --cpu-budget $((cores - 1)) \
+        --max-threads "$cores"
     fi
     if [ "${PIPELINE_TORCH:-0}" = 1 ] && python3 -c "import torch, torchvision" 2>/dev/null; then
       step 90 "$log" "$SUMMARY" "${cpus[@]}" python3 "$HERE/torch_cases.py" --case decode \
@@ -364,7 +370,7 @@ for line in open(sys.argv[1]):
     c = r.get("cores") or r.get("threads")
     rows.setdefault(c, {})[v] = r
     order += [v] if v not in order else []
-print("images/s by variant (x: of bare; cpus: CPU-s per s; mp/busy: the map's parallelism, busy threads)")
+print("images/s by variant (x: of bare; cpus: CPU-s per s; ivcsw: involuntary context switches per s; mp/busy: the map's parallelism, busy threads; in/room/cpu wait: threads blocked on the map's input lock, for room in its buffer, for the cpu_budget)")
 for c in sorted(rows, reverse=True):
     s, bare = rows[c], rows[c].get("bare", {}).get("items_per_s")
     cells = []
@@ -377,8 +383,12 @@ for c in sorted(rows, reverse=True):
             cell += f" ({r['items_per_s'] / bare:.2f}x)"
         if "cpus" in r:
             cell += f" cpus {r['cpus']}"
+        if "ivcsw_per_s" in r:
+            cell += f" ivcsw {r['ivcsw_per_s']}"
         if "map_parallelism" in r:
             cell += f" mp {r['map_parallelism']} busy {r['map_busy']}"
+        if "map_input_wait" in r:
+            cell += f" in/room/cpu wait {r['map_input_wait']}/{r['map_room_wait']}/{r['cpu_wait']}"
         cells.append(cell)
     print(f"{c} cores: " + "; ".join(cells))
 PY

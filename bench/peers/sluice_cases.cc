@@ -7,7 +7,7 @@
 //   sluice_cases --case decode|fused|read|parse --files GLOB [--cores N]
 //       [--seconds 10] [--warmup 3] [--batch B] [--parallel-reads N]
 //       [--fusion 0|1] [--ops fused|separate] [--loop 1] [--parallelism N]
-//       [--cpu-budget N] [--stats 1] [--loop-rows R]
+//       [--cpu-budget N] [--max-threads N] [--stats 1] [--loop-rows R]
 //   sluice_cases --make-records PREFIX [--count 400000] [--shards 4]
 //
 // decode: TFRecords of `sluice convert images` -> map(parse, full decode,
@@ -45,6 +45,8 @@
 //   in the core's cache: the loop's cost of writing to memory.
 // --parallelism N: the image map's parallelism fixed at N instead of
 //   kAutotune. --cpu-budget N: Options::cpu_budget (default --cores).
+// --max-threads N: Options::max_threads, the task arena's threads (default
+//   4 x the CPU budget).
 // --stats 1: adds the image map's final parallelism and busy threads to the
 //   JSON line; --stats 2 also prints the iterator's stats to stderr.
 #include <atomic>
@@ -89,6 +91,7 @@ struct Args {
   int64_t loop_rows = 0;       // > 0: RunLoop writes into rows of a buffer
   int64_t parallelism = 0;     // 0: kAutotune (decode and fused cases)
   int cpu_budget = 0;          // 0: --cores
+  int max_threads = 0;         // 0: Options' default
   int stats = 0;               // 1: stats in the JSON line and on stderr
 };
 
@@ -115,6 +118,7 @@ Args ParseArgs(int argc, char** argv) {
       .Add("--loop-rows", &a.loop_rows)
       .Add("--parallelism", &a.parallelism)
       .Add("--cpu-budget", &a.cpu_budget)
+      .Add("--max-threads", &a.max_threads)
       .Add("--stats", &a.stats)
       .Parse(argc, argv);
   if (a.ops != "fused" && a.ops != "separate") Die("--ops is fused or separate, not " + a.ops);
@@ -307,9 +311,12 @@ Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
 }
 
 // --stats: ,"map_parallelism":P (and at the start of the timing: _t0),
-// "map_busy":B,"map_wait":W,"map_tuner":"its last tuner decision" for the image
-// map between two snapshots (B: its calls' busy time per second, the
-// threads it kept busy; W: the consumer's time blocked on it per second),
+// "map_busy":B,"map_wait":W,"map_input_wait":I,"map_room_wait":R,
+// "cpu_wait":C,"map_tuner":"its last tuner decision" for the image map
+// between two snapshots (B: its calls' busy time per second, the threads it
+// kept busy; W: the consumer's time blocked on it per second; I and R: its
+// workers' time blocked on the input's lock and waiting for room, per
+// second; C: all threads' time waiting for the cpu_budget, per second),
 // and with --stats 2 the final stats table on stderr.
 std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorStats& s1) {
   if (args.stats > 1) std::fprintf(stderr, "%s\n", s1.ToString().c_str());
@@ -319,13 +326,16 @@ std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorS
     if (b.kind != "map") continue;
     std::string reason;
     for (char c : b.tuner_reason) reason += c == '"' || c == '\\' ? '\'' : c;
-    char out[200];
+    auto per_s = [&](int64_t ns) { return static_cast<double>(ns) * 1e-9 / seconds; };
+    char out[320];
     std::snprintf(out, sizeof(out),
                   ",\"map_parallelism\":%lld,\"map_parallelism_t0\":%lld,\"map_busy\":%.2f,"
-                  "\"map_wait\":%.3f",
+                  "\"map_wait\":%.3f,\"map_input_wait\":%.3f,\"map_room_wait\":%.3f,"
+                  "\"cpu_wait\":%.3f",
                   static_cast<long long>(b.parallelism), static_cast<long long>(a.parallelism),
-                  static_cast<double>(b.busy_ns - a.busy_ns) * 1e-9 / seconds,
-                  static_cast<double>(b.wait_ns - a.wait_ns) * 1e-9 / seconds);
+                  per_s(b.busy_ns - a.busy_ns), per_s(b.wait_ns - a.wait_ns),
+                  per_s(b.input_wait_ns - a.input_wait_ns), per_s(b.room_wait_ns - a.room_wait_ns),
+                  per_s(s1.cpu_wait_ns - s0.cpu_wait_ns));
     return out + (",\"map_tuner\":\"" + reason + "\"");
   }
   return "";
@@ -345,6 +355,7 @@ int Run(const Args& a) {
   Options options;
   if (a.cores > 0) options.cpu_budget = a.cores;
   if (a.cpu_budget > 0) options.cpu_budget = a.cpu_budget;
+  if (a.max_threads > 0) options.max_threads = a.max_threads;
   options.map_and_batch_fusion = a.fusion != 0;
   ds = ds.with_options(options);
   if (!ds.status().ok()) Die(ds.status().ToString());
@@ -382,10 +393,10 @@ int Run(const Args& a) {
   std::printf(
       "{\"system\":\"sluice\",\"case\":\"%s\",\"items_per_s\":%.1f,\"items\":%lld,"
       "\"seconds\":%.3f,\"batch\":%lld,\"cores\":%d,\"parallelism\":%lld,"
-      "\"cpu_budget\":%d%s%s}\n",
+      "\"cpu_budget\":%d,\"max_threads\":%d%s%s}\n",
       a.kase.c_str(), items / elapsed, static_cast<long long>(items), elapsed,
       static_cast<long long>(batch), a.cores, static_cast<long long>(a.parallelism),
-      options.cpu_budget.value_or(0), used.c_str(), extra.c_str());
+      options.cpu_budget.value_or(0), options.max_threads.value_or(0), used.c_str(), extra.c_str());
   return 0;
 }
 

@@ -180,7 +180,9 @@ void AsyncMapIterator::PullChunk(Chunk& c) {
   c.items.reserve(static_cast<size_t>(c.reserved));
   // Waiting for the input's lock: hold no CPU (its holder may need some).
   CpuIdle idle(ctx_->cpu());
+  const int64_t w0 = NowNs();
   std::lock_guard<std::mutex> in(input_mu_);
+  counters()->input_wait_ns.fetch_add(NowNs() - w0, std::memory_order_relaxed);
   // Pulling computes (the input's stages run in this thread): it holds the
   // stage's share, and a function below takes what its calls need.
   CpuUse use(ctx_->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
@@ -326,9 +328,11 @@ void AsyncMapIterator::WakeConsumerLocked() {
 bool AsyncMapIterator::WaitForRoom(std::unique_lock<std::mutex>& l) {
   CpuIdle idle(ctx_->cpu());
   ++room_waiters_;
+  const int64_t w0 = NowNs();
   const bool room = cv_.wait_for(l, kRoomWait, [this] {
     return stopping_ || paused_ || ctx_->cancelled() || buffered_ + inflight_ < Capacity();
   });
+  counters()->room_wait_ns.fetch_add(NowNs() - w0, std::memory_order_relaxed);
   --room_waiters_;
   return room && !stopping_ && !paused_ && !ctx_->cancelled();
 }

@@ -182,7 +182,8 @@ void MemoryBudget::Charge(int64_t n) {
 
 IteratorContext::IteratorContext(const Options& o)
     : cpu_budget_(o.cpu_budget.value_or(DefaultCpuBudget())),
-      max_threads_(std::max(1, cpu_budget_) * kOversubscription),
+      max_threads_(
+          std::max(1, o.max_threads.value_or(std::max(1, cpu_budget_) * kOversubscription))),
       seed_(o.seed ? *o.seed : RandomSeed()),
       deterministic_(o.deterministic.value_or(true)),
       autotune_(o.autotune.value_or(true)),
@@ -407,6 +408,7 @@ IteratorStats IteratorContext::Snapshot() const {
   st.ram_peak = memory_.peak();
   std::lock_guard<std::mutex> l(mu_);
   st.tuner_steps = tuner_->steps();
+  st.cpu_wait_ns = cpu_.wait_ns();
   for (const StageCounters* c : stage_order_) {
     if (c->kind == "options") continue;  // with_options has no run-time stage
     StageStats s;
@@ -417,6 +419,8 @@ IteratorStats IteratorContext::Snapshot() const {
     if (c->async) {
       s.busy_ns = c->busy_ns.load();
       s.wait_ns = c->wait_ns.load();
+      s.input_wait_ns = c->input_wait_ns.load();
+      s.room_wait_ns = c->room_wait_ns.load();
     } else {
       int64_t self = c->total_ns.load();
       for (const StageCounters* in : c->inputs) self -= in->total_ns.load();

@@ -104,6 +104,9 @@ struct StageCounters {
   std::atomic<int64_t> elements{0}, bytes{0}, total_ns{0}, busy_ns{0}, wait_ns{0};
   std::atomic<int64_t> parallelism{1}, buffer_depth{0}, buffer_capacity{0}, buffered_bytes{0};
   std::atomic<int64_t> errors_ignored{0};
+  // Asynchronous stages: their workers' time blocked on the input's lock
+  // and waiting for room in the buffer, summed over workers.
+  std::atomic<int64_t> input_wait_ns{0}, room_wait_ns{0};
   // The first kKeptErrors errors ignore_errors skipped (their messages name
   // the file and offset), under reason_mu.
   static constexpr size_t kKeptErrors = 16;
@@ -176,8 +179,9 @@ class IteratorContext {
   ~IteratorContext();
 
   int cpu_budget() const { return cpu_budget_; }
-  // Threads the arena may run at once: kOversubscription x the CPU budget,
-  // so that functions which wait (I/O) do not hold the cores compute needs.
+  // Threads the arena may run at once: Options::max_threads, by default
+  // kOversubscription x the CPU budget, so that functions which wait (I/O)
+  // do not hold the cores compute needs.
   // The autotuner keeps the CPU the parallel stages use within the budget.
   int max_threads() const { return max_threads_; }
   static constexpr int kOversubscription = 4;

@@ -1,6 +1,7 @@
 #include "sluice/pipeline/internal/cpu_governor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 namespace sluice::pipeline_internal {
@@ -40,6 +41,7 @@ void CpuGovernor::Take(int64_t units) {
          (cur + units <= capacity_ || cancelled_.load(std::memory_order_relaxed))) {
     if (used_.compare_exchange_weak(cur, cur + units, std::memory_order_acq_rel)) return;
   }
+  const auto t0 = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> l(mu_);
   waiters_.fetch_add(1, std::memory_order_acq_rel);
   const uint64_t ticket = next_ticket_++;
@@ -60,6 +62,10 @@ void CpuGovernor::Take(int64_t units) {
   if (ticket == serving_) ++serving_;
   waiters_.fetch_sub(1, std::memory_order_acq_rel);
   l.unlock();
+  wait_ns_.fetch_add(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count(),
+      std::memory_order_relaxed);
   cv_.notify_all();  // the next in line may fit too
 }
 

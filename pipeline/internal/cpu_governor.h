@@ -44,6 +44,8 @@ class CpuGovernor {
   void Cancel();
   int64_t capacity() const { return capacity_; }
   int64_t in_use() const { return used_.load(std::memory_order_relaxed); }
+  // Time threads spent blocked waiting for units, summed over threads.
+  int64_t wait_ns() const { return wait_ns_.load(std::memory_order_relaxed); }
 
  private:
   friend class CpuUse;
@@ -56,6 +58,7 @@ class CpuGovernor {
   std::atomic<int64_t> used_{0};
   std::atomic<int> waiters_{0};
   std::atomic<bool> cancelled_{false};
+  std::atomic<int64_t> wait_ns_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   uint64_t next_ticket_ = 0;  // under mu_: waiters are served in order

@@ -143,6 +143,73 @@ TEST(AutotuneTest, WaitingMapGrowsToTheArena) {
   EXPECT_GT(Rate(it, 0.5), 500) << Describe(it.stats());
 }
 
+TEST(AutotuneTest, WaitingMapStopsAtMaxThreads) {
+  // As above with Options::max_threads 2: the arena has 2 slots, and the
+  // map grows to 2, never past.
+  const Dataset ds = Dataset::range(1'000'000)
+                         .map(Sleeping(4), {.parallelism = kAutotune, .name = "io"})
+                         .with_options({.cpu_budget = 1, .max_threads = 2});
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+  int64_t most = 0;
+  const double t = ReadUntil(
+      it, kConvergeSeconds, [](const IteratorStats& st) { return Parallelism(st, "io") == 2; },
+      [&](const IteratorStats& st) { most = std::max(most, Parallelism(st, "io")); });
+  EXPECT_GE(t, 0) << "not at 2 within " << kConvergeSeconds << " s:\n" << Describe(it.stats());
+  ReadUntil(
+      it, 0.5, [](const IteratorStats&) { return false; },
+      [&](const IteratorStats& st) { most = std::max(most, Parallelism(st, "io")); });
+  EXPECT_EQ(most, 2) << Describe(it.stats());
+}
+
+const StageStats& Stage(const IteratorStats& st, const std::string& name) {
+  for (const StageStats& s : st.stages) {
+    if (s.name == name) return s;
+  }
+  ADD_FAILURE() << "no stage " << name;
+  return st.stages.back();
+}
+
+TEST(AutotuneTest, StatsCountWhatTheWorkersWaitFor) {
+  // Four workers of a cheap map behind a 2 ms sequential stage: they queue
+  // for the input's lock.
+  {
+    const Dataset ds = Dataset::range(1'000'000)
+                           .map(Sleeping(2), {.name = "slow"})
+                           .map([](Element e) { return e; }, {.parallelism = 4, .name = "fast"})
+                           .with_options({.cpu_budget = 4, .autotune = false});
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(it.next().ok());
+    EXPECT_GT(Stage(it.stats(), "fast").input_wait_ns, 0);
+  }
+  // A consumer that takes nothing for 50 ms: the workers wait for room.
+  {
+    const Dataset ds = Dataset::range(1'000'000)
+                           .map([](Element e) { return e; }, {.parallelism = 2, .name = "fast"})
+                           .with_options({.cpu_budget = 2, .autotune = false});
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE(it.next().ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_GT(Stage(it.stats(), "fast").room_wait_ns, 0);
+  }
+  // Four computing workers and a budget of one core: they wait for it.
+  {
+    const Dataset ds = Dataset::range(1'000'000)
+                           .map(Spinning(500), {.parallelism = 4, .name = "cpu"})
+                           .with_options({.cpu_budget = 1, .autotune = false});
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(it.next().ok());
+    EXPECT_GT(it.stats().cpu_wait_ns, 0);
+  }
+}
+
+TEST(AutotuneTest, MaxThreadsMustBePositive) {
+  const Result<Iterator> it = Dataset::range(3).with_options({.max_threads = 0}).iterator();
+  ASSERT_FALSE(it.ok());
+  EXPECT_EQ(it.status().code(), StatusCode::kInvalidArgument) << it.status().ToString();
+  EXPECT_NE(it.status().message().find("max_threads must be at least 1"), std::string::npos)
+      << it.status().ToString();
+}
+
 TEST(AutotuneTest, ComputeMapNeverGrowsPastTheCpuBudget) {
   // Calls that compute for 1 ms: with cpu_budget 1 the map stays at 1, and
   // the process uses at most one core (plus a margin for the consumer and

@@ -16,10 +16,11 @@ namespace {
 
 constexpr uint64_t kSeed = 1234;
 
-Dataset Seeded(const Dataset& ds, int cpu_budget = 0) {
+Dataset Seeded(const Dataset& ds, int cpu_budget = 0, int max_threads = 0) {
   Options o;
   o.seed = kSeed;
   if (cpu_budget > 0) o.cpu_budget = cpu_budget;
+  if (max_threads > 0) o.max_threads = max_threads;
   return ds.with_options(o);
 }
 
@@ -94,6 +95,13 @@ void RunConformance(const ConformanceCase& c) {
       } else {
         EXPECT_EQ(Sorted(v), Sorted(got)) << "parallelism " << p << ", cpu_budget " << cpus;
       }
+    }
+    // An arena of one thread: more workers than threads must still finish.
+    std::vector<std::string> v = ReadAll(Seeded(c.make(p), 2, /*max_threads=*/1));
+    if (c.ordered) {
+      EXPECT_EQ(v, got) << "parallelism " << p << ", max_threads 1";
+    } else {
+      EXPECT_EQ(Sorted(v), Sorted(got)) << "parallelism " << p << ", max_threads 1";
     }
   }
 
