@@ -7,6 +7,15 @@
 namespace sluice::pipeline_internal {
 namespace {
 constexpr auto kWaitSlice = std::chrono::milliseconds(2);
+
+// A task's it.Next(), timed, holding the stage's CPU share (taken before the
+// timer starts); not read after cancellation. mu() not held.
+NextResult ReadAhead(IteratorContext& ctx, StageCounters* counters, IteratorNode& it) {
+  CpuUse use(ctx.cpu(), counters->cpu_permille.load(std::memory_order_relaxed));
+  if (ctx.cancelled()) return Status::Cancelled("pipeline cancelled");
+  CallTimer timer(counters);
+  return it.Next();
+}
 }  // namespace
 
 InterleavePrefetcher::InterleavePrefetcher(IteratorContext& ctx, StageCounters* counters,
@@ -75,40 +84,11 @@ void InterleavePrefetcher::ResumeLocked() {
   LaunchLocked();
 }
 
-NextResult InterleavePrefetcher::TakeBufferedLocked(InterleaveSlot& s) {
-  InterleaveBuffered b = std::move(s.buf.front());
-  s.buf.pop_front();
-  ReleaseLocked(b.charged);
-  return std::move(b.result);
-}
-
 InterleaveSlot* InterleavePrefetcher::AnyBufferedLocked() {
   for (InterleaveSlot& s : slots_) {
     if (!s.buf.empty()) return &s;
   }
   return nullptr;
-}
-
-NextResult InterleavePrefetcher::ReadHereLocked(std::unique_lock<std::mutex>& l,
-                                                InterleaveSlot& s) {
-  s.pulling = true;
-  IteratorNode* it = s.it.get();
-  l.unlock();
-  NextResult r = ReadWithCpu(*it, /*timed=*/false);
-  MeasureLocked(l, r);
-  s.pulling = false;
-  cv_.notify_all();
-  return r;
-}
-
-// it.Next() holding the stage's CPU share (taken before the timer starts;
-// not used after cancellation when `timed`, a read-ahead). mu() not held.
-NextResult InterleavePrefetcher::ReadWithCpu(IteratorNode& it, bool timed) {
-  CpuUse use(ctx_->cpu(), counters_->cpu_permille.load(std::memory_order_relaxed));
-  if (!timed) return it.Next();
-  if (ctx_->cancelled()) return Status::Cancelled("pipeline cancelled");
-  CallTimer timer(counters_);
-  return it.Next();
 }
 
 // Re-locks `l` (released for a read of `r`), then measures what was read:
@@ -219,7 +199,7 @@ bool InterleavePrefetcher::ReadAheadLocked(std::unique_lock<std::mutex>& l, Inte
   s.pulling = true;
   IteratorNode* it = s.it.get();
   l.unlock();
-  NextResult r = ReadWithCpu(*it, /*timed=*/true);
+  NextResult r = ReadAhead(*ctx_, counters_, *it);
   const int64_t bytes = MeasureLocked(l, r);
   s.pulling = false;
   if (r.ok() && !r->has_value()) {

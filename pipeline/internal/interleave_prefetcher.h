@@ -100,7 +100,12 @@ class InterleavePrefetcher {
 
   // Takes the oldest buffered result of `s`, releasing its charge.
   // REQUIRES: mu() held, !s.buf.empty().
-  NextResult TakeBufferedLocked(InterleaveSlot& s);
+  NextResult TakeBufferedLocked(InterleaveSlot& s) {
+    InterleaveBuffered b = std::move(s.buf.front());
+    s.buf.pop_front();
+    ReleaseLocked(b.charged);
+    return std::move(b.result);
+  }
   // The first slot (by index, not cycle order) with a buffered result; null
   // if none. REQUIRES: mu() held.
   InterleaveSlot* AnyBufferedLocked();
@@ -109,7 +114,18 @@ class InterleavePrefetcher {
   // becomes ResourceExhausted if larger than the whole budget). Does not
   // set s.ended. REQUIRES: l holds mu() (held again on return), s.it set,
   // !s.pulling.
-  NextResult ReadHereLocked(std::unique_lock<std::mutex>& l, InterleaveSlot& s);
+  // Inline (as GetNext's own code was before the split): it is on the
+  // consumer's path for every element.
+  NextResult ReadHereLocked(std::unique_lock<std::mutex>& l, InterleaveSlot& s) {
+    s.pulling = true;
+    IteratorNode* it = s.it.get();
+    l.unlock();
+    NextResult r = ReadHoldingCpu(*it);
+    MeasureLocked(l, r);
+    s.pulling = false;
+    cv_.notify_all();
+    return r;
+  }
   // Drops the buffered results of `s`, releasing their charges.
   void ReleaseBufferLocked(InterleaveSlot& s);
 
@@ -129,12 +145,16 @@ class InterleavePrefetcher {
     int64_t running = 0;  // tasks inside TaskBody
   };
 
+  // it.Next() holding the stage's CPU share. mu() not held.
+  NextResult ReadHoldingCpu(IteratorNode& it) {
+    CpuUse use(ctx_->cpu(), counters_->cpu_permille.load(std::memory_order_relaxed));
+    return it.Next();
+  }
   int64_t Parallelism() const;
   bool Readable(const InterleaveSlot& s) const;
   std::optional<size_t> UnclaimedReadableSlotLocked() const;
   void TaskBody(std::unique_lock<std::mutex>& l, size_t i);
   bool ReadAheadLocked(std::unique_lock<std::mutex>& l, InterleaveSlot& s);
-  NextResult ReadWithCpu(IteratorNode& it, bool timed);
   int64_t MeasureLocked(std::unique_lock<std::mutex>& l, NextResult& r);
   void ChargeBufferedLocked(int64_t charged);
   void ReleaseLocked(int64_t charged);
