@@ -112,7 +112,7 @@ int64_t InterleavePrefetcher::MeasureLocked(std::unique_lock<std::mutex>& l, Nex
   return bytes;
 }
 
-void InterleavePrefetcher::ChargeBufferedLocked(int64_t charged) {
+void InterleavePrefetcher::CountBufferedLocked(int64_t charged) {
   if (charged == 0) return;
   counters_->buffered_bytes.fetch_add(charged, std::memory_order_relaxed);
   counters_->buffer_depth.fetch_add(1, std::memory_order_relaxed);
@@ -215,7 +215,7 @@ bool InterleavePrefetcher::ReadAheadLocked(std::unique_lock<std::mutex>& l, Inte
       ctx_->memory().Release(est - bytes);
     // Errors are buffered uncharged (charged == 0 also skips the counters).
     s.buf.push_back(InterleaveBuffered{std::move(r), bytes});
-    ChargeBufferedLocked(bytes);
+    CountBufferedLocked(bytes);
   }
   cv_.notify_all();
   return true;
@@ -253,7 +253,7 @@ Status InterleavePrefetcher::RestoreBufferLocked(StateReader& r, InterleaveSlot&
     }
     if (b.charged) {
       ctx_->memory().Charge(b.charged);
-      ChargeBufferedLocked(b.charged);
+      CountBufferedLocked(b.charged);
     }
     s.buf.push_back(std::move(b));
   }

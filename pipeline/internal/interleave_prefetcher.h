@@ -81,7 +81,7 @@ class InterleavePrefetcher {
   InterleavePrefetcher& operator=(const InterleavePrefetcher&) = delete;
 
   std::mutex& mu() { return shared_->mu; }
-  // Slot i of the cycle. REQUIRES: mu() held, i < cycle_length.
+  // Slot i of the cycle; all of them. REQUIRES: mu() held, i < cycle_length.
   InterleaveSlot& slot(size_t i) { return slots_[i]; }
   const std::vector<InterleaveSlot>& slots() const { return slots_; }
   int64_t capacity() const { return config_.capacity; }
@@ -94,7 +94,7 @@ class InterleavePrefetcher {
   // CPU share. REQUIRES: l holds mu() (held again on return).
   void WaitLocked(std::unique_lock<std::mutex>& l);
   // Stops launching and waits for every running task to leave (Save,
-  // Restore); Resume() launches again. REQUIRES: l holds mu().
+  // Restore); ResumeLocked() launches again. REQUIRES: l holds mu().
   void PauseLocked(std::unique_lock<std::mutex>& l);
   void ResumeLocked();
 
@@ -113,9 +113,8 @@ class InterleavePrefetcher {
   // read, holding the stage's CPU share, and measures the result (which
   // becomes ResourceExhausted if larger than the whole budget). Does not
   // set s.ended. REQUIRES: l holds mu() (held again on return), s.it set,
-  // !s.pulling.
-  // Inline (as GetNext's own code was before the split): it is on the
-  // consumer's path for every element.
+  // !s.pulling. Inline, as it was inside the iterator's GetNext before the
+  // split: it is on the consumer's path for every element.
   NextResult ReadHereLocked(std::unique_lock<std::mutex>& l, InterleaveSlot& s) {
     s.pulling = true;
     IteratorNode* it = s.it.get();
@@ -156,7 +155,9 @@ class InterleavePrefetcher {
   void TaskBody(std::unique_lock<std::mutex>& l, size_t i);
   bool ReadAheadLocked(std::unique_lock<std::mutex>& l, InterleaveSlot& s);
   int64_t MeasureLocked(std::unique_lock<std::mutex>& l, NextResult& r);
-  void ChargeBufferedLocked(int64_t charged);
+  // The stage's buffer counters for a buffered result charged `charged`
+  // bytes (nothing for 0, an error); ReleaseLocked also releases the bytes.
+  void CountBufferedLocked(int64_t charged);
   void ReleaseLocked(int64_t charged);
 
   IteratorContext* const ctx_;
