@@ -67,6 +67,26 @@ BENCHMARK(BM_Stage_filter)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Stage_shuffle)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Stage_enumerate)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// interleave over 200 sub-datasets of range(1000) (cycle_length 4, block 1):
+// 200,000 elements, like BM_Source, so the difference is interleave's own
+// cost per element (plus 200 sub-dataset opens). parallelism 1 reads in the
+// caller's thread; 2 reads ahead in tasks; the last also drops determinism.
+void BM_Stage_interleave(benchmark::State& s) {
+  const int64_t p = s.range(0);
+  const bool deterministic = s.range(1) != 0;
+  Drain(s, Dataset::range(kN / 1000)
+               .interleave([](const Element&) -> Result<Dataset> { return Dataset::range(1000); },
+                           {.cycle_length = 4, .parallelism = p, .deterministic = deterministic})
+               .with_options({.seed = 1, .autotune = false}));
+}
+BENCHMARK(BM_Stage_interleave)
+    ->ArgNames({"p", "det"})
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({2, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // 200,000 records of 100 bytes in an indexed TFRecord file, read in order:
 // with the index (exact cardinality, random access; read in runs of adjacent
 // records) and without it (the buffered sequential reader, the reference).
