@@ -2,8 +2,12 @@
 // stage's decode stream, augmented and copied on its output stream.
 #include "sluice/gpu/jpeg_batches.h"
 
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -23,7 +27,49 @@ struct JpegBatchIterator::State {
   JpegBatchesOptions options;
   uint64_t batch = 0;
   int64_t skipped = 0;
+
+  // With options.prefetch > 0: the thread making batches ahead, and what
+  // it made, in order; after an error or the end it stops, and that result
+  // stays the last.
+  std::thread worker;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Result<std::optional<DeviceElement>>> ready;  // guarded by mu
+  bool stop = false;                                       // guarded by mu
+  bool finished = false;  // guarded by mu: the worker made its last result
+
+  Result<std::optional<DeviceElement>> Make();  // one batch, on this thread
+  void Work();
+
+  void StopWorker() {
+    {
+      std::lock_guard lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    if (worker.joinable()) worker.join();
+  }
+  ~State() { StopWorker(); }
 };
+
+void JpegBatchIterator::State::Work() {
+  while (true) {
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return stop || ready.size() < static_cast<size_t>(options.prefetch); });
+      if (stop) return;
+    }
+    Result<std::optional<DeviceElement>> r = Make();
+    const bool last = !r.ok() || !r->has_value();
+    {
+      std::lock_guard lock(mu);
+      ready.push_back(std::move(r));
+      finished = last;
+    }
+    cv.notify_all();
+    if (last) return;
+  }
+}
 
 namespace {
 
@@ -46,7 +92,9 @@ JpegBatchIterator::JpegBatchIterator(std::unique_ptr<State> state) : state_(std:
 JpegBatchIterator::JpegBatchIterator(JpegBatchIterator&&) noexcept = default;
 JpegBatchIterator& JpegBatchIterator::operator=(JpegBatchIterator&&) noexcept = default;
 JpegBatchIterator::~JpegBatchIterator() {
-  if (state_ != nullptr && state_->stream != nullptr) (void)state_->stream->Synchronize();
+  if (state_ == nullptr) return;
+  state_->StopWorker();  // no more work queued after this
+  if (state_->stream != nullptr) (void)state_->stream->Synchronize();
 }
 
 const JpegDecoder& JpegBatchIterator::decoder() const { return *state_->decoder; }
@@ -54,6 +102,20 @@ int64_t JpegBatchIterator::skipped_images() const { return state_->skipped; }
 
 Result<std::optional<DeviceElement>> JpegBatchIterator::Next() {
   State& s = *state_;
+  if (s.options.prefetch <= 0) return s.Make();
+  std::unique_lock lock(s.mu);
+  if (!s.worker.joinable()) s.worker = std::thread([&s] { s.Work(); });
+  s.cv.wait(lock, [&] { return !s.ready.empty(); });
+  if (s.ready.size() == 1 && s.finished) return s.ready.front();  // the last result, again
+  Result<std::optional<DeviceElement>> r = std::move(s.ready.front());
+  s.ready.pop_front();
+  lock.unlock();
+  s.cv.notify_all();
+  return r;
+}
+
+Result<std::optional<DeviceElement>> JpegBatchIterator::State::Make() {
+  State& s = *this;
   Stream& stream = *s.stream;
   while (true) {
     SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, s.input->next());
@@ -139,6 +201,10 @@ Result<std::optional<DeviceElement>> JpegBatchIterator::Next() {
 
 Result<JpegBatchIterator> JpegBatchesToDevice(const Dataset& input, const Device& device,
                                               const JpegBatchesOptions& options) {
+  if (options.prefetch < 0) {
+    return Status::InvalidArgument("JpegBatchesToDevice: prefetch must be >= 0, not " +
+                                   std::to_string(options.prefetch));
+  }
   auto state = std::make_unique<JpegBatchIterator::State>();
   state->options = options;
   if (options.stream != nullptr) {

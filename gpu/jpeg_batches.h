@@ -17,27 +17,30 @@
 //     [N,224,224,3]
 //   }
 //
-// Next() runs on the calling thread: it pulls the next batch (the upstream
-// prefetch overlaps reading and parsing), does the host part of the decode
-// (headers, staging, GPU_HYBRID's and the CPU fallback's work), queues the
-// decode on the stage's own decode stream and the augmentation (one fused
-// kernel, jpeg_augment.h) and copies on the stage's output stream after it,
-// returning without waiting for the GPU. So batch k+1's decode (the GPU's
-// JPEG engines) runs while batch k is augmented and consumed; the thread
-// waits only where the decoder must (batch k+1-N's decode done before
-// batch k+1's nvJPEG call reuses its state; N =
-// options.decoder.nvjpeg_states, 2 by default).
+// With options.prefetch = 0, Next() runs on the calling thread: it pulls the next batch (the
+// upstream prefetch overlaps reading and parsing), does the host part of the decode (headers,
+// staging, GPU_HYBRID's and the CPU fallback's work), queues the decode on the stage's own decode
+// stream and the augmentation (one fused kernel, jpeg_augment.h) and copies on the stage's output
+// stream after it, returning without waiting for the GPU. So batch k+1's decode (the GPU's JPEG
+// engines) runs while batch k is augmented and consumed; the thread waits only where the decoder
+// must (batch k+1-N's decode done before batch k+1's nvJPEG call reuses its state; N =
+// options.decoder.nvjpeg_states, 1 by default).
 // The augmentation rng of batch b is Rng(seed, b), so a run is reproducible
 // whatever the timing. Errors name the component, batch and image
 // ("image of batch 12, image 3"); with skip_bad_images, images no backend
 // decodes are dropped with their rows of the other components (a batch
 // left empty is skipped).
 //
+// With prefetch > 0, a thread of the stage's own does all of that, up to
+// `prefetch` batches ahead, and Next() hands them out in order (an error,
+// or the end, after the batches before it).
+//
 // Ownership: the iterator owns the input iterator, the decoder, its decode
 // stream and (unless given) the output stream. The decoded images are freed
 // once the output stream has read them (DeviceTensor::RecordUse). Elements handed out stay valid
 // after it is destroyed; their tensors are allocated for the stage's stream (see device_tensor.h).
-// Thread-safety: Next() is for one thread at a time.
+// Thread-safety: Next() is for one thread at a time; destroying the
+// iterator stops its prefetch thread (after the batch it is making).
 #ifndef SLUICE_GPU_JPEG_BATCHES_H_
 #define SLUICE_GPU_JPEG_BATCHES_H_
 
@@ -67,6 +70,12 @@ struct JpegBatchesOptions {
   // stream is borrowed (it must outlive the iterator) and must be on the
   // device.
   Stream* stream = nullptr;
+  // Batches made ahead on a thread of the stage's own (tf.data's
+  // prefetch): Next() then only takes a finished one, and the host part of
+  // the decode (headers, staging, nvJPEG's calls) overlaps the caller's
+  // work, e.g. a training step that waits for its loss. 0: Next() does that
+  // work on the calling thread. Each batch ahead holds its device memory.
+  int prefetch = 0;
 };
 
 class JpegBatchIterator {

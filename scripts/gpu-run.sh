@@ -33,7 +33,8 @@
 #             cores, pixel differences to the CPU decode; decode + random-
 #             resized crop 224 + flip + normalize on the device, as a
 #             helper, overlapped on two streams and as the
-#             JpegBatchesToDevice stage; the overlapped decode with 1, 2
+#             JpegBatchesToDevice stage reading the TFRecord shards, prefetch 0
+#             and 2; the overlapped decode with 1, 2
 #             and 3 nvJPEG states), torchvision's decode_jpeg on
 #             the same images, and gpu_train_bench's BM_TrainFromJpegs*
 #             (input_wait_fraction)                                -> jpeg.log
@@ -302,6 +303,17 @@ for cores in sorted(rows, reverse=True):
 PY
 }
 
+# The bundle's images as 8 TFRecord shards (sluice convert), once, in
+# $WORK/shards: the pipeline and jpeg phases read them.
+make_shards() {
+  local shards=$WORK/shards
+  [ -f "$shards/done" ] && return 0
+  rm -rf "$shards"
+  step 60 /dev/null "$SUMMARY" bin/sluice convert images "$HERE/images" --out "$shards/train" \
+    --shards 8 --index || return 1
+  touch "$shards/done"
+}
+
 phase_pipeline() {
   # Issue 30: variants side by side on 16/8/4/2 cores, each ~PIPELINE_SECONDS
   # timed, tagged with "variant" in pipeline.jsonl: bare (bare decode), loop
@@ -319,12 +331,7 @@ phase_pipeline() {
   # PIPELINE_TORCH=1 adds PyTorch's DataLoader (~20 s per core count).
   [ -d "$HERE/images" ] || { echo "no images in the bundle: pipeline skipped" | tee -a "$SUMMARY"; return 0; }
   local shards=$WORK/shards log=$OUT/pipeline.jsonl secs=${PIPELINE_SECONDS:-6} cores tmp=$WORK/variant.out
-  if [ ! -f "$shards/done" ]; then
-    rm -rf "$shards"
-    step 60 /dev/null "$SUMMARY" bin/sluice convert images "$HERE/images" --out "$shards/train" \
-      --shards 8 --index || return 0
-    touch "$shards/done"
-  fi
+  make_shards || return 0
   cat "$shards"/* "$HERE"/images/*/* > /dev/null  # the page cache, as bench-peers.sh
   { echo "== cpus: $(nproc); $(grep -m1 'model name' /proc/cpuinfo)"
     for c in 0 1 2 3 8 15; do
@@ -447,7 +454,10 @@ phase_jpeg() {
   local log=$OUT/jpeg.log
   step 60 "$log" "$log" bin/gpu_jpeg_test --gtest_brief=1
   [ -d "$HERE/images" ] || { echo "no images in the bundle: gpu_jpeg_bench skipped" | tee -a "$SUMMARY"; return 0; }
-  step 90 "$log" "$log" bin/gpu_jpeg_bench --images "$HERE/images" --threads "$(nproc)" --seconds 2
+  local records=()
+  make_shards && records=(--tfrecords "$WORK/shards/train-*")
+  step 100 "$log" "$log" bin/gpu_jpeg_bench --images "$HERE/images" --threads "$(nproc)" --seconds 2 \
+    "${records[@]}"
   step 60 "$log" "$log" python3 "$HERE/torchvision_jpeg.py" --images "$HERE/images" --seconds 2
   step 120 "$log" "$log" bin/gpu_train_bench --benchmark_filter='BM_TrainFromJpegs' \
     --benchmark_min_time=2

@@ -38,6 +38,7 @@
 // that blocked for their state's previous call), at the last --batches
 // value only. host_cores everywhere: CPU-seconds (getrusage,
 // user + system, all threads) per second of wall time.
+#include <glob.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -62,6 +63,7 @@
 #include "sluice/gpu/stream.h"
 #include "sluice/ops/jpeg.h"
 #include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/parse_example.h"
 
 namespace sluice::gpu {
 namespace {
@@ -75,12 +77,16 @@ struct Args {
   int threads = 16;
   std::string device = "gpu";
   std::vector<int> states = {1, 2, 3};  // decode_overlap_states' nvjpeg_states values
+  std::string tfrecords;                // the stage reads these (a glob) when set
+  std::vector<int> prefetch = {0, 2};   // the stage's JpegBatchesOptions::prefetch values
 };
 
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "gpu_jpeg_bench: %s\nusage: gpu_jpeg_bench --images DIR [--batches 128,256] "
-               "[--seconds 2] [--threads 16] [--device gpu|cpu] [--states 1,2,3]\n",
+               "[--seconds 2] [--threads 16] [--device gpu|cpu] [--states 1,2,3]\n"
+               "       [--tfrecords GLOB (sluice convert's image records, for the stage)] "
+               "[--prefetch 0,2]\n",
                why);
   std::exit(2);
 }
@@ -97,6 +103,12 @@ Args Parse(int argc, char** argv) {
       a.batches.clear();
       std::stringstream ss(v);
       for (std::string b; std::getline(ss, b, ',');) a.batches.push_back(std::atoi(b.c_str()));
+    } else if (flag == "--tfrecords") {
+      a.tfrecords = v;
+    } else if (flag == "--prefetch") {
+      a.prefetch.clear();
+      std::stringstream ss(v);
+      for (std::string b; std::getline(ss, b, ',');) a.prefetch.push_back(std::atoi(b.c_str()));
     } else if (flag == "--seconds") {
       a.seconds = std::atof(v.c_str());
     } else if (flag == "--threads") {
@@ -410,8 +422,11 @@ bool OverlapStates(Stream& stream, const std::vector<EncodedJpeg>& all, int batc
 // The same recipe as a pipeline stage: the images as a string Dataset,
 // batched and repeated, then JpegBatchesToDevice; batch k is waited for
 // after batch k+1 was asked for.
+// With `tfrecords` (a glob of sluice convert's image records), the input
+// is TFRecordDataset -> parse_example (fused with batch) instead.
 bool Stage(const Device& device, const std::vector<std::string>& bytes, int batch,
-           double decode_rate, double cpu_rate, double seconds) {
+           double decode_rate, double cpu_rate, double seconds, const std::string& tfrecords,
+           int prefetch) {
   std::vector<std::string_view> views(bytes.begin(), bytes.end());
   Tensor images = Tensor::FromStrings(views, Shape({static_cast<int64_t>(views.size())})).value();
   Tensor labels = Tensor::Zeros(DType::kInt64, Shape({static_cast<int64_t>(views.size())})).value();
@@ -420,6 +435,30 @@ bool Stage(const Device& device, const std::vector<std::string>& bytes, int batc
                    .batch(batch, {.drop_remainder = true})
                    .prefetch(2);
   JpegBatchesOptions o;
+  if (!tfrecords.empty()) {
+    std::vector<std::string> files;
+    glob_t g{};
+    if (glob(tfrecords.c_str(), 0, nullptr, &g) == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i) {
+        const std::string name = g.gl_pathv[i];
+        if (name.ends_with(".tfrecord")) files.push_back(name);
+      }
+    }
+    globfree(&g);
+    if (files.empty()) {
+      std::fprintf(stderr, "gpu_jpeg_bench: no .tfrecord files match %s\n", tfrecords.c_str());
+      return false;
+    }
+    const ParseSpec spec = {{"image/encoded", FixedLenFeature(DType::kString, {})},
+                            {"image/class/label", FixedLenFeature(DType::kInt64, {})}};
+    ds = TFRecordDataset(files, {.num_parallel_reads = 4})
+             .repeat()
+             .map(parse_example(spec), {.parallelism = kAutotune})
+             .batch(batch, {.drop_remainder = true})
+             .prefetch(2);
+    o.image = "image/encoded";
+  }
+  o.prefetch = prefetch;
   o.decoder.max_batch = batch;
   o.augment.mean = {123.675f, 116.28f, 103.53f};
   o.augment.stddev = {58.395f, 57.12f, 57.375f};
@@ -455,11 +494,13 @@ bool Stage(const Device& device, const std::vector<std::string>& bytes, int batc
   const JpegDecodeStats st = it->decoder().stats();
   std::printf(
       "{\"case\":\"stage_rrc224_flip_normalize\",\"device\":\"%s\",\"batch\":%d,"
-      "\"images_per_s\":%.0f,\"ratio_to_decode\":%.2f,\"ratio_to_cpu_threads\":%.2f,"
+      "\"input\":\"%s\",\"prefetch\":%d,\"images_per_s\":%.0f,\"ratio_to_decode\":%.2f,\"ratio_to_"
+      "cpu_threads\":%.2f,"
       "\"host_cores\":%.2f,\"hardware\":%lld,\"gpu_hybrid\":%lld,\"cpu\":%lld}\n",
-      device.ToString().c_str(), batch, rate, rate / decode_rate, rate / cpu_rate,
-      (CpuSeconds() - cpu0) / wall, static_cast<long long>(st.hardware),
-      static_cast<long long>(st.gpu_hybrid), static_cast<long long>(st.cpu));
+      device.ToString().c_str(), batch, tfrecords.empty() ? "memory" : "tfrecord", prefetch, rate,
+      rate / decode_rate, rate / cpu_rate, (CpuSeconds() - cpu0) / wall,
+      static_cast<long long>(st.hardware), static_cast<long long>(st.gpu_hybrid),
+      static_cast<long long>(st.cpu));
   std::fflush(stdout);
   return true;
 }
@@ -577,9 +618,14 @@ int Run(const Args& args) {
     if (!Augment(**stream, all, batch, decode_rate[batch], cpu_rate, mean_pixels, args.seconds) ||
         !Overlapped(**stream, all, batch, decode_rate[batch], args.seconds) ||
         (batch == args.batches.back() &&  // the states' lines at the last batch size only
-         !OverlapStates(**stream, all, batch, decode_rate[batch], args.states, args.seconds)) ||
-        !Stage(device, bytes, batch, decode_rate[batch], cpu_rate, args.seconds)) {
+         !OverlapStates(**stream, all, batch, decode_rate[batch], args.states, args.seconds))) {
       return 1;
+    }
+    for (int prefetch : args.prefetch) {
+      if (!Stage(device, bytes, batch, decode_rate[batch], cpu_rate, args.seconds, args.tfrecords,
+                 prefetch)) {
+        return 1;
+      }
     }
   }
   return 0;

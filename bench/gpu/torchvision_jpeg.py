@@ -108,7 +108,7 @@ def main():
                     img, scale=[0.08, 1.0], ratio=[3.0 / 4.0, 4.0 / 3.0])
                 x = F.resized_crop(img, top, left, h, w, [224, 224], antialias=False)
                 if torch.rand(1, generator=g).item() < 0.5:
-                    x = F.horizontal_flip(x)
+                    x = F.hflip(x)
                 out.append(x)
             x = torch.stack(out).float()
             ((x - mean) / std).contiguous(memory_format=torch.channels_last)

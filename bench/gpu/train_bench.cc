@@ -26,7 +26,9 @@
 //   * BM_TrainFromJpegsNvjpeg: the same with the decode on the GPU too
 //     (JpegBatchesToDevice: nvJPEG, fused random-resized crop and flip),
 //     batch k+1 decoding during step k; input_wait_fraction is the time in
-//     Next() and waiting for the batch's event (the target: under 5%).
+//     Next() and waiting for the batch's event (the target: under 5%);
+//     /prefetch:0 does the stage's host work in Next(), /prefetch:2 on the
+//     stage's own thread, 2 batches ahead (JpegBatchesOptions::prefetch).
 //   * BM_TrainStep/gpu_heavy, /gpu_heavy_graph and /gpu_heavy_bf16: a
 //     heavier CNN (five 3x3 convolutions of 32..256 channels on uint8
 //     [128, 224, 224, 3]; MakeModel), so the work is not tuned to one small
@@ -359,6 +361,7 @@ void BM_TrainFromJpegsNvjpeg(benchmark::State& state) {
   o.decoder.max_batch = static_cast<int>(kBatch);
   o.augment.size = {Side(), Side()};
   o.stream = stream;
+  o.prefetch = static_cast<int>(state.range(0));
   Result<JpegBatchIterator> it = JpegBatchesToDevice(input, stream->device(), o);
   if (!it.ok()) return state.SkipWithError(it.status().ToString().c_str());
   using Clock = std::chrono::steady_clock;
@@ -398,7 +401,12 @@ void BM_TrainFromJpegsNvjpeg(benchmark::State& state) {
   state.counters["hardware_decoded"] = static_cast<double>(st.hardware);
   state.counters["cpu_decoded"] = static_cast<double>(st.cpu);
 }
-BENCHMARK(BM_TrainFromJpegsNvjpeg)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TrainFromJpegsNvjpeg)
+    ->ArgName("prefetch")
+    ->Arg(0)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_MlpStep(benchmark::State& state, bool graph) {
   if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());

@@ -50,10 +50,12 @@ StagingLayout LayOutBitstreams(std::span<const size_t> sizes, size_t alignment);
 
 // How many nvJPEG decode states a backend rotates through (JpegDecoderOptions::
 // nvjpeg_states): `option` when it is 1..kMaxNvjpegStates, else (0) the
-// environment's SLUICE_NVJPEG_STATES (`env`, null when unset), else 2.
+// environment's SLUICE_NVJPEG_STATES (`env`, null when unset), else 1: on
+// an H200 (docs/perf.md) two or three states decoded 0.78x as fast as one
+// with three batches in flight.
 // InvalidArgument naming the variable for a value that is not 1..8.
 constexpr int kMaxNvjpegStates = 8;
-constexpr int kDefaultNvjpegStates = 2;
+constexpr int kDefaultNvjpegStates = 1;
 Result<int> ResolveNvjpegStates(int option, const char* env);
 
 // Round-robin over a backend's decode states (their buffers, the event of

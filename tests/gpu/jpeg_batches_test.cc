@@ -1,6 +1,8 @@
 // JpegBatchesToDevice on the host device: each batch equals the CPU chain
 // (ops::DecodeRandomCropResize, unfused, Rng(seed, batch)), labels follow
-// their images, bad images fail or are skipped with their rows.
+// their images, bad images fail or are skipped with their rows; all of it
+// with the batches made on the calling thread (prefetch 0) and on the
+// stage's own thread, 2 ahead.
 #include "sluice/gpu/jpeg_batches.h"
 
 #include <gmock/gmock.h>
@@ -23,9 +25,10 @@ std::string Jpeg(int64_t w, int64_t h) {
   return ops::EncodeJpeg(image).value();
 }
 
-class JpegBatchesHost : public ::testing::Test {
+class JpegBatchesHost : public ::testing::TestWithParam<int> {  // options.prefetch
  protected:
   void SetUp() override {
+    options_.prefetch = GetParam();
     bytes_ = {Jpeg(64, 48), Jpeg(40, 56), "\xff\xd8 broken", Jpeg(72, 72), Jpeg(50, 30)};
     std::vector<std::string_view> views(bytes_.begin(), bytes_.end());
     Tensor images = Tensor::FromStrings(views, Shape({5})).value();
@@ -51,7 +54,7 @@ class JpegBatchesHost : public ::testing::Test {
   JpegBatchesOptions options_;
 };
 
-TEST_F(JpegBatchesHost, BatchesEqualTheCpuChainAndABadImageFailsItsBatch) {
+TEST_P(JpegBatchesHost, BatchesEqualTheCpuChainAndABadImageFailsItsBatch) {
   SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
                               JpegBatchesToDevice(ds_, Device::Host(), options_));
   SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> first, it.Next());
@@ -80,7 +83,7 @@ TEST_F(JpegBatchesHost, BatchesEqualTheCpuChainAndABadImageFailsItsBatch) {
 // of several batches in flight at once, nothing waited for until the end:
 // every batch still equals the CPU chain (the decoded images outlive the
 // augmentation that reads them).
-TEST_F(JpegBatchesHost, BatchesInFlightEqualTheCpuChain) {
+TEST_P(JpegBatchesHost, BatchesInFlightEqualTheCpuChain) {
   const std::vector<size_t> good = {0, 1, 3, 4};
   std::vector<std::string_view> views;
   for (size_t i : good) views.push_back(bytes_[i]);
@@ -112,7 +115,7 @@ TEST_F(JpegBatchesHost, BatchesInFlightEqualTheCpuChain) {
   }
 }
 
-TEST_F(JpegBatchesHost, SkipBadImagesDropsTheirRows) {
+TEST_P(JpegBatchesHost, SkipBadImagesDropsTheirRows) {
   options_.skip_bad_images = true;
   SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
                               JpegBatchesToDevice(ds_, Device::Host(), options_));
@@ -132,13 +135,42 @@ TEST_F(JpegBatchesHost, SkipBadImagesDropsTheirRows) {
   EXPECT_EQ(it.skipped_images(), 1);
 }
 
-TEST_F(JpegBatchesHost, AMissingImageComponentIsNamed) {
+TEST_P(JpegBatchesHost, AMissingImageComponentIsNamed) {
   options_.image = "jpeg";
   SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
                               JpegBatchesToDevice(ds_, Device::Host(), options_));
   Result<std::optional<DeviceElement>> r = it.Next();
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("\"jpeg\""));
+}
+
+INSTANTIATE_TEST_SUITE_P(Prefetch, JpegBatchesHost, ::testing::Values(0, 2),
+                         [](const auto& info) { return "Prefetch" + std::to_string(info.param); });
+
+// A prefetching stage over endless input stops when destroyed (its thread
+// joined after the batch it is making), with batches still queued.
+TEST(JpegBatchesPrefetch, DestroyedWhileMakingBatchesAhead) {
+  Tensor image = Tensor::Allocate(DType::kUInt8, Shape({24, 32, 3})).value();
+  std::string bytes = ops::EncodeJpeg(image).value();
+  std::vector<std::string_view> views = {bytes, bytes};
+  Dataset ds =
+      Dataset::from_tensor_slices({Tensor::FromStrings(views, Shape({2})).value()}, {"image"})
+          .repeat()
+          .batch(2);
+  JpegBatchesOptions o;
+  o.augment.size = {8, 8};
+  o.prefetch = 3;
+  for (int consumed : {0, 1, 5}) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it, JpegBatchesToDevice(ds, Device::Host(), o));
+    for (int i = 0; i < consumed; ++i) {
+      SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> e, it.Next());
+      ASSERT_TRUE(e.has_value());
+      SLUICE_ASSERT_OK(e->Wait());
+    }
+  }  // each iterator destroyed here, its thread mid-batch or waiting for room
+  o.prefetch = -1;
+  EXPECT_EQ(JpegBatchesToDevice(ds, Device::Host(), o).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -115,9 +115,9 @@ class JpegDecoderHost : public ::testing::Test {
 TEST(JpegPlan, ResolveNvjpegStates) {
   using gpu_internal::ResolveNvjpegStates;
   EXPECT_EQ(ResolveNvjpegStates(3, "1").value(), 3);  // the option wins over the environment
-  EXPECT_EQ(ResolveNvjpegStates(0, nullptr).value(), 2);
-  EXPECT_EQ(ResolveNvjpegStates(0, "").value(), 2);
-  EXPECT_EQ(ResolveNvjpegStates(0, "1").value(), 1);
+  EXPECT_EQ(ResolveNvjpegStates(0, nullptr).value(), 1);
+  EXPECT_EQ(ResolveNvjpegStates(0, "").value(), 1);
+  EXPECT_EQ(ResolveNvjpegStates(0, "2").value(), 2);
   EXPECT_EQ(ResolveNvjpegStates(0, "8").value(), 8);
   for (const char* bad : {"0", "9", "-1", "two", "2x"}) {
     Result<int> r = ResolveNvjpegStates(0, bad);
@@ -160,11 +160,11 @@ TEST_F(JpegDecoderHost, StatesComeFromTheOptionOrSluiceNvjpegStates) {
     }
   } restore;
   ASSERT_EQ(unsetenv("SLUICE_NVJPEG_STATES"), 0);
-  SLUICE_ASSERT_OK_AND_ASSIGN(auto d2, JpegDecoder::Create(*stream_));
-  EXPECT_EQ(d2->stats().nvjpeg_states, 2);
-  ASSERT_EQ(setenv("SLUICE_NVJPEG_STATES", "1", 1), 0);
   SLUICE_ASSERT_OK_AND_ASSIGN(auto d1, JpegDecoder::Create(*stream_));
   EXPECT_EQ(d1->stats().nvjpeg_states, 1);
+  ASSERT_EQ(setenv("SLUICE_NVJPEG_STATES", "2", 1), 0);
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto d2, JpegDecoder::Create(*stream_));
+  EXPECT_EQ(d2->stats().nvjpeg_states, 2);
   SLUICE_ASSERT_OK_AND_ASSIGN(auto d3, JpegDecoder::Create(*stream_, {.nvjpeg_states = 3}));
   EXPECT_EQ(d3->stats().nvjpeg_states, 3);
   ASSERT_EQ(setenv("SLUICE_NVJPEG_STATES", "9", 1), 0);
