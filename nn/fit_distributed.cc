@@ -9,9 +9,10 @@
 //      all instead of leaving the others waiting;
 //   2. on the first step of a Fit, takes global replica 0's weights and
 //      optimizer state (broadcast);
-//   3. computes its gradient, averages it over the replicas
-//      (CrossDeviceOps::AllReduceMean), applies the update, updates its
-//      metrics;
+//   3. computes its gradient and averages it over the replicas
+//      (CrossDeviceOps::Add as each layer's gradients are ready, last layer
+//      first, so that full buckets can be reduced while the backward pass
+//      goes on; then Wait), applies the update, updates its metrics;
 //   4. sums loss, batch size and the metrics' states over the replicas (one
 //      small all-reduce), which replica 0 reports.
 // A replica whose step fails aborts its communicator: the others' next
@@ -245,13 +246,15 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
       const int global = strategy.first_replica() + static_cast<int>(r);
       auto fail = [&](const Status& s, int64_t step) {
         one.comm->Abort(s);
+        if (one.ops) one.ops->Cancel();  // no bucket left in flight
         return Where(s, "fit: replica " + std::to_string(global) + ": epoch " +
                             std::to_string(epoch + 1) + " step " + std::to_string(step + 1));
       };
       // The cross-device ops, made by every replica at once (NCCL's are
       // set up together).
       if (!one.ops) {
-        Result<std::unique_ptr<CrossDeviceOps>> ops = MakeCrossDeviceOps(m.backend(), *one.comm);
+        Result<std::unique_ptr<CrossDeviceOps>> ops =
+            MakeCrossDeviceOps(m.backend(), *one.comm, strategy.cross_device_options());
         if (!ops.ok()) return fail(ops.status(), 0);
         one.ops = std::move(*ops);
       }
@@ -290,9 +293,24 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
         }
         const DeviceTensor& x = (*batch)[0];
         const DeviceTensor& y = (*batch)[1];
+        // The gradients go to the all-reduce a layer at a time as the
+        // backward pass makes them, last layer first (DDP's bucket order);
+        // with overlap the ops reduce full buckets meanwhile.
+        size_t handed = m.layers_.size();  // layers [handed, end) are
+        auto hand_down_to = [&](size_t i) -> Status {
+          while (handed > i) {
+            std::vector<DeviceTensor*> grads = m.layers_[--handed]->gradients();
+            SLUICE_RETURN_IF_ERROR(one.ops->Add(std::span<DeviceTensor* const>(grads)));
+          }
+          return Status::OK();
+        };
+        m.gradients_ready_ = hand_down_to;
         Result<Gradients> g = m.ComputeGradients(x, y);
+        m.gradients_ready_ = nullptr;
         if (!g.ok()) return fail(g.status(), step);
-        Status s = one.ops->AllReduceMean(std::span<DeviceTensor* const>(g->grads));
+        Status s = hand_down_to(0);  // layers before the last that trains
+        if (!s.ok()) return fail(s, step);
+        s = one.ops->Wait();
         if (!s.ok()) return Where(s, "fit: replica " + std::to_string(global));
         s = m.compiled_.optimizer->ApplyGradients(std::span<DeviceTensor* const>(g->grads),
                                                   std::span<Variable* const>(g->variables));

@@ -41,6 +41,7 @@
 
 #include "sluice/distribute/communicator.h"
 #include "sluice/distribute/distribute.h"
+#include "sluice/nn/cross_device_ops.h"
 #include "sluice/nn/device.h"
 #include "sluice/pipeline/dataset.h"
 
@@ -85,6 +86,9 @@ class Strategy {
   // every replica in sync (rank = global replica index). Created on first
   // use; the same on every call.
   Result<std::vector<Communicator*>> ReplicaCommunicators();
+  // How the replicas' gradients are reduced (bucket size, overlap with the
+  // backward pass), as the options to Create gave it.
+  const CrossDeviceOptions& cross_device_options() const { return cross_device_; }
 
  protected:
   Strategy(std::vector<Device> devices, int first_replica, int num_replicas,
@@ -96,6 +100,9 @@ class Strategy {
   int num_replicas_;
   std::shared_ptr<Communicator> process_comm_;                // MultiWorker: this process's
   std::vector<std::unique_ptr<Communicator>> replica_comms_;  // Mirrored: in-process
+
+ protected:
+  CrossDeviceOptions cross_device_;
 };
 
 struct MirroredOptions {
@@ -104,6 +111,9 @@ struct MirroredOptions {
   // split the cores: each one's backend gets 1/n of its threads.
   std::vector<std::string> devices;
   CommunicatorOptions communicator;
+  // Gradient buckets; overlap (default on): full buckets of the last
+  // layers are all-reduced while the backward pass goes on.
+  CrossDeviceOptions cross_device;
 };
 
 class MirroredStrategy : public Strategy {
@@ -125,6 +135,8 @@ struct MultiWorkerOptions {
   // The processes' communicator. Default: Connect() (MPI under mpirun).
   std::shared_ptr<Communicator> communicator;
   CommunicatorOptions communicator_options;
+  // As MirroredOptions::cross_device.
+  CrossDeviceOptions cross_device;
 };
 
 class MultiWorkerMirroredStrategy : public Strategy {
