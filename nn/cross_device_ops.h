@@ -73,10 +73,14 @@ struct CrossDeviceOptions {
   // Gradients are fused into buckets of at most this many bytes (a tensor
   // larger than a bucket goes alone).
   size_t bucket_bytes = size_t{25} << 20;
+  // The first bucket of a reduction holds at most this many bytes (DDP's
+  // rule): with overlap, the last layers' gradients start early instead
+  // of waiting for a full bucket.
+  size_t first_bucket_bytes = size_t{1} << 20;
   // The host ops move a bucket that must be packed in pieces of at most
   // this many bytes (rounded down to whole elements), each packed, reduced
   // and copied back while it is in cache; 0: the whole bucket at once.
-  size_t chunk_bytes = size_t{1} << 20;
+  size_t chunk_bytes = 0;
   // The host ops on the CPU reduce full buckets on a thread of their own
   // while Add()'s caller goes on (the training loop's backward pass).
   bool overlap = true;

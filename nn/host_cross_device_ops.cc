@@ -68,7 +68,7 @@ class HostCrossDeviceOps : public CrossDeviceOps {
     size_t i = 0;
     while (i < tensors.size()) {
       size_t j = i + 1, bytes = tensors[i]->byte_size();
-      while (j < tensors.size() && Fits(tensors[i]->dtype(), bytes, *tensors[j])) {
+      while (j < tensors.size() && Fits(tensors[i]->dtype(), bytes, *tensors[j], i == 0)) {
         bytes += tensors[j]->byte_size();
         ++j;
       }
@@ -82,7 +82,9 @@ class HostCrossDeviceOps : public CrossDeviceOps {
     for (DeviceTensor* t : ready) {
       SLUICE_RETURN_IF_ERROR(CheckFloat(*t, added_count_));
       ++added_count_;
-      if (!pending_.empty() && !Fits(pending_[0]->dtype(), pending_bytes_, *t)) Launch();
+      if (!pending_.empty() && !Fits(pending_[0]->dtype(), pending_bytes_, *t, launched_ == 0)) {
+        Launch();
+      }
       pending_.push_back(t);
       pending_bytes_ += t->byte_size();
     }
@@ -92,6 +94,7 @@ class HostCrossDeviceOps : public CrossDeviceOps {
   Status Wait() override {
     if (!pending_.empty()) Launch();
     added_count_ = 0;
+    launched_ = 0;
     if (!threaded_) {
       std::vector<std::vector<DeviceTensor*>> buckets;
       buckets.swap(deferred_);
@@ -109,6 +112,7 @@ class HostCrossDeviceOps : public CrossDeviceOps {
     pending_.clear();
     pending_bytes_ = 0;
     added_count_ = 0;
+    launched_ = 0;
     deferred_.clear();
     std::unique_lock<std::mutex> l(mu_);
     queue_.clear();
@@ -141,9 +145,11 @@ class HostCrossDeviceOps : public CrossDeviceOps {
 
  private:
   // Whether `next` joins a bucket of `dtype` that holds `bytes` so far (a
-  // tensor larger than a bucket goes alone).
-  bool Fits(DType dtype, size_t bytes, const DeviceTensor& next) const {
-    return next.dtype() == dtype && bytes + next.byte_size() <= options_.bucket_bytes;
+  // tensor larger than a bucket goes alone), the reduction's first or not.
+  bool Fits(DType dtype, size_t bytes, const DeviceTensor& next, bool first = false) const {
+    const size_t cap = first ? std::min(options_.first_bucket_bytes, options_.bucket_bytes)
+                             : options_.bucket_bytes;
+    return next.dtype() == dtype && bytes + next.byte_size() <= cap;
   }
 
   // Whether the bucket's tensors lie one after another in host memory.
@@ -162,6 +168,7 @@ class HostCrossDeviceOps : public CrossDeviceOps {
     std::vector<DeviceTensor*> bucket;
     bucket.swap(pending_);
     pending_bytes_ = 0;
+    ++launched_;
     if (!threaded_) {
       deferred_.push_back(std::move(bucket));
       return;
@@ -303,6 +310,7 @@ class HostCrossDeviceOps : public CrossDeviceOps {
   std::vector<DeviceTensor*> pending_;
   size_t pending_bytes_ = 0;
   size_t added_count_ = 0;
+  size_t launched_ = 0;  // buckets handed on since the last Wait()
   std::vector<std::vector<DeviceTensor*>> deferred_;
 
   // The thread that reduces full buckets (overlap), started on first use.

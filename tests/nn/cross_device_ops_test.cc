@@ -95,10 +95,12 @@ TEST(CrossDeviceOpsTest, EveryWayOfMovingBucketsGivesTheMeanBitForBit) {
     for (int r = 0; r < kReplicas; ++r) {
       grads[r] = Grads(cpu, r);
       threads.emplace_back([&, r] {
-        // Buckets of 256 bytes: several tensors in some, one alone.
-        auto ops = MakeHostCrossDeviceOps(
-            cpu, *comms[r],
-            {.bucket_bytes = 256, .chunk_bytes = way.chunk_bytes, .overlap = way.overlap});
+        // Buckets of 256 bytes (the first 100): several tensors in some, one alone.
+        auto ops = MakeHostCrossDeviceOps(cpu, *comms[r],
+                                          {.bucket_bytes = 256,
+                                           .first_bucket_bytes = 100,
+                                           .chunk_bytes = way.chunk_bytes,
+                                           .overlap = way.overlap});
         std::vector<DeviceTensor*> ptrs;
         for (auto& t : grads[r]) ptrs.push_back(&t);
         for (int step = 0; step < 2; ++step) {  // buffers reused across steps

@@ -246,7 +246,8 @@ TEST(StrategyTest, OverlappedAllReduceGivesTheSameWeightsBitForBit) {
   for (bool overlap : {false, true}) {
     SetRandomSeed(5);
     MirroredOptions o{.devices = {"cpu:0", "cpu:1", "cpu:2"}};
-    o.cross_device = {.bucket_bytes = 300, .chunk_bytes = 40, .overlap = overlap};
+    o.cross_device = {
+        .bucket_bytes = 300, .first_bucket_bytes = 100, .chunk_bytes = 40, .overlap = overlap};
     auto strategy = MirroredStrategy::Create(o);
     ASSERT_TRUE(strategy.ok()) << strategy.status();
     auto model = std::make_unique<Sequential>();
