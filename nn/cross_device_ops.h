@@ -82,8 +82,12 @@ struct CrossDeviceOptions {
   // and copied back while it is in cache; 0: the whole bucket at once.
   size_t chunk_bytes = 0;
   // The host ops on the CPU reduce full buckets on a thread of their own
-  // while Add()'s caller goes on (the training loop's backward pass).
-  bool overlap = true;
+  // while Add()'s caller goes on (the training loop's backward pass). Off
+  // by default: on a 2-core machine with 2 ranks the thread competes with
+  // the backward pass for the cores, and the CNN step of mpi_bench ran
+  // 1.5-4% slower with it (docs/perf.md); worth trying where cores are
+  // spare.
+  bool overlap = false;
 };
 
 // The host implementation over `comm` for tensors of `backend`'s device.

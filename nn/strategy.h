@@ -14,7 +14,8 @@
 // Every replica starts from replica 0's weights and optimizer state
 // (broadcast when Fit begins), computes the gradient of its own batch, and
 // the gradients are averaged over all replicas (all-reduce, in fused
-// buckets of about 25 MB) before every replica applies the same update: the
+// buckets of about 25 MB, last layer first, optionally overlapped with the
+// backward pass) before every replica applies the same update: the
 // replicas' weights stay equal, bit for bit on the CPU. Loss and metrics
 // are reduced over the replicas. Only the chief (global replica 0's
 // process) writes TensorBoard logs from Fit; checkpoints are the caller's,
@@ -111,8 +112,8 @@ struct MirroredOptions {
   // split the cores: each one's backend gets 1/n of its threads.
   std::vector<std::string> devices;
   CommunicatorOptions communicator;
-  // Gradient buckets; overlap (default on): full buckets of the last
-  // layers are all-reduced while the backward pass goes on.
+  // Gradient buckets, and whether full buckets of the last layers are
+  // all-reduced while the backward pass goes on (overlap, off by default).
   CrossDeviceOptions cross_device;
 };
 
