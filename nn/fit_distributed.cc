@@ -20,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "sluice/nn/cross_device_ops.h"
@@ -54,6 +55,33 @@ Status Sequential::Replicas::Sync(One& r) {
   }
   SLUICE_RETURN_IF_ERROR(r.ops->Broadcast(std::span<DeviceTensor* const>(on_device), 0));
   return r.model->compiled_.optimizer->SyncStepCounter();
+}
+
+Status Sequential::Replicas::FlattenGradients(One& r) {
+  Sequential& m = *r.model;
+  r.flat_gradients = true;
+  if (m.device().kind != DeviceKind::kCpu) return Status::OK();
+  std::vector<DeviceTensor*> grads;  // in all-reduce order
+  for (size_t i = m.layers_.size(); i-- > 0;) {
+    for (DeviceTensor* g : m.layers_[i]->gradients()) grads.push_back(g);
+  }
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    int64_t total = 0;
+    for (const DeviceTensor* g : grads) total += g->dtype() == dtype ? g->num_elements() : 0;
+    if (total == 0) continue;
+    SLUICE_ASSIGN_OR_RETURN(DeviceTensor flat, m.backend().Allocate(dtype, Shape{total}));
+    int64_t at = 0;
+    for (DeviceTensor* g : grads) {
+      if (g->dtype() != dtype) continue;
+      const int64_t n = g->num_elements();
+      SLUICE_ASSIGN_OR_RETURN(DeviceTensor part, flat.Slice(at, at + n));
+      SLUICE_ASSIGN_OR_RETURN(part, part.Reshape(g->shape()));
+      std::memcpy(part.raw_data(), g->raw_data(), g->byte_size());
+      *g = std::move(part);
+      at += n;
+    }
+  }
+  return Status::OK();
 }
 
 namespace {
@@ -257,6 +285,10 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
             MakeCrossDeviceOps(m.backend(), *one.comm, strategy.cross_device_options());
         if (!ops.ok()) return fail(ops.status(), 0);
         one.ops = std::move(*ops);
+      }
+      if (!one.flat_gradients && m.layers_.empty() == false && m.layers_.back()->built()) {
+        Status s = Replicas::FlattenGradients(one);
+        if (!s.ok()) return fail(s, 0);
       }
       double loss_sum = 0, row_sum = 0;  // this replica's, this epoch
       bool synced = !sync;

@@ -10,9 +10,12 @@
 // second; the algorithm bandwidth when n = 1) from the median round, and
 // their ratio (target: sluice at least 0.9 of bare MPI).
 //
-// BM_CrossDeviceOps/<bytes> does the same for nn's gradient path (the host
+// BM_CrossDeviceOps/<bytes>/<flat> does the same for nn's gradient path (the host
 // CrossDeviceOps averaging a list of 25 tensors: fused buckets, then a mean)
-// against one MPI_Allreduce of all their bytes.
+// against one MPI_Allreduce of all their bytes; flat:0 with every tensor in
+// a buffer of its own (buckets packed), flat:1 with them side by side in
+// one buffer, as Fit lays out gradients on the CPU (buckets reduced where
+// they lie).
 //
 // BM_CnnStep/<global batch> trains the tutorials' CNN (Conv2D 32 3x3 relu,
 // MaxPooling2D, Conv2D 64 3x3 relu, MaxPooling2D, Flatten, Dense 64 relu,
@@ -121,12 +124,17 @@ void BM_CrossDeviceOps(benchmark::State& state) {
   nn::Backend& cpu = *nn::GetBackend(nn::Device::Cpu()).value();
   std::unique_ptr<nn::CrossDeviceOps> ops = nn::MakeHostCrossDeviceOps(cpu, *g_comm);
   // 25 gradients of uneven sizes, as a model's layers have.
+  // flat:1 as Fit lays them out on the CPU: one buffer, sliced.
+  const bool flat = state.range(1) != 0;
+  nn::DeviceTensor buffer = *cpu.Zeros(DType::kFloat32, Shape{static_cast<int64_t>(total)});
   std::vector<nn::DeviceTensor> grads;
   std::vector<nn::DeviceTensor*> ptrs;
   size_t left = total;
   for (int i = 0; i < 25 && left > 0; ++i) {
     const size_t n = i == 24 ? left : std::max<size_t>(1, left / 4);
-    grads.push_back(*cpu.Zeros(DType::kFloat32, Shape{static_cast<int64_t>(n)}));
+    const auto at = static_cast<int64_t>(total - left);
+    grads.push_back(flat ? *buffer.Slice(at, at + static_cast<int64_t>(n))
+                         : *cpu.Zeros(DType::kFloat32, Shape{static_cast<int64_t>(n)}));
     left -= n;
   }
   for (auto& g : grads) ptrs.push_back(&g);
@@ -143,10 +151,8 @@ void BM_CrossDeviceOps(benchmark::State& state) {
   Report(state, total * sizeof(float), ours, bare);
 }
 BENCHMARK(BM_CrossDeviceOps)
-    ->ArgName("bytes")
-    ->Arg(1 << 20)
-    ->Arg(25 << 20)
-    ->Arg(100 << 20)
+    ->ArgNames({"bytes", "flat"})
+    ->ArgsProduct({{1 << 20, 25 << 20, 100 << 20}, {0, 1}})
     ->Iterations(9)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

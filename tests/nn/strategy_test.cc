@@ -265,6 +265,20 @@ TEST(StrategyTest, OverlappedAllReduceGivesTheSameWeightsBitForBit) {
     Result<History> h = model->Fit(train, {.epochs = 2, .verbose = 0});
     ASSERT_TRUE(h.ok()) << h.status();
     weights.push_back(Weights(*model));
+    // The gradients lie in one buffer, last layer first, where the backward
+    // pass wrote them: every bucket is reduced in place.
+    for (size_t r = 0; r < 3; ++r) {
+      std::vector<DeviceTensor*> grads;
+      for (size_t i = model->layers().size(); i-- > 0;) {
+        for (DeviceTensor* g : model->replica(r)->layers()[i]->gradients()) grads.push_back(g);
+      }
+      ASSERT_EQ(grads.size(), 6u);
+      for (size_t k = 1; k < grads.size(); ++k) {
+        EXPECT_EQ(static_cast<const uint8_t*>(grads[k - 1]->raw_data()) + grads[k - 1]->byte_size(),
+                  grads[k]->raw_data())
+            << "replica " << r << " gradient " << k;
+      }
+    }
     for (size_t r = 1; r < 3; ++r) {
       const std::vector<float> other = Weights(*model->replica(r));
       ASSERT_EQ(std::memcmp(other.data(), weights.back().data(), other.size() * sizeof(float)), 0);
