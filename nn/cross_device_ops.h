@@ -8,11 +8,12 @@
 // Built in: the host implementation, which reduces through the
 // Communicator in fused buckets (25 MB by default, as DDP and Horovod).
 // Tensors on the CPU: a bucket of one tensor, or of tensors that lie one
-// after another in memory, is reduced where it lies; the others are moved
-// through a small preallocated buffer a piece (chunk_bytes) at a time,
-// packed, summed and copied back divided by the replica count while the
-// piece is in cache. Tensors on another device are copied to the host and
-// back. It serves every device, and is the fallback where a
+// after another in memory (as Fit lays out gradients), is summed where it
+// lies and divided by the replica count; the others are packed into a
+// buffer kept across steps, summed, and copied back divided (optionally a
+// piece of chunk_bytes at a time). The quotients are the Communicator's
+// kMean's, bit for bit. Tensors on another device are copied to the host
+// and back. It serves every device, and is the fallback where a
 // device library cannot run (NCCL refuses two replicas on one GPU, so
 // logical devices of one GPU use it). Device modules register faster ones
 // (gpu/ registers NCCL for GPUs) with RegisterCrossDeviceOps.
@@ -84,9 +85,9 @@ struct CrossDeviceOptions {
   // The host ops on the CPU reduce full buckets on a thread of their own
   // while Add()'s caller goes on (the training loop's backward pass). Off
   // by default: on a 2-core machine with 2 ranks the thread competes with
-  // the backward pass for the cores, and the CNN step of mpi_bench ran
-  // 1.5-4% slower with it (docs/perf.md); worth trying where cores are
-  // spare.
+  // the backward pass for the cores; mpi_bench's CNN step ran 0.95-1.06x
+  // as fast with it on the quiet machine, 0.82-0.98x under load
+  // (docs/perf.md). Worth trying where ranks have spare cores.
   bool overlap = false;
 };
 
