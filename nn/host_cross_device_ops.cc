@@ -228,10 +228,9 @@ class HostCrossDeviceOps : public CrossDeviceOps {
     }
     if (Contiguous(bucket)) {  // where it lies, a piece at a time
       uint8_t* data = static_cast<uint8_t*>(bucket[0]->raw_data());
-      for (size_t done = 0; done < bytes; done += piece) {
+      for (size_t done = 0; done < bytes; done += piece) {  // (MPI, 2 ranks: in its pass)
         const size_t n = std::min(piece, bytes - done) / esize;
-        SLUICE_RETURN_IF_ERROR(comm_.AllReduce(data + done, n, dtype, ReduceOp::kSum));
-        DivideInto(data + done, data + done, n, dtype, comm_.size());
+        SLUICE_RETURN_IF_ERROR(comm_.AllReduce(data + done, n, dtype, ReduceOp::kMean));
       }
       return Status::OK();
     }
