@@ -85,7 +85,7 @@ struct CrossDeviceOptions {
   // The host ops on the CPU reduce full buckets on a thread of their own
   // while Add()'s caller goes on (the training loop's backward pass). Off
   // by default: on a 2-core machine with 2 ranks the thread competes with
-  // the backward pass for the cores; mpi_bench's CNN step ran 0.95-1.06x
+  // the backward pass for the cores; mpi_bench's CNN step ran 0.98-1.08x
   // as fast with it on the quiet machine, 0.82-0.98x under load
   // (docs/perf.md). Worth trying where ranks have spare cores.
   bool overlap = false;
