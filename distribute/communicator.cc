@@ -85,14 +85,27 @@ void Communicator::Accumulate(void* out, const void* in, size_t count, DType dty
   }
 }
 
+namespace {
+// d[i] /= k in blocks through a local array, which the compiler turns into
+// vector divisions (the same IEEE quotients).
+template <typename T>
+void DivideBlocks(T* d, size_t count, T k) {
+  constexpr size_t kBlock = 32 / sizeof(T);
+  size_t i = 0;
+  for (; i + kBlock <= count; i += kBlock) {
+    T block[kBlock];
+    for (size_t j = 0; j < kBlock; ++j) block[j] = d[i + j] / k;
+    for (size_t j = 0; j < kBlock; ++j) d[i + j] = block[j];
+  }
+  for (; i < count; ++i) d[i] /= k;
+}
+}  // namespace
+
 void Communicator::Divide(void* data, size_t count, DType dtype, int divisor) {
   if (dtype == DType::kFloat32) {
-    float* d = static_cast<float*>(data);
-    const float k = static_cast<float>(divisor);
-    for (size_t i = 0; i < count; ++i) d[i] /= k;
+    DivideBlocks(static_cast<float*>(data), count, static_cast<float>(divisor));
   } else if (dtype == DType::kFloat64) {
-    double* d = static_cast<double*>(data);
-    for (size_t i = 0; i < count; ++i) d[i] /= divisor;
+    DivideBlocks(static_cast<double*>(data), count, static_cast<double>(divisor));
   }
 }
 

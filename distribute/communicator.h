@@ -40,7 +40,8 @@ namespace sluice {
 
 enum class ReduceOp {
   kSum,
-  kMean,  // the sum divided by size(); floating-point dtypes only
+  kMean,  // the sum divided by size(); floating-point dtypes only (MPI with 2
+          // ranks divides within its own pass: the same bits, no pass more)
   kMin,
   kMax,
 };

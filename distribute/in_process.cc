@@ -100,22 +100,20 @@ class Group : public std::enable_shared_from_this<Group> {
       phase_ = Phase::kWork;
       cv_.notify_all();
     } else {
-      const bool all =
-          cv_.wait_until(l, deadline, [&] { return phase_ != Phase::kArrive || !failed_.ok(); });
-      if (!failed_.ok()) {
-        here_[static_cast<size_t>(rank)] = false;
-        --arrived_;
-        return failed_;
-      }
-      if (!all) {
-        std::string missing;
-        for (int r = 0; r < size_; ++r) {
-          if (!here_[static_cast<size_t>(r)])
-            missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      cv_.wait_until(l, deadline, [&] { return phase_ != Phase::kArrive || !failed_.ok(); });
+      // Once every rank has arrived, the collective completes even if the
+      // group failed meanwhile: the others are already working on it.
+      if (phase_ == Phase::kArrive) {
+        if (failed_.ok()) {  // the deadline passed
+          std::string missing;
+          for (int r = 0; r < size_; ++r) {
+            if (!here_[static_cast<size_t>(r)])
+              missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+          }
+          FailLocked(Status::Unavailable(
+              "collective #" + std::to_string(seq_) + " (" + call.ToString() + "): rank(s) " +
+              missing + " did not arrive within " + std::to_string(timeout_.count()) + " ms"));
         }
-        FailLocked(Status::Unavailable(
-            "collective #" + std::to_string(seq_) + " (" + call.ToString() + "): rank(s) " +
-            missing + " did not arrive within " + std::to_string(timeout_.count()) + " ms"));
         here_[static_cast<size_t>(rank)] = false;
         --arrived_;
         return failed_;

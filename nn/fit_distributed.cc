@@ -9,9 +9,10 @@
 //      all instead of leaving the others waiting;
 //   2. on the first step of a Fit, takes global replica 0's weights and
 //      optimizer state (broadcast);
-//   3. computes its gradient, averages it over the replicas
-//      (CrossDeviceOps::AllReduceMean), applies the update, updates its
-//      metrics;
+//   3. computes its gradient and averages it over the replicas
+//      (CrossDeviceOps::Add as each layer's gradients are ready, last layer
+//      first, so that full buckets can be reduced while the backward pass
+//      goes on; then Wait), applies the update, updates its metrics;
 //   4. sums loss, batch size and the metrics' states over the replicas (one
 //      small all-reduce), which replica 0 reports.
 // A replica whose step fails aborts its communicator: the others' next
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "sluice/nn/cross_device_ops.h"
@@ -53,6 +55,33 @@ Status Sequential::Replicas::Sync(One& r) {
   }
   SLUICE_RETURN_IF_ERROR(r.ops->Broadcast(std::span<DeviceTensor* const>(on_device), 0));
   return r.model->compiled_.optimizer->SyncStepCounter();
+}
+
+Status Sequential::Replicas::FlattenGradients(One& r) {
+  Sequential& m = *r.model;
+  r.flat_gradients = true;
+  if (m.device().kind != DeviceKind::kCpu) return Status::OK();
+  std::vector<DeviceTensor*> grads;  // in all-reduce order
+  for (size_t i = m.layers_.size(); i-- > 0;) {
+    for (DeviceTensor* g : m.layers_[i]->gradients()) grads.push_back(g);
+  }
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    int64_t total = 0;
+    for (const DeviceTensor* g : grads) total += g->dtype() == dtype ? g->num_elements() : 0;
+    if (total == 0) continue;
+    SLUICE_ASSIGN_OR_RETURN(DeviceTensor flat, m.backend().Allocate(dtype, Shape{total}));
+    int64_t at = 0;
+    for (DeviceTensor* g : grads) {
+      if (g->dtype() != dtype) continue;
+      const int64_t n = g->num_elements();
+      SLUICE_ASSIGN_OR_RETURN(DeviceTensor part, flat.Slice(at, at + n));
+      SLUICE_ASSIGN_OR_RETURN(part, part.Reshape(g->shape()));
+      std::memcpy(part.raw_data(), g->raw_data(), g->byte_size());
+      *g = std::move(part);
+      at += n;
+    }
+  }
+  return Status::OK();
 }
 
 namespace {
@@ -250,15 +279,21 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
       const int global = strategy.first_replica() + static_cast<int>(r);
       auto fail = [&](const Status& s, int64_t step) {
         one.comm->Abort(s);
+        if (one.ops) one.ops->Cancel();  // no bucket left in flight
         return Where(s, "fit: replica " + std::to_string(global) + ": epoch " +
                             std::to_string(epoch + 1) + " step " + std::to_string(step + 1));
       };
       // The cross-device ops, made by every replica at once (NCCL's are
       // set up together).
       if (!one.ops) {
-        Result<std::unique_ptr<CrossDeviceOps>> ops = MakeCrossDeviceOps(m.backend(), *one.comm);
+        Result<std::unique_ptr<CrossDeviceOps>> ops =
+            MakeCrossDeviceOps(m.backend(), *one.comm, strategy.cross_device_options());
         if (!ops.ok()) return fail(ops.status(), 0);
         one.ops = std::move(*ops);
+      }
+      if (!one.flat_gradients && m.layers_.empty() == false && m.layers_.back()->built()) {
+        Status s = Replicas::FlattenGradients(one);
+        if (!s.ok()) return fail(s, 0);
       }
       double loss_sum = 0, row_sum = 0;  // this replica's, this epoch
       bool synced = !sync;
@@ -306,6 +341,7 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
         Replicas::Captured* replay =
             one.captured != nullptr && one.captured->Accepts(x, y) ? one.captured.get() : nullptr;
         Gradients g;
+        Status s;
         if (replay != nullptr) {
           Result<double> loss = Replicas::ReplayGradients(m, *replay, x, y);
           if (!loss.ok()) return fail(loss.status(), step);
@@ -313,12 +349,28 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
           g.predictions = replay->predictions;
           g.grads = replay->grad_ptrs;
           g.variables = replay->variables;
+          s = one.ops->AllReduceMean(std::span<DeviceTensor* const>(g.grads));
         } else {
+          // The gradients go to the all-reduce a layer at a time as the
+          // backward pass makes them, last layer first (DDP's bucket order);
+          // with overlap the ops reduce full buckets meanwhile.
+          size_t handed = m.layers_.size();  // layers [handed, end) are
+          auto hand_down_to = [&](size_t i) -> Status {
+            while (handed > i) {
+              std::vector<DeviceTensor*> grads = m.layers_[--handed]->gradients();
+              SLUICE_RETURN_IF_ERROR(one.ops->Add(std::span<DeviceTensor* const>(grads)));
+            }
+            return Status::OK();
+          };
+          m.gradients_ready_ = hand_down_to;
           Result<Gradients> eager = m.ComputeGradients(x, y);
+          m.gradients_ready_ = nullptr;
           if (!eager.ok()) return fail(eager.status(), step);
           g = std::move(*eager);
+          s = hand_down_to(0);  // layers before the last that trains
+          if (!s.ok()) return fail(s, step);
+          s = one.ops->Wait();
         }
-        Status s = one.ops->AllReduceMean(std::span<DeviceTensor* const>(g.grads));
         if (!s.ok()) return Where(s, "fit: replica " + std::to_string(global));
         s = replay != nullptr
                 ? Replicas::ReplayApply(m, *replay)

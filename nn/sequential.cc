@@ -110,6 +110,7 @@ Result<DeviceTensor> Sequential::Backward(const DeviceTensor& dy) {
   DeviceTensor d = dy;
   for (size_t i = layers_.size(); i-- > 0;) {
     SLUICE_ASSIGN_OR_RETURN(d, layers_[i]->Backprop(d));
+    if (gradients_ready_) SLUICE_RETURN_IF_ERROR(gradients_ready_(i));
     // Nothing before layer i trains, and no input gradient is wanted.
     if (!layers_[i]->input_gradient_needed()) return DeviceTensor();
     if (i > 0 && d.empty()) {

@@ -304,6 +304,9 @@ class Sequential : public Layer {
 
   std::vector<std::unique_ptr<Layer>> layers_;
   std::unique_ptr<Replicas> replicas_;
+  // Called by Backward as soon as layer i's gradients are ready (the
+  // strategy's overlapped all-reduce); none when empty.
+  std::function<Status(size_t i)> gradients_ready_;
   Status add_error_;                  // the first layer Add() could not place
   std::vector<Shape> output_shapes_;  // per layer, from the last call
   CompileOptions compiled_;

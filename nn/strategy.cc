@@ -109,7 +109,10 @@ Result<std::shared_ptr<MirroredStrategy>> MirroredStrategy::Create(MirroredOptio
     }
   }
   const int n = static_cast<int>(devices.size());
-  return std::shared_ptr<MirroredStrategy>(new MirroredStrategy(std::move(devices), 0, n, nullptr));
+  auto s =
+      std::shared_ptr<MirroredStrategy>(new MirroredStrategy(std::move(devices), 0, n, nullptr));
+  s->cross_device_ = options.cross_device;
+  return s;
 }
 
 Result<std::shared_ptr<MultiWorkerMirroredStrategy>> MultiWorkerMirroredStrategy::Create(
@@ -140,8 +143,10 @@ Result<std::shared_ptr<MultiWorkerMirroredStrategy>> MultiWorkerMirroredStrategy
     }
   }
   const int rank = comm->rank(), size = comm->size();
-  return std::shared_ptr<MultiWorkerMirroredStrategy>(
+  auto s = std::shared_ptr<MultiWorkerMirroredStrategy>(
       new MultiWorkerMirroredStrategy({device}, rank, size, std::move(comm)));
+  s->cross_device_ = options.cross_device;
+  return s;
 }
 
 }  // namespace sluice::nn

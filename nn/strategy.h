@@ -14,7 +14,8 @@
 // Every replica starts from replica 0's weights and optimizer state
 // (broadcast when Fit begins), computes the gradient of its own batch, and
 // the gradients are averaged over all replicas (all-reduce, in fused
-// buckets of about 25 MB) before every replica applies the same update: the
+// buckets of about 25 MB, last layer first, optionally overlapped with the
+// backward pass) before every replica applies the same update: the
 // replicas' weights stay equal, bit for bit on the CPU. Loss and metrics
 // are reduced over the replicas. Only the chief (global replica 0's
 // process) writes TensorBoard logs from Fit; checkpoints are the caller's,
@@ -41,6 +42,7 @@
 
 #include "sluice/distribute/communicator.h"
 #include "sluice/distribute/distribute.h"
+#include "sluice/nn/cross_device_ops.h"
 #include "sluice/nn/device.h"
 #include "sluice/pipeline/dataset.h"
 
@@ -85,6 +87,9 @@ class Strategy {
   // every replica in sync (rank = global replica index). Created on first
   // use; the same on every call.
   Result<std::vector<Communicator*>> ReplicaCommunicators();
+  // How the replicas' gradients are reduced (bucket size, overlap with the
+  // backward pass), as the options to Create gave it.
+  const CrossDeviceOptions& cross_device_options() const { return cross_device_; }
 
  protected:
   Strategy(std::vector<Device> devices, int first_replica, int num_replicas,
@@ -96,6 +101,9 @@ class Strategy {
   int num_replicas_;
   std::shared_ptr<Communicator> process_comm_;                // MultiWorker: this process's
   std::vector<std::unique_ptr<Communicator>> replica_comms_;  // Mirrored: in-process
+
+ protected:
+  CrossDeviceOptions cross_device_;
 };
 
 struct MirroredOptions {
@@ -104,6 +112,9 @@ struct MirroredOptions {
   // split the cores: each one's backend gets 1/n of its threads.
   std::vector<std::string> devices;
   CommunicatorOptions communicator;
+  // Gradient buckets, and whether full buckets of the last layers are
+  // all-reduced while the backward pass goes on (overlap, off by default).
+  CrossDeviceOptions cross_device;
 };
 
 class MirroredStrategy : public Strategy {
@@ -125,6 +136,8 @@ struct MultiWorkerOptions {
   // The processes' communicator. Default: Connect() (MPI under mpirun).
   std::shared_ptr<Communicator> communicator;
   CommunicatorOptions communicator_options;
+  // As MirroredOptions::cross_device.
+  CrossDeviceOptions cross_device;
 };
 
 class MultiWorkerMirroredStrategy : public Strategy {

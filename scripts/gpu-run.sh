@@ -26,7 +26,8 @@
 #             the distribute/ and nn/ mpirun tests, MultiWorkerMirrored-
 #             Strategy on 2 ranks sharing gpu:0 (host-staged MPI ops), the
 #             distributed sample, and mpi_bench (all-reduce bus bandwidth
-#             vs bare MPI_Allreduce)            -> mpi.log, mpi_bench.json
+#             vs bare MPI_Allreduce; the CNN step with and without
+#             overlap)                -> mpi.log, mpi_bench.json, mpi_cnn.json
 #   jpeg      nvJPEG decode (gpu/jpeg_decoder.h): gpu_jpeg_test, then
 #             gpu_jpeg_bench on the bundle's images (hardware, GPU_HYBRID
 #             and CPU path at batch 128 and 256 against libjpeg-turbo on all
@@ -404,7 +405,7 @@ PY
 # The mpi phase (a separate block). The GPU machine has no Open MPI: the
 # bundle carries a relocatable one (scripts/pack-openmpi.sh: env.sh sets
 # OPAL_PREFIX and the rest), unpacked beside the payload and used in a
-# subshell only. About 1 to 2 minutes (each step at most 90 s).
+# subshell only. About 1.5 to 2.5 minutes (each step at most 90 s).
 phase_mpi() {
   [ -f "$HERE/mpi.tar.xz" ] || { echo "no mpi.tar.xz in the bundle: mpi skipped" | tee -a "$SUMMARY"; return 0; }
   if [ ! "$ROOT/mpi/unpacked" -nt "$HERE/mpi.tar.xz" ]; then
@@ -444,6 +445,19 @@ try:
               b.get("label", ""))
 except Exception as e:  # noqa: BLE001 - report and go on
     print("mpi_bench.json unreadable:", e)
+PY
+    # The CNN step with the gradient all-reduce after the backward pass and
+    # overlapped with it (alternating rounds), 2 CPU ranks: about 20-40 s.
+    step 90 "$OUT/mpi_cnn.json" "$log" mpirun -np 2 bin/mpi_bench \
+      --benchmark_filter='BM_CnnStep/global_batch:128' --benchmark_format=json
+    python3 - "$OUT/mpi_cnn.json" >> "$SUMMARY" 2>&1 <<'PY'
+import json, sys
+try:
+    for b in json.load(open(sys.argv[1]))["benchmarks"]:
+        keys = ("ms_per_step", "overlap_ms_per_step", "overlap_speedup")
+        print(b["name"], {k: round(b[k], 3) for k in keys if k in b}, b.get("label", ""))
+except Exception as e:  # noqa: BLE001 - report and go on
+    print("mpi_cnn.json unreadable:", e)
 PY
   )
 }

@@ -10,15 +10,25 @@
 // second; the algorithm bandwidth when n = 1) from the median round, and
 // their ratio (target: sluice at least 0.9 of bare MPI).
 //
-// BM_CrossDeviceOps/<bytes> does the same for nn's gradient path (the host
+// BM_CrossDeviceOps/<bytes>/<flat> does the same for nn's gradient path (the host
 // CrossDeviceOps averaging a list of 25 tensors: fused buckets, then a mean)
-// against one MPI_Allreduce of all their bytes.
+// against one MPI_Allreduce of all their bytes; flat:0 with every tensor in
+// a buffer of its own (buckets packed), flat:1 with them side by side in
+// one buffer, as Fit lays out gradients on the CPU (buckets reduced where
+// they lie).
 //
 // BM_CnnStep/<global batch> trains the tutorials' CNN (Conv2D 32 3x3 relu,
 // MaxPooling2D, Conv2D 64 3x3 relu, MaxPooling2D, Flatten, Dense 64 relu,
 // Dense 10; Adam) on 64x64x3 images with MultiWorkerMirroredStrategy, the
 // global batch split among the ranks, and reports the time per step and
-// examples/s: run it with -np 1 and -np 2 to compare.
+// examples/s: run it with -np 1 and -np 2 to compare. Rounds alternate it
+// with the same model whose gradient buckets are all-reduced while the
+// backward pass goes on (CrossDeviceOptions::overlap): overlap_ms_per_step,
+// and overlap_speedup = ms_per_step / overlap_ms_per_step. bucket_mb: the
+// gradient buckets' size (the CNN's 3.3 MB of gradients make one bucket of
+// 25 MB after the first, which only starts once the backward pass is done;
+// with 1 MB the dense layer's 3.2 MB kernel is reduced while the
+// convolutions' backward runs).
 #include <benchmark/benchmark.h>
 
 #define OMPI_SKIP_MPICXX 1
@@ -43,6 +53,7 @@ namespace {
 
 std::shared_ptr<Communicator> g_comm;
 MPI_Comm g_bare = MPI_COMM_NULL;
+int g_cpu_threads = 1;  // the CPU backend's threads before any strategy
 
 double Seconds(const std::chrono::steady_clock::time_point& t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -113,12 +124,17 @@ void BM_CrossDeviceOps(benchmark::State& state) {
   nn::Backend& cpu = *nn::GetBackend(nn::Device::Cpu()).value();
   std::unique_ptr<nn::CrossDeviceOps> ops = nn::MakeHostCrossDeviceOps(cpu, *g_comm);
   // 25 gradients of uneven sizes, as a model's layers have.
+  // flat:1 as Fit lays them out on the CPU: one buffer, sliced.
+  const bool flat = state.range(1) != 0;
+  nn::DeviceTensor buffer = *cpu.Zeros(DType::kFloat32, Shape{static_cast<int64_t>(total)});
   std::vector<nn::DeviceTensor> grads;
   std::vector<nn::DeviceTensor*> ptrs;
   size_t left = total;
   for (int i = 0; i < 25 && left > 0; ++i) {
     const size_t n = i == 24 ? left : std::max<size_t>(1, left / 4);
-    grads.push_back(*cpu.Zeros(DType::kFloat32, Shape{static_cast<int64_t>(n)}));
+    const auto at = static_cast<int64_t>(total - left);
+    grads.push_back(flat ? *buffer.Slice(at, at + static_cast<int64_t>(n))
+                         : *cpu.Zeros(DType::kFloat32, Shape{static_cast<int64_t>(n)}));
     left -= n;
   }
   for (auto& g : grads) ptrs.push_back(&g);
@@ -135,63 +151,92 @@ void BM_CrossDeviceOps(benchmark::State& state) {
   Report(state, total * sizeof(float), ours, bare);
 }
 BENCHMARK(BM_CrossDeviceOps)
-    ->ArgName("bytes")
-    ->Arg(1 << 20)
-    ->Arg(25 << 20)
-    ->Arg(100 << 20)
+    ->ArgNames({"bytes", "flat"})
+    ->ArgsProduct({{1 << 20, 25 << 20, 100 << 20}, {0, 1}})
     ->Iterations(9)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The CNN under MultiWorkerMirroredStrategy, gradients all-reduced after
+// the backward pass or overlapped with it; null if it cannot be built.
+struct Cnn {
+  std::shared_ptr<nn::MultiWorkerMirroredStrategy> strategy;
+  std::unique_ptr<nn::Sequential> model;
+};
+Cnn MakeCnn(bool overlap, size_t bucket_bytes) {
+  // Each Create divides the CPU backend's threads among the host's ranks:
+  // start from the process's count every time.
+  nn::Backend& cpu = *nn::GetBackend(nn::Device::Cpu()).value();
+  cpu.SetNumThreads(g_cpu_threads);
+  nn::MultiWorkerOptions options{.communicator = g_comm};
+  options.cross_device.overlap = overlap;
+  options.cross_device.bucket_bytes = bucket_bytes;
+  auto strategy = nn::MultiWorkerMirroredStrategy::Create(options);
+  if (!strategy.ok()) return {};
+  nn::SetRandomSeed(1);
+  auto model = std::make_unique<nn::Sequential>();
+  model->Add<nn::Rescaling>(1.0f / 255);
+  model->Add<nn::Conv2D>(32, 3, nn::Conv2DOptions{.activation = nn::Activation::kRelu});
+  model->Add<nn::MaxPooling2D>();
+  model->Add<nn::Conv2D>(64, 3, nn::Conv2DOptions{.activation = nn::Activation::kRelu});
+  model->Add<nn::MaxPooling2D>();
+  model->Add<nn::Flatten>();
+  model->Add<nn::Dense>(64, nn::DenseOptions{.activation = nn::Activation::kRelu});
+  model->Add<nn::Dense>(10);
+  if (!model
+           ->Compile({.optimizer = std::make_shared<nn::Adam>(),
+                      .loss = std::make_shared<nn::SparseCategoricalCrossentropy>(true),
+                      .strategy = *strategy})
+           .ok()) {
+    return {};
+  }
+  return {*strategy, std::move(model)};
+}
+
 void BM_CnnStep(benchmark::State& state) {
   const int64_t global = state.range(0);
-  auto strategy = nn::MultiWorkerMirroredStrategy::Create({.communicator = g_comm});
-  if (!strategy.ok()) return state.SkipWithError(strategy.status().ToString().c_str());
-  const int64_t per = global / (*strategy)->num_replicas_in_sync();
-  nn::SetRandomSeed(1);
-  nn::Sequential model;
-  model.Add<nn::Rescaling>(1.0f / 255);
-  model.Add<nn::Conv2D>(32, 3, nn::Conv2DOptions{.activation = nn::Activation::kRelu});
-  model.Add<nn::MaxPooling2D>();
-  model.Add<nn::Conv2D>(64, 3, nn::Conv2DOptions{.activation = nn::Activation::kRelu});
-  model.Add<nn::MaxPooling2D>();
-  model.Add<nn::Flatten>();
-  model.Add<nn::Dense>(64, nn::DenseOptions{.activation = nn::Activation::kRelu});
-  model.Add<nn::Dense>(10);
-  if (!model
-           .Compile({.optimizer = std::make_shared<nn::Adam>(),
-                     .loss = std::make_shared<nn::SparseCategoricalCrossentropy>(true),
-                     .strategy = *strategy})
-           .ok()) {
-    return state.SkipWithError("compile");
-  }
+  const size_t bucket_bytes = static_cast<size_t>(state.range(1)) << 20;
+  Cnn after = MakeCnn(false, bucket_bytes), overlapped = MakeCnn(true, bucket_bytes);
+  if (!after.model || !overlapped.model) return state.SkipWithError("building the model");
+  const int64_t per = global / after.strategy->num_replicas_in_sync();
   // One batch per replica, repeated: the input costs nothing.
   Tensor x = *Tensor::Allocate(DType::kUInt8, Shape{per, 64, 64, 3});
   Tensor y = *Tensor::Allocate(DType::kInt64, Shape{per});
   for (int64_t i = 0; i < x.num_elements(); ++i) x.flat<uint8_t>()[i] = static_cast<uint8_t>(i * 7);
   for (int64_t i = 0; i < per; ++i) y.flat<int64_t>()[i] = i % 10;
   constexpr int64_t kSteps = 10;
-  nn::DistributedDataset train = (*strategy)->DistributeDatasets([&](const InputContext&) {
+  nn::DistributedDataset train = after.strategy->DistributeDatasets([&](const InputContext&) {
     return Dataset::from_tensors(Element({x, y})).repeat(kSteps);
   });
-  if (!model.Fit(train, {.epochs = 1, .verbose = 0}).ok()) return state.SkipWithError("warm-up");
-  std::vector<double> step;
-  for (auto _ : state) {
-    step.push_back(Round([&] {
-                     if (!model.Fit(train, {.epochs = 1, .verbose = 0}).ok()) std::abort();
-                   }) /
-                   kSteps);
+  for (Cnn* c : {&after, &overlapped}) {
+    if (!c->model->Fit(train, {.epochs = 1, .verbose = 0}).ok()) {
+      return state.SkipWithError("warm-up");
+    }
   }
-  const double t = Median(step);
+  // Rounds alternate the two, so that load on the machine shifts both.
+  std::vector<double> step, step_overlapped;
+  for (auto _ : state) {
+    for (Cnn* c : {&after, &overlapped}) {
+      const double t = Round([&] {
+                         if (!c->model->Fit(train, {.epochs = 1, .verbose = 0}).ok()) std::abort();
+                       }) /
+                       kSteps;
+      (c == &after ? step : step_overlapped).push_back(t);
+    }
+  }
+  const double t = Median(step), to = Median(step_overlapped);
   state.counters["ms_per_step"] = t * 1e3;
   state.counters["examples_per_s"] = static_cast<double>(global) / t;
+  state.counters["overlap_ms_per_step"] = to * 1e3;
+  state.counters["overlap_speedup"] = t / to;
   state.SetLabel(std::to_string(g_comm->size()) + " ranks, " + std::to_string(per) + " per rank");
 }
 BENCHMARK(BM_CnnStep)
-    ->ArgName("global_batch")
-    ->Arg(32)
-    ->Arg(128)
-    ->Iterations(5)
+    ->ArgNames({"global_batch", "bucket_mb"})
+    ->Args({32, 25})
+    ->Args({128, 25})
+    ->Args({128, 1})
+    ->Iterations(7)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
@@ -206,6 +251,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   sluice::g_comm = std::move(*comm);
+  sluice::g_cpu_threads = sluice::nn::GetBackend(sluice::nn::Device::Cpu()).value()->num_threads();
   MPI_Comm_dup(MPI_COMM_WORLD, &sluice::g_bare);
   if (sluice::g_comm->rank() != 0) std::freopen("/dev/null", "w", stdout);
   benchmark::Initialize(&argc, argv);

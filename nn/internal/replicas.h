@@ -42,6 +42,7 @@ struct Sequential::Replicas {
     std::unique_ptr<CrossDeviceOps> ops;
     std::unique_ptr<Captured> captured;  // with FitOptions::capture
     int64_t steps_run = 0;               // training steps taken (eager or replayed)
+    bool flat_gradients = false;         // FlattenGradients done
   };
   std::vector<One> local;
   std::shared_ptr<Strategy> strategy;
@@ -63,6 +64,11 @@ struct Sequential::Replicas {
   // Makes replica r equal to global replica 0: host variables through the
   // communicator, device ones through the cross-device ops.
   static Status Sync(One& r);
+  // On the CPU: moves the layers' gradient buffers into one buffer per
+  // dtype, last layer first (the order they are all-reduced in), so that
+  // every bucket lies in one piece and is reduced where it lies, without
+  // packing (DDP's gradient_as_bucket_view). Once the model is built.
+  static Status FlattenGradients(One& r);
 };
 
 }  // namespace sluice::nn

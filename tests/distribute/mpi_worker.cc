@@ -69,6 +69,13 @@ int Collectives(std::shared_ptr<Communicator> comm) {
   for (size_t i = 0; i < v.size(); ++i)
     v[i] = 0.1f * static_cast<float>((i % 97) + static_cast<size_t>(r));
   CHECK_OK(comm->AllReduce(v.data(), v.size(), DType::kFloat32, ReduceOp::kMean));
+  if (w == 2) {  // MPI's pass halves the sum: the same bits as sum, then divide
+    for (size_t i = 0; i < v.size(); ++i) {
+      const float a = 0.1f * static_cast<float>(i % 97), b = 0.1f * static_cast<float>(i % 97 + 1);
+      const float want = (a + b) / 2.0f;
+      CHECK_TRUE(std::memcmp(&v[i], &want, 4) == 0, "the mean of 2 ranks is not (a + b) / 2");
+    }
+  }
   uint64_t hash = 1469598103934665603ull;
   for (float f : v) {
     uint32_t bits;

@@ -122,16 +122,22 @@ int Die(std::shared_ptr<MultiWorkerMirroredStrategy> strategy, int at) {
 }
 
 int Main(int argc, char** argv) {
-  if (argc < 2) return Fail("usage: mpi_train_worker equivalence|die STEP");
+  if (argc < 2) return Fail("usage: mpi_train_worker equivalence|die STEP [overlap]");
   Result<std::shared_ptr<Communicator>> c = Connect();
   if (!c.ok()) return Fail(c.status().ToString());
   g_comm = *c;
+  MultiWorkerOptions options{.communicator = g_comm};
+  // "overlap" last: buckets of 256 bytes all-reduced on the ops' thread
+  // while the backward pass goes on.
+  const bool overlap = std::string(argv[argc - 1]) == "overlap";
+  if (overlap) options.cross_device = {.bucket_bytes = 256, .overlap = true};
   Result<std::shared_ptr<MultiWorkerMirroredStrategy>> s =
-      MultiWorkerMirroredStrategy::Create({.communicator = g_comm});
+      MultiWorkerMirroredStrategy::Create(options);
   if (!s.ok()) return Fail(s.status().ToString());
   const std::string mode = argv[1];
-  if (mode == "equivalence") return Equivalence(*s);
-  if (mode == "die" && argc == 3) return Die(*s, std::atoi(argv[2]));
+  const int args = argc - (overlap ? 1 : 0);
+  if (mode == "equivalence" && args == 2) return Equivalence(*s);
+  if (mode == "die" && args == 3) return Die(*s, std::atoi(argv[2]));
   return Fail("bad arguments");
 }
 

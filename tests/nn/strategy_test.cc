@@ -235,6 +235,107 @@ TEST(StrategyTest, AReplicaThatFailsIsNamedAndNobodyHangs) {
   SLUICE_EXPECT_ERROR(h.status(), StatusCode::kDataLoss, "shard 7: bad record");
 }
 
+// The all-reduce overlapped with the backward pass (buckets of the last
+// layers reduced on the ops' thread while earlier layers' gradients are
+// computed) trains to the same weights, bit for bit, as the all-reduce
+// after the backward pass, with buckets small enough that several are in
+// flight and pieces that cross tensors.
+TEST(StrategyTest, OverlappedAllReduceGivesTheSameWeightsBitForBit) {
+  auto [x, y] = Blobs(192, 4);
+  std::vector<std::vector<float>> weights;
+  for (bool overlap : {false, true}) {
+    SetRandomSeed(5);
+    MirroredOptions o{.devices = {"cpu:0", "cpu:1", "cpu:2"}};
+    o.cross_device = {
+        .bucket_bytes = 300, .first_bucket_bytes = 100, .chunk_bytes = 40, .overlap = overlap};
+    auto strategy = MirroredStrategy::Create(o);
+    ASSERT_TRUE(strategy.ok()) << strategy.status();
+    auto model = std::make_unique<Sequential>();
+    model->Add<Dense>(16, DenseOptions{.activation = Activation::kRelu});
+    model->Add<Dense>(12, DenseOptions{.activation = Activation::kRelu});
+    model->Add<Dense>(3);
+    ASSERT_TRUE(model
+                    ->Compile({.optimizer = std::make_shared<Adam>(0.01f),
+                               .loss = std::make_shared<SparseCategoricalCrossentropy>(true),
+                               .strategy = *strategy})
+                    .ok());
+    DistributedDataset train = (*strategy)->DistributeDatasets([&](const InputContext& ctx) {
+      return Dataset::from_tensor_slices({x, y}).apply(distribute(ctx)).batch(8);
+    });
+    Result<History> h = model->Fit(train, {.epochs = 2, .verbose = 0});
+    ASSERT_TRUE(h.ok()) << h.status();
+    weights.push_back(Weights(*model));
+    // The gradients lie in one buffer, last layer first, where the backward
+    // pass wrote them: every bucket is reduced in place.
+    for (size_t r = 0; r < 3; ++r) {
+      std::vector<DeviceTensor*> grads;
+      for (size_t i = model->layers().size(); i-- > 0;) {
+        for (DeviceTensor* g : model->replica(r)->layers()[i]->gradients()) grads.push_back(g);
+      }
+      ASSERT_EQ(grads.size(), 6u);
+      for (size_t k = 1; k < grads.size(); ++k) {
+        EXPECT_EQ(static_cast<const uint8_t*>(grads[k - 1]->raw_data()) + grads[k - 1]->byte_size(),
+                  grads[k]->raw_data())
+            << "replica " << r << " gradient " << k;
+      }
+    }
+    for (size_t r = 1; r < 3; ++r) {
+      const std::vector<float> other = Weights(*model->replica(r));
+      ASSERT_EQ(std::memcmp(other.data(), weights.back().data(), other.size() * sizeof(float)), 0);
+    }
+  }
+  ASSERT_EQ(weights[0].size(), weights[1].size());
+  EXPECT_EQ(std::memcmp(weights[0].data(), weights[1].data(), weights[0].size() * sizeof(float)),
+            0);
+}
+
+// Passes x on; its backward pass fails on cpu:1 at its third call, after
+// the later layers' buckets went to the overlapped all-reduce.
+class FailsOnCpu1 : public Layer {
+ public:
+  FailsOnCpu1() : Layer("fails_on_cpu1") {}
+  Result<DeviceTensor> Call(const DeviceTensor& x, bool) override { return x; }
+  Result<DeviceTensor> Backward(const DeviceTensor& dy) override {
+    if (device() == Device{DeviceKind::kCpu, 1} && ++calls_ == 3) {
+      return Status::DataLoss("backward pass broke on cpu:1");
+    }
+    return dy;
+  }
+
+ protected:
+  std::unique_ptr<Layer> CloneLayer() const override { return std::make_unique<FailsOnCpu1>(); }
+
+ private:
+  int calls_ = 0;
+};
+
+TEST(StrategyTest, AReplicaThatFailsDuringAnOverlappedAllReduceIsNamed) {
+  auto [x, y] = Blobs(64, 5);
+  SetRandomSeed(1);
+  MirroredOptions o{.devices = {"cpu:0", "cpu:1"}};
+  o.cross_device = {.bucket_bytes = 64, .overlap = true};
+  auto strategy = MirroredStrategy::Create(o);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  Sequential model;
+  model.Add<Dense>(8);
+  model.Add<FailsOnCpu1>();
+  model.Add<Dense>(16, DenseOptions{.activation = Activation::kRelu});
+  model.Add<Dense>(3);
+  ASSERT_TRUE(model
+                  .Compile({.optimizer = std::make_shared<SGD>(0.1f),
+                            .loss = std::make_shared<SparseCategoricalCrossentropy>(true),
+                            .strategy = *strategy})
+                  .ok());
+  DistributedDataset train = (*strategy)->DistributeDatasets([&](const InputContext& ctx) {
+    return Dataset::from_tensor_slices({x, y}).apply(distribute(ctx)).batch(4);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  Result<History> h = model.Fit(train, {.epochs = 1, .verbose = 0});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  SLUICE_EXPECT_ERROR(h.status(), StatusCode::kDataLoss, "fit: replica 1: epoch 1 step 3");
+  SLUICE_EXPECT_ERROR(h.status(), StatusCode::kDataLoss, "backward pass broke on cpu:1");
+}
+
 TEST(StrategyTest, AReplicaThatRunsDryEndsTheEpochForAll) {
   auto [x, y] = Blobs(64, 6);
   SetRandomSeed(1);
