@@ -44,6 +44,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -91,6 +92,22 @@ struct Args {
   std::exit(2);
 }
 
+// "1,2,3" as integers; anything else is a usage error naming the flag.
+std::vector<int> IntList(const std::string& flag, const std::string& v) {
+  std::vector<int> out;
+  std::stringstream ss(v);
+  for (std::string item; std::getline(ss, item, ',');) {
+    char* end = nullptr;
+    const long n = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || n < INT_MIN || n > INT_MAX) {
+      Usage((flag + " takes comma-separated integers, not \"" + v + "\"").c_str());
+    }
+    out.push_back(static_cast<int>(n));
+  }
+  if (out.empty()) Usage((flag + " needs at least one value").c_str());
+  return out;
+}
+
 Args Parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -100,15 +117,11 @@ Args Parse(int argc, char** argv) {
     if (flag == "--images") {
       a.images = v;
     } else if (flag == "--batches") {
-      a.batches.clear();
-      std::stringstream ss(v);
-      for (std::string b; std::getline(ss, b, ',');) a.batches.push_back(std::atoi(b.c_str()));
+      a.batches = IntList(flag, v);
     } else if (flag == "--tfrecords") {
       a.tfrecords = v;
     } else if (flag == "--prefetch") {
-      a.prefetch.clear();
-      std::stringstream ss(v);
-      for (std::string b; std::getline(ss, b, ',');) a.prefetch.push_back(std::atoi(b.c_str()));
+      a.prefetch = IntList(flag, v);
     } else if (flag == "--seconds") {
       a.seconds = std::atof(v.c_str());
     } else if (flag == "--threads") {
@@ -116,9 +129,7 @@ Args Parse(int argc, char** argv) {
     } else if (flag == "--device") {
       a.device = v;
     } else if (flag == "--states") {
-      a.states.clear();
-      std::stringstream ss(v);
-      for (std::string b; std::getline(ss, b, ',');) a.states.push_back(std::atoi(b.c_str()));
+      a.states = IntList(flag, v);
     } else {
       Usage(("unknown flag " + flag).c_str());
     }
@@ -129,6 +140,9 @@ Args Parse(int argc, char** argv) {
   }
   for (int n : a.states) {
     if (n < 1 || n > 8) Usage("--states must be in 1..8");
+  }
+  for (int n : a.prefetch) {
+    if (n < 0 || n > 16) Usage("--prefetch must be in 0..16");
   }
   if (a.threads < 1 || a.seconds <= 0) Usage("--threads and --seconds must be positive");
   return a;
