@@ -26,7 +26,6 @@ struct JpegBatchIterator::State {
   std::optional<PinnedHostPool> staging;
   JpegBatchesOptions options;
   uint64_t batch = 0;
-  int64_t skipped = 0;
 
   // With options.prefetch > 0: the thread making batches ahead, and what
   // it made, in order; after an error or the end it stops, and that result
@@ -37,6 +36,8 @@ struct JpegBatchIterator::State {
   std::deque<Result<std::optional<DeviceElement>>> ready;  // guarded by mu
   bool stop = false;                                       // guarded by mu
   bool finished = false;  // guarded by mu: the worker made its last result
+  int64_t skipped = 0;    // guarded by mu
+  JpegDecodeStats stats;  // guarded by mu: the decoder's, after the last batch
 
   Result<std::optional<DeviceElement>> Make();  // one batch, on this thread
   void Work();
@@ -97,8 +98,14 @@ JpegBatchIterator::~JpegBatchIterator() {
   if (state_->stream != nullptr) (void)state_->stream->Synchronize();
 }
 
-const JpegDecoder& JpegBatchIterator::decoder() const { return *state_->decoder; }
-int64_t JpegBatchIterator::skipped_images() const { return state_->skipped; }
+JpegDecodeStats JpegBatchIterator::decoder_stats() const {
+  std::lock_guard lock(state_->mu);
+  return state_->stats;
+}
+int64_t JpegBatchIterator::skipped_images() const {
+  std::lock_guard lock(state_->mu);
+  return state_->skipped;
+}
 
 Result<std::optional<DeviceElement>> JpegBatchIterator::Next() {
   State& s = *state_;
@@ -147,15 +154,22 @@ Result<std::optional<DeviceElement>> JpegBatchIterator::State::Make() {
     std::vector<Result<DeviceTensor>> results = s.decoder->DecodeEach(jpegs);
     std::vector<DeviceTensor> decoded;
     std::vector<size_t> kept;
+    int64_t skipped = 0;
     for (size_t i = 0; i < results.size(); ++i) {
       if (results[i].ok()) {
         decoded.push_back(*std::move(results[i]));
         kept.push_back(i);
       } else if (s.options.skip_bad_images) {
-        ++s.skipped;
-      } else {
-        return results[i].status();
+        ++skipped;
       }
+    }
+    {
+      std::lock_guard lock(s.mu);  // read by decoder_stats() and skipped_images()
+      s.stats = s.decoder->stats();
+      s.skipped += skipped;
+    }
+    if (!s.options.skip_bad_images) {
+      for (const Result<DeviceTensor>& r : results) SLUICE_RETURN_IF_ERROR(r.status());
     }
     if (decoded.empty()) continue;
     Rng rng(s.options.seed, b);

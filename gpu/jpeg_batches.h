@@ -89,8 +89,10 @@ class JpegBatchIterator {
   // components copied to the device, names kept. nullopt at the end of the
   // input; the input's and the decode's errors in order.
   Result<std::optional<DeviceElement>> Next();
-  const JpegDecoder& decoder() const;
-  // Images dropped by skip_bad_images so far.
+  // The decoder's counters after the last batch made (with prefetch, the
+  // stage's thread may be making more meanwhile). Thread-safe.
+  JpegDecodeStats decoder_stats() const;
+  // Images dropped by skip_bad_images so far. Thread-safe.
   int64_t skipped_images() const;
 
  private:

@@ -505,7 +505,7 @@ bool Stage(const Device& device, const std::vector<std::string>& bytes, int batc
     return false;
   }
   const double rate = static_cast<double>(done) / wall;
-  const JpegDecodeStats st = it->decoder().stats();
+  const JpegDecodeStats st = it->decoder_stats();
   std::printf(
       "{\"case\":\"stage_rrc224_flip_normalize\",\"device\":\"%s\",\"batch\":%d,"
       "\"input\":\"%s\",\"prefetch\":%d,\"images_per_s\":%.0f,\"ratio_to_decode\":%.2f,\"ratio_to_"

@@ -393,7 +393,7 @@ void BM_TrainFromJpegsNvjpeg(benchmark::State& state) {
       if (Status s = step(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
     }
   }
-  const JpegDecodeStats st = it->decoder().stats();
+  const JpegDecodeStats st = it->decoder_stats();
   state.counters["images_per_s"] = benchmark::Counter(
       static_cast<double>(state.iterations() * kSteps * kBatch), benchmark::Counter::kIsRate);
   state.counters["input_wait_fraction"] =

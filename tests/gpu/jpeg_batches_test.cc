@@ -166,6 +166,10 @@ TEST(JpegBatchesPrefetch, DestroyedWhileMakingBatchesAhead) {
       SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> e, it.Next());
       ASSERT_TRUE(e.has_value());
       SLUICE_ASSERT_OK(e->Wait());
+      // Read while the stage's thread makes more (TSan checks the hand-over).
+      const JpegDecodeStats st = it.decoder_stats();
+      EXPECT_GE(st.hardware + st.gpu_hybrid + st.cpu, 2 * (i + 1));
+      EXPECT_EQ(it.skipped_images(), 0);
     }
   }  // each iterator destroyed here, its thread mid-batch or waiting for room
   o.prefetch = -1;
