@@ -49,6 +49,7 @@ std::string IteratorStats::ToJson() const {
     f("wait_ns", s.wait_ns);
     f("input_wait_ns", s.input_wait_ns);
     f("room_wait_ns", s.room_wait_ns);
+    f("input_hold_ns", s.input_hold_ns);
     f("parallelism", s.parallelism);
     f("buffer_depth", s.buffer_depth);
     f("buffer_capacity", s.buffer_capacity);

@@ -26,9 +26,12 @@ struct StageStats {
   // (asynchronous stages only).
   int64_t wait_ns = 0;
   // Asynchronous stages: time their workers spent blocked waiting for the
-  // input's lock, and for room in the stage's buffer, summed over workers.
+  // input's lock, and for room in the stage's buffer, summed over workers;
+  // the time one of them held the input's lock (pulling elements from the
+  // input, one thread at a time: near elapsed time, the input is the wall).
   int64_t input_wait_ns = 0;
   int64_t room_wait_ns = 0;
+  int64_t input_hold_ns = 0;
   int64_t parallelism = 1;   // current (autotuned or fixed)
   int64_t buffer_depth = 0;  // elements buffered now
   int64_t buffer_capacity = 0;

@@ -181,21 +181,25 @@ void AsyncMapIterator::PullChunk(Chunk& c) {
   // Waiting for the input's lock: hold no CPU (its holder may need some).
   CpuIdle idle(ctx_->cpu());
   const int64_t w0 = NowNs();
-  std::lock_guard<std::mutex> in(input_mu_);
-  counters()->input_wait_ns.fetch_add(NowNs() - w0, std::memory_order_relaxed);
+  std::unique_lock<std::mutex> in(input_mu_);
+  const int64_t held0 = NowNs();
+  counters()->input_wait_ns.fetch_add(held0 - w0, std::memory_order_relaxed);
+  // The lock's holder is what every other worker waits for: it takes no
+  // other lock unless the input ends (next_in_ and input_ended_ are the
+  // pullers' own).
+  struct Held {
+    StageCounters* counters;
+    int64_t t0;
+    ~Held() { counters->input_hold_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed); }
+  } held{counters(), held0};
+  if (input_ended_) return;
   // Pulling computes (the input's stages run in this thread): it holds the
   // stage's share, and a function below takes what its calls need.
   CpuUse use(ctx_->cpu(), counters()->cpu_permille.load(std::memory_order_relaxed));
+  c.seq0 = next_in_.load(std::memory_order_relaxed);
+  // Reserved; given back below if fewer are pulled.
+  next_in_.store(c.seq0 + c.reserved, std::memory_order_relaxed);
   bool ended = false;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    c.seq0 = next_in_;
-    if (end_seq_ >= 0)
-      ended = true;
-    else
-      next_in_ += c.reserved;  // reserved; given back below if fewer are pulled
-  }
-  if (ended) return;
   const int64_t t0 = NowNs();
   while (c.got() < c.reserved) {
     NextResult r = input_->Next();
@@ -211,9 +215,12 @@ void AsyncMapIterator::PullChunk(Chunk& c) {
     if (failed || c.work_ns > kChunkMaxNs) break;
   }
   if (c.got() < c.reserved) {
-    std::lock_guard<std::mutex> g(mu_);
-    next_in_ = c.seq0 + c.got();
-    if (ended) end_seq_ = next_in_;
+    next_in_.store(c.seq0 + c.got(), std::memory_order_relaxed);
+    if (ended) {
+      input_ended_ = true;
+      std::lock_guard<std::mutex> g(mu_);
+      end_seq_ = c.seq0 + c.got();
+    }
   }
 }
 
@@ -463,6 +470,7 @@ Status AsyncMapIterator::SeekTo(int64_t n) {
   next_in_ = next_out_ = n;
   ordered_.Reset(n);
   end_seq_ = -1;
+  input_ended_ = false;
   paused_ = false;
   LaunchLocked();
   return s;
@@ -526,11 +534,14 @@ Status AsyncMapIterator::Restore(StateReader& r) {
       next_in_ = next_out_ = out;
       ordered_.Reset(out);
       end_seq_ = -1;
+      input_ended_ = false;
       return Status::OK();
     }
-    SLUICE_ASSIGN_OR_RETURN(next_in_, r.I64());
+    SLUICE_ASSIGN_OR_RETURN(const int64_t next_in, r.I64());
+    next_in_ = next_in;
     SLUICE_ASSIGN_OR_RETURN(next_out_, r.I64());
     SLUICE_ASSIGN_OR_RETURN(end_seq_, r.I64());
+    input_ended_ = end_seq_ >= 0;
     SLUICE_ASSIGN_OR_RETURN(uint64_t n, r.U64());
     ordered_.Reset(next_out_);
     // Every element pulled and not returned was buffered when saving; state

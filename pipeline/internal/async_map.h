@@ -32,6 +32,7 @@
 #ifndef SLUICE_PIPELINE_INTERNAL_ASYNC_MAP_H_
 #define SLUICE_PIPELINE_INTERNAL_ASYNC_MAP_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -149,7 +150,9 @@ class AsyncMapIterator : public IteratorNode {
   int64_t fixed_parallelism_ = 1;
   int64_t fixed_buffer_ = 1;
 
-  std::mutex input_mu_;  // serializes input_->Next(); taken before mu_ never after
+  // Serializes input_->Next(); taken before mu_, never after, and held with
+  // mu_ only when the input ends.
+  std::mutex input_mu_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   // Set by the destructor under mu_; also read without it between calls.
@@ -158,13 +161,16 @@ class AsyncMapIterator : public IteratorNode {
   int64_t workers_ = 0;         // WorkerBody tasks put and not finished
   int64_t running_bodies_ = 0;  // WorkerBody calls started and not finished
   int64_t inflight_ = 0;        // elements being pulled or computed
-  int64_t next_in_ = 0;         // seq of the next element pulled
-  int64_t next_out_ = 0;        // seq of the next result drained (deterministic)
-  int64_t end_seq_ = -1;        // seq at which the input ended, once known
-  ReorderRing<Slot> ordered_;   // deterministic results by seq
-  std::deque<Slot> fifo_;       // non-deterministic results
-  int64_t room_waiters_ = 0;    // workers in WaitForRoom
-  int64_t buffered_ = 0;        // in ordered_/fifo_ (not the consumer's batch)
+  // Seq of the next element pulled: written under input_mu_ (or with the
+  // workers quiesced), read by the consumer under mu_.
+  std::atomic<int64_t> next_in_{0};
+  bool input_ended_ = false;   // under input_mu_: the input returned its end
+  int64_t next_out_ = 0;       // seq of the next result drained (deterministic)
+  int64_t end_seq_ = -1;       // under mu_ (set under both): seq at which the input ended
+  ReorderRing<Slot> ordered_;  // deterministic results by seq
+  std::deque<Slot> fifo_;      // non-deterministic results
+  int64_t room_waiters_ = 0;   // workers in WaitForRoom
+  int64_t buffered_ = 0;       // in ordered_/fifo_ (not the consumer's batch)
   // Ready results in a row the waiting consumer wants before it is woken:
   // up to what it announced (ExpectNext), at most half the buffer, else 1.
   int64_t want_ = 1;

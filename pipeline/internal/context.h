@@ -105,8 +105,9 @@ struct StageCounters {
   std::atomic<int64_t> parallelism{1}, buffer_depth{0}, buffer_capacity{0}, buffered_bytes{0};
   std::atomic<int64_t> errors_ignored{0};
   // Asynchronous stages: their workers' time blocked on the input's lock
-  // and waiting for room in the buffer, summed over workers.
-  std::atomic<int64_t> input_wait_ns{0}, room_wait_ns{0};
+  // and waiting for room in the buffer, summed over workers, and the time
+  // the input's lock was held (pulling from the input).
+  std::atomic<int64_t> input_wait_ns{0}, room_wait_ns{0}, input_hold_ns{0};
   // The first kKeptErrors errors ignore_errors skipped (their messages name
   // the file and offset), under reason_mu.
   static constexpr size_t kKeptErrors = 16;

@@ -179,7 +179,10 @@ TEST(AutotuneTest, StatsCountWhatTheWorkersWaitFor) {
                            .with_options({.cpu_budget = 4, .autotune = false});
     SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
     for (int i = 0; i < 100; ++i) ASSERT_TRUE(it.next().ok());
-    EXPECT_GT(Stage(it.stats(), "fast").input_wait_ns, 0);
+    const StageStats fast = Stage(it.stats(), "fast");
+    EXPECT_GT(fast.input_wait_ns, 0);
+    // Every element was pulled through the 2 ms stage holding the lock.
+    EXPECT_GE(fast.input_hold_ns, 100 * 2'000'000);
   }
   // A consumer that takes nothing for 50 ms: the workers wait for room.
   {
