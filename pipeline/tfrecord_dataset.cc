@@ -31,6 +31,7 @@
 
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/indexed_iterator.h"
+#include "sluice/pipeline/internal/run_read_ahead.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
 #include "sluice/records/indexed_tfrecord_file.h"
@@ -223,10 +224,28 @@ Result<Element> RecordBatch::Finish(const TFRecordNode& node) && {
 // Indexed, in order: element i is Get(i), but each file is read in runs of
 // adjacent records (IndexedTFRecordFile::ReadRun, up to buffer_size bytes
 // per pread) instead of one pread per record.
+//
+// With num_parallel_reads > 1, taking a file's run starts reading its next
+// run in a task (RunReadAhead), so the open files are read in parallel. The
+// first runs of the first num_parallel_reads files are read ahead when the
+// iterator is made, and a file's first run when the file before it in the
+// rotation's order takes its last run (until the iterator is moved with
+// SeekTo: from there on only next runs, whose stride is known).
 class IndexedTFRecordIterator : public IndexedIterator {
  public:
   IndexedTFRecordIterator(IteratorContext& ctx, const TFRecordNode& node)
-      : IndexedIterator(ctx, node), node_(node), runs_(node.files().size()) {}
+      : IndexedIterator(ctx, node), node_(node), runs_(node.files().size()) {
+    const int64_t reads = node.record_options().num_parallel_reads;
+    if (reads > 1) {
+      read_ahead_.emplace(ctx, counters(), node.files().size());
+      for (int64_t k = 0; k < reads; ++k) StartNextFirstRun();
+    }
+  }
+
+  Status SeekTo(int64_t n) override {
+    if (n != position()) first_runs_ = false;  // files no longer start at record 0
+    return IndexedIterator::SeekTo(n);
+  }
 
  protected:
   Result<Element> Fetch(int64_t i) override {
@@ -274,15 +293,47 @@ class IndexedTFRecordIterator : public IndexedIterator {
       return &run[static_cast<size_t>((r - run.front().number) / fr.stride)];
     }
     run.clear();  // drop the old buffer before reading the next
-    size_t bytes = static_cast<size_t>(std::max<int64_t>(node_.record_options().buffer_size, 1));
     fr.stride = last >= 0 && record > last ? static_cast<uint64_t>(record - last) : 1;
-    if (fr.stride > 1) {
+    const RunReadAhead::RunKey key{r, RunBytes(file, last, r, fr.stride), fr.stride};
+    const IndexedTFRecordFile& f = node_.indexed(file);
+    const size_t index = static_cast<size_t>(file);
+    std::optional<Result<std::vector<Record>>> ahead;
+    if (read_ahead_) ahead = read_ahead_->Take(index, key);
+    SLUICE_ASSIGN_OR_RETURN(run,
+                            ahead ? std::move(*ahead) : f.ReadRun(r, key.max_bytes, key.stride));
+    // The file's next run, if the reader goes on with the same stride;
+    // after its last run, the first run of the next file to open.
+    const uint64_t next = run.back().number + fr.stride;
+    if (read_ahead_ && next < f.num_records()) {
+      read_ahead_->Start(
+          f, index,
+          {next, RunBytes(file, static_cast<int64_t>(run.back().number), next, fr.stride),
+           fr.stride});
+    } else if (read_ahead_) {
+      StartNextFirstRun();
+    }
+    return &run[0];
+  }
+  // Reads ahead the first run of the next file (in the order the rotation
+  // opens them) that has records, if files still start at record 0.
+  void StartNextFirstRun() {
+    const int64_t files = static_cast<int64_t>(node_.files().size());
+    while (first_runs_ && next_first_ < files) {
+      const int64_t f = next_first_++;
+      if (node_.indexed(f).num_records() == 0) continue;
+      read_ahead_->Start(node_.indexed(f), static_cast<size_t>(f), {0, RunBytes(f, -1, 0, 1), 1});
+      return;
+    }
+  }
+  // The bytes to read for record r of `file` after record `last` (-1:
+  // none) at `stride`: buffer_size, or 1 (the record alone) past a wide gap.
+  size_t RunBytes(int64_t file, int64_t last, uint64_t r, uint64_t stride) const {
+    if (stride > 1) {
       const RecordIndex& index = node_.indexed(file).index();
       const RecordIndexEntry& prev = index[static_cast<size_t>(last)];
-      if (index[r].offset - (prev.offset + prev.length) > kReadThrough) bytes = 1;  // alone
+      if (index[r].offset - (prev.offset + prev.length) > kReadThrough) return 1;  // alone
     }
-    SLUICE_ASSIGN_OR_RETURN(run, node_.indexed(file).ReadRun(r, bytes, fr.stride));
-    return &run[0];
+    return static_cast<size_t>(std::max<int64_t>(node_.record_options().buffer_size, 1));
   }
   static constexpr uint64_t kReadThrough = 64 << 10;
   // The record was taken: drop the run after its last one (the file's next
@@ -301,6 +352,9 @@ class IndexedTFRecordIterator : public IndexedIterator {
   };
   const TFRecordNode& node_;
   std::vector<FileRun> runs_;
+  std::optional<RunReadAhead> read_ahead_;  // num_parallel_reads > 1
+  int64_t next_first_ = 0;                  // the next file whose first run to read ahead
+  bool first_runs_ = true;                  // files start at record 0 (no SeekTo yet)
 };
 
 // Sequential reading: the round robin over open readers.

@@ -122,6 +122,32 @@ TEST(CorruptRecordsTest, IndexedFilesSkipTheCorruptRecordOnly) {
   EXPECT_EQ(o.records[kRecords + 5], RecordText(1, 6));
 }
 
+// With parallel reads each file's next run is read ahead in a task; runs of
+// a few records (buffer_size 100: 3-4 of ~29 bytes) make every file's
+// corrupt record fall in a run read ahead. The outcome is the sequential
+// path's: the same records in the same rotation, the same one error.
+TEST(CorruptRecordsTest, IndexedParallelReadsReadAheadSkipTheCorruptRecordOnly) {
+  ScratchDir dir;
+  auto indexed = WriteFiles(dir, /*index=*/true);
+  CorruptData(indexed[1], 9);
+  ScratchDir plain_dir;
+  auto plain = WriteFiles(plain_dir, /*index=*/false);
+  CorruptData(plain[1], 9);
+  for (int64_t buffer : {int64_t{1}, int64_t{100}, int64_t{1} << 20}) {
+    SCOPED_TRACE("buffer_size " + std::to_string(buffer));
+    Dataset ds = TFRecordDataset(indexed, {.buffer_size = buffer, .num_parallel_reads = 3});
+    ASSERT_EQ(ds.cardinality(), kFiles * kRecords);  // the indexed path
+    const Outcome o = ReadIgnoringErrors(ds);
+    const Outcome want = ReadIgnoringErrors(TFRecordDataset(plain, {.num_parallel_reads = 3}));
+    EXPECT_EQ(o.records, want.records);
+    EXPECT_EQ(Sorted(o.records), AllBut({RecordText(1, 9)}));
+    EXPECT_EQ(o.skipped, 1);
+    ASSERT_EQ(o.errors.size(), 1u);
+    EXPECT_NE(o.errors[0].find(indexed[1] + ": record 9 at offset"), std::string::npos)
+        << o.errors[0];
+  }
+}
+
 TEST(CorruptRecordsTest, IndexedStackedReadsUnderBatchSkipTheFailedBatchOnly) {
   ScratchDir dir;
   auto files = WriteFiles(dir, /*index=*/true);

@@ -199,6 +199,28 @@ TEST(TFRecordDatasetTest, ParallelReadsRoundRobinSameWithAndWithoutIndex) {
          .make = [&](int) { return TFRecordDataset(indexed, {.num_parallel_reads = n}); },
          .expected = y});
   }
+  // Runs of one record (buffer_size 1): every record after a file's first
+  // is read ahead in a task; the order and contents are the same.
+  for (int64_t n : {2, 3, 6}) {
+    SCOPED_TRACE("read ahead, num_parallel_reads " + std::to_string(n));
+    const auto y = ReadAll(TFRecordDataset(plain, {.num_parallel_reads = n}));
+    RunConformance({.name = "parallel reads indexed, read ahead",
+                    .make =
+                        [&](int) {
+                          return TFRecordDataset(indexed,
+                                                 {.buffer_size = 1, .num_parallel_reads = n});
+                        },
+                    .expected = y});
+    // Under a parallel map, which pulls its input from several threads.
+    RunConformance({.name = "read ahead under a parallel map",
+                    .make =
+                        [&](int) {
+                          return TFRecordDataset(indexed,
+                                                 {.buffer_size = 1, .num_parallel_reads = n})
+                              .map([](Element e) { return e; }, {.parallelism = 3});
+                        },
+                    .expected = y});
+  }
   // Slots: f0 f1 | f1 ends -> f2 (empty) -> f3 takes its place.
   EXPECT_EQ(ReadAll(TFRecordDataset(plain, {.num_parallel_reads = 2})),
             StringElements({"f0r0", "f1r0", "f0r1", "f3r0", "f0r2", "f3r1", "f4r0", "f3r2", "f4r1",
