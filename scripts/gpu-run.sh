@@ -324,11 +324,16 @@ phase_pipeline() {
   # and preempt the map's workers), arena+1 (max_threads = cores + 1: a
   # thread for the prefetch beside a full map), map-1 (cpu_budget = cores - 1
   # and max_threads = cores: the map one short of the cores, the consumer's
-  # core kept free). sluice lines carry map_parallelism / map_busy (threads
-  # busy in the map's calls) / map_wait / map_input_wait / map_room_wait /
-  # cpu_wait (threads blocked on the map's input lock, for room in its
-  # buffer, for the CPU budget); every line cpus (CPU-s per s) and context
-  # switches. ~37 s per core count at PIPELINE_SECONDS=4.
+  # core kept free), cache (auto with the records held in memory after one
+  # read: no file reading in the map's pull). sluice lines carry
+  # map_parallelism / map_busy (threads busy in the map's calls) / map_wait /
+  # map_input_wait / map_room_wait / cpu_wait (threads blocked on the map's
+  # input lock, for room in its buffer, for the CPU budget) / map_input_hold
+  # (the input lock held: the serial pull, near 1 = the wall); every line
+  # cpus (CPU-s per s) and context switches. Before the core counts, the
+  # serial read rate of the shards on one core (read: records/s, record by
+  # record, 8 files in rotation, CRCs checked). ~43 s per core count at
+  # PIPELINE_SECONDS=4.
   # PIPELINE_TORCH=1 adds PyTorch's DataLoader (~20 s per core count).
   [ -d "$HERE/images" ] || { echo "no images in the bundle: pipeline skipped" | tee -a "$SUMMARY"; return 0; }
   local shards=$WORK/shards log=$OUT/pipeline.jsonl secs=${PIPELINE_SECONDS:-6} cores tmp=$WORK/variant.out
@@ -341,6 +346,9 @@ phase_pipeline() {
         "node $(ls -d /sys/devices/system/cpu/cpu$c/node* 2>/dev/null | sed 's|.*/node||')"
     done; } | tee -a "$SUMMARY"
   local files="$shards/train-*.tfrecord"
+  step 30 "$log" "$SUMMARY" taskset -c 0 bin/sluice_cases --case read --batch 1 --parallel-reads 8 \
+    --files "$files" --cores 1 --seconds 2 --warmup 1
+  tail -1 "$log" | sed 's/^/serial read on 1 core: /' | tee -a "$SUMMARY"
   variant() {  # NAME LIMIT CMD...: runs CMD under step, tags its JSON line
     local name=$1 limit=$2
     shift 2
@@ -358,6 +366,7 @@ phase_pipeline() {
     variant auto 30 "${sl[@]}" --warmup 2 --stats 1
     variant arena 30 "${sl[@]}" --warmup 2 --stats 1 --max-threads "$cores"
     variant arena+1 30 "${sl[@]}" --warmup 2 --stats 1 --max-threads $((cores + 1))
+    variant cache 30 "${sl[@]}" --warmup 2 --stats 1 --cache 1
     if ((cores > 1)); then
       variant map-1 30 "${sl[@]}" --warmup 2 --stats 1 --cpu-budget $((cores - 1)) \
         --max-threads "$cores"
@@ -374,11 +383,13 @@ for line in open(sys.argv[1]):
     if not line.startswith("{"):
         continue
     r = json.loads(line)
+    if r.get("case") == "read":
+        continue
     v = r.get("variant", r["system"])
     c = r.get("cores") or r.get("threads")
     rows.setdefault(c, {})[v] = r
     order += [v] if v not in order else []
-print("images/s by variant (x: of bare; cpus: CPU-s per s; ivcsw: involuntary context switches per s; mp/busy: the map's parallelism, busy threads; in/room/cpu wait: threads blocked on the map's input lock, for room in its buffer, for the cpu_budget)")
+print("images/s by variant (x: of bare; cpus: CPU-s per s; ivcsw: involuntary context switches per s; mp/busy: the map's parallelism, busy threads; in/room/cpu wait: threads blocked on the map's input lock, for room in its buffer, for the cpu_budget; hold: the input lock held, per s)")
 for c in sorted(rows, reverse=True):
     s, bare = rows[c], rows[c].get("bare", {}).get("items_per_s")
     cells = []
@@ -397,6 +408,8 @@ for c in sorted(rows, reverse=True):
             cell += f" mp {r['map_parallelism']} busy {r['map_busy']}"
         if "map_input_wait" in r:
             cell += f" in/room/cpu wait {r['map_input_wait']}/{r['map_room_wait']}/{r['cpu_wait']}"
+        if "map_input_hold" in r:
+            cell += f" hold {r['map_input_hold']}"
         cells.append(cell)
     print(f"{c} cores: " + "; ".join(cells))
 PY

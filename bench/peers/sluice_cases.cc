@@ -8,6 +8,7 @@
 //       [--seconds 10] [--warmup 3] [--batch B] [--parallel-reads N]
 //       [--fusion 0|1] [--ops fused|separate] [--loop 1] [--parallelism N]
 //       [--cpu-budget N] [--max-threads N] [--stats 1] [--loop-rows R]
+//       [--cache 1]
 //   sluice_cases --make-records PREFIX [--count 400000] [--shards 4]
 //
 // decode: TFRecords of `sluice convert images` -> map(parse, full decode,
@@ -47,6 +48,10 @@
 //   kAutotune. --cpu-budget N: Options::cpu_budget (default --cores).
 // --max-threads N: Options::max_threads, the task arena's threads (default
 //   4 x the CPU budget).
+// --cache 1: the records are read from the files once and then held in
+//   memory (TFRecordDataset -> cache() -> repeat()): the same pipeline with
+//   no file reading in the pull of the stage above, to tell the reads' cost
+//   from the rest.
 // --stats 1: adds the image map's final parallelism and busy threads to the
 //   JSON line; --stats 2 also prints the iterator's stats to stderr.
 #include <atomic>
@@ -93,6 +98,7 @@ struct Args {
   int cpu_budget = 0;          // 0: --cores
   int max_threads = 0;         // 0: Options' default
   int stats = 0;               // 1: stats in the JSON line and on stderr
+  int cache = 0;               // 1: records cached in memory after one read
 };
 
 constexpr char kProgram[] = "sluice_cases";
@@ -120,6 +126,7 @@ Args ParseArgs(int argc, char** argv) {
       .Add("--cpu-budget", &a.cpu_budget)
       .Add("--max-threads", &a.max_threads)
       .Add("--stats", &a.stats)
+      .Add("--cache", &a.cache)
       .Parse(argc, argv);
   if (a.ops != "fused" && a.ops != "separate") Die("--ops is fused or separate, not " + a.ops);
   return a;
@@ -312,12 +319,13 @@ Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
 
 // --stats: ,"map_parallelism":P (and at the start of the timing: _t0),
 // "map_busy":B,"map_wait":W,"map_input_wait":I,"map_room_wait":R,
-// "cpu_wait":C,"map_tuner":"its last tuner decision" for the image map
+// "map_input_hold":H,"cpu_wait":C,"map_tuner":"its last tuner decision" for the image map
 // between two snapshots (B: its calls' busy time per second, the threads it
 // kept busy; W: the consumer's time blocked on it per second; I and R: its
 // workers' time blocked on the input's lock and waiting for room, per
-// second; C: all threads' time waiting for the cpu_budget, per second),
-// and with --stats 2 the final stats table on stderr.
+// second; H: the time the input's lock was held, per second (the serial
+// pull upstream: near 1, reading is the wall); C: all threads' time waiting for the cpu_budget, per
+// second), and with --stats 2 the final stats table on stderr.
 std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorStats& s1) {
   if (args.stats > 1) std::fprintf(stderr, "%s\n", s1.ToString().c_str());
   const double seconds = static_cast<double>(s1.elapsed_ns - s0.elapsed_ns) * 1e-9;
@@ -327,15 +335,15 @@ std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorS
     std::string reason;
     for (char c : b.tuner_reason) reason += c == '"' || c == '\\' ? '\'' : c;
     auto per_s = [&](int64_t ns) { return static_cast<double>(ns) * 1e-9 / seconds; };
-    char out[320];
+    char out[400];
     std::snprintf(out, sizeof(out),
                   ",\"map_parallelism\":%lld,\"map_parallelism_t0\":%lld,\"map_busy\":%.2f,"
                   "\"map_wait\":%.3f,\"map_input_wait\":%.3f,\"map_room_wait\":%.3f,"
-                  "\"cpu_wait\":%.3f",
+                  "\"map_input_hold\":%.3f,\"cpu_wait\":%.3f",
                   static_cast<long long>(b.parallelism), static_cast<long long>(a.parallelism),
                   per_s(b.busy_ns - a.busy_ns), per_s(b.wait_ns - a.wait_ns),
                   per_s(b.input_wait_ns - a.input_wait_ns), per_s(b.room_wait_ns - a.room_wait_ns),
-                  per_s(s1.cpu_wait_ns - s0.cpu_wait_ns));
+                  per_s(b.input_hold_ns - a.input_hold_ns), per_s(s1.cpu_wait_ns - s0.cpu_wait_ns));
     return out + (",\"map_tuner\":\"" + reason + "\"");
   }
   return "";
@@ -348,8 +356,9 @@ int Run(const Args& a) {
   int64_t reads = a.parallel_reads;
   if (reads == 0) reads = a.kase == "read" || a.kase == "parse" ? 1 : kAutotune;
   Dataset records =
-      TFRecordDataset(peers::GlobRecordFiles(kProgram, a.files), {.num_parallel_reads = reads})
-          .repeat();
+      TFRecordDataset(peers::GlobRecordFiles(kProgram, a.files), {.num_parallel_reads = reads});
+  if (a.cache) records = records.cache();
+  records = records.repeat();
   int64_t batch = 0;
   Dataset ds = CasePipeline(a, records, &batch);
   Options options;
@@ -393,10 +402,11 @@ int Run(const Args& a) {
   std::printf(
       "{\"system\":\"sluice\",\"case\":\"%s\",\"items_per_s\":%.1f,\"items\":%lld,"
       "\"seconds\":%.3f,\"batch\":%lld,\"cores\":%d,\"parallelism\":%lld,"
-      "\"cpu_budget\":%d,\"max_threads\":%d%s%s}\n",
+      "\"cpu_budget\":%d,\"max_threads\":%d,\"cache\":%d%s%s}\n",
       a.kase.c_str(), items / elapsed, static_cast<long long>(items), elapsed,
       static_cast<long long>(batch), a.cores, static_cast<long long>(a.parallelism),
-      options.cpu_budget.value_or(0), options.max_threads.value_or(0), used.c_str(), extra.c_str());
+      options.cpu_budget.value_or(0), options.max_threads.value_or(0), a.cache, used.c_str(),
+      extra.c_str());
   return 0;
 }
 
