@@ -43,13 +43,18 @@ void RunReadAhead::Start(const IndexedTFRecordFile& file, size_t index, const Ru
     {
       std::lock_guard<std::mutex> l(sh->mu);
       if (sh->stopping || p->state != State::kQueued) return;  // gone or taken back
+    }
+    // The CPU share first: while the task waits for it the read is still
+    // queued, and the iterator takes it back rather than wait for a task
+    // that waits for CPU.
+    CpuUse use(ctx->cpu(), counters->cpu_permille.load(std::memory_order_relaxed));
+    {
+      std::lock_guard<std::mutex> l(sh->mu);
+      if (sh->stopping || p->state != State::kQueued) return;
       p->state = State::kRunning;
       ++sh->running;
     }
-    Result<std::vector<Record>> r = [&] {
-      CpuUse use(ctx->cpu(), counters->cpu_permille.load(std::memory_order_relaxed));
-      return file.ReadRun(p->key.first, p->key.max_bytes, p->key.stride);
-    }();
+    Result<std::vector<Record>> r = file.ReadRun(p->key.first, p->key.max_bytes, p->key.stride);
     std::lock_guard<std::mutex> l(sh->mu);
     p->result = std::move(r);
     if (p->state == State::kRunning) p->state = State::kDone;
