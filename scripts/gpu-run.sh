@@ -331,9 +331,9 @@ phase_pipeline() {
   # input lock, for room in its buffer, for the CPU budget) / map_input_hold
   # (the input lock held: the serial pull, near 1 = the wall); every line
   # cpus (CPU-s per s) and context switches. Before the core counts, the
-  # serial read rate of the shards on one core (read: records/s, record by
-  # record, 8 files in rotation, CRCs checked). ~43 s per core count at
-  # PIPELINE_SECONDS=4.
+  # read rate of the shards alone (records/s, record by record, CRCs
+  # checked): serial on one core, and 8 files read ahead on 4. ~43 s per
+  # core count at PIPELINE_SECONDS=4.
   # PIPELINE_TORCH=1 adds PyTorch's DataLoader (~20 s per core count).
   [ -d "$HERE/images" ] || { echo "no images in the bundle: pipeline skipped" | tee -a "$SUMMARY"; return 0; }
   local shards=$WORK/shards log=$OUT/pipeline.jsonl secs=${PIPELINE_SECONDS:-6} cores tmp=$WORK/variant.out
@@ -346,9 +346,14 @@ phase_pipeline() {
         "node $(ls -d /sys/devices/system/cpu/cpu$c/node* 2>/dev/null | sed 's|.*/node||')"
     done; } | tee -a "$SUMMARY"
   local files="$shards/train-*.tfrecord"
-  step 30 "$log" "$SUMMARY" taskset -c 0 bin/sluice_cases --case read --batch 1 --parallel-reads 8 \
+  # Reading alone: one file at a time in the calling thread (serial), and 8
+  # files with their runs read ahead in tasks on 4 cores.
+  step 30 "$log" "$SUMMARY" taskset -c 0 bin/sluice_cases --case read --batch 1 --parallel-reads 1 \
     --files "$files" --cores 1 --seconds 2 --warmup 1
-  tail -1 "$log" | sed 's/^/serial read on 1 core: /' | tee -a "$SUMMARY"
+  tail -1 "$log" | sed 's/^/read, serial on 1 core: /' | tee -a "$SUMMARY"
+  step 30 "$log" "$SUMMARY" taskset -c 0-3 bin/sluice_cases --case read --batch 1 --parallel-reads 8 \
+    --files "$files" --cores 4 --seconds 2 --warmup 1
+  tail -1 "$log" | sed 's/^/read, 8 files ahead on 4 cores: /' | tee -a "$SUMMARY"
   variant() {  # NAME LIMIT CMD...: runs CMD under step, tags its JSON line
     local name=$1 limit=$2
     shift 2
