@@ -162,11 +162,10 @@ struct TFRecordDatasetOptions {
   int64_t buffer_size = 1 << 20;
   // Files read at once, interleaved record by record (1: one after another).
   // kAutotune: as many as the CPUs this process may use (capped at the file
-  // count), as tf.data; the record order then depends on the machine. Over
-  // indexed files (use_index) more than 1 also reads in parallel: each open
-  // file's next buffer_size run is read (and checked) ahead in a task of the
-  // pipeline, charged to the RAM budget; files without an index are read in
-  // the thread that pulls the records.
+  // count), as tf.data; the record order then depends on the machine. More
+  // than 1 also reads in parallel: each open file's next buffer_size of
+  // records is read (checked, inflated) ahead in a task of the pipeline,
+  // charged to the RAM budget; 1 reads in the thread that pulls the records.
   int64_t num_parallel_reads = 1;
   bool verify_checksums = true;
   // Use FILE.idx where present: exact cardinality, random access (global

@@ -26,11 +26,13 @@
 // header, a file that does not open) ends its file, and the next file takes
 // the slot.
 #include <algorithm>
+#include <deque>
 #include <new>
 #include <utility>
 
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/indexed_iterator.h"
+#include "sluice/pipeline/internal/reader_read_ahead.h"
 #include "sluice/pipeline/internal/run_read_ahead.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
@@ -357,13 +359,19 @@ class IndexedTFRecordIterator : public IndexedIterator {
   bool first_runs_ = true;                  // files start at record 0 (no SeekTo yet)
 };
 
-// Sequential reading: the round robin over open readers.
+// Sequential reading: the round robin over open readers. With
+// num_parallel_reads > 1 each open file's records are taken a block at a
+// time (ReadRecordBlock), and taking a block starts reading the file's next
+// one in a task (ReaderReadAhead), so the open files are read in parallel.
 class TFRecordIterator : public IteratorNode {
  public:
   TFRecordIterator(IteratorContext& ctx, const TFRecordNode& node)
       : IteratorNode(&ctx, ctx.CountersFor(&node)), node_(node) {
+    if (node.record_options().num_parallel_reads > 1) read_ahead_.emplace(ctx, counters());
     Reset();
+    for (OpenSlot& s : slots_) StartFirstBlock(s);
   }
+  ~TFRecordIterator() override { DropReadAhead(); }
 
   Status Save(StateWriter& w) override {
     w.Tag("TFRecordDataset");
@@ -372,7 +380,7 @@ class TFRecordIterator : public IteratorNode {
     w.I64(static_cast<int64_t>(slots_.size()));
     for (const OpenSlot& s : slots_) {
       w.I64(s.file);
-      w.I64(s.reader ? static_cast<int64_t>(s.reader->next_record_number()) : s.record);
+      w.I64(s.reader ? static_cast<int64_t>(Position(s)) : s.record);
     }
     return Status::OK();
   }
@@ -395,6 +403,7 @@ class TFRecordIterator : public IteratorNode {
         return Status::DataLoss("iterator state: bad TFRecordDataset slot");
       }
     }
+    DropReadAhead();
     slots_ = std::move(slots);
     next_file_ = next_file;
     ptr_ = ptr;
@@ -441,15 +450,26 @@ class TFRecordIterator : public IteratorNode {
           return opened;
         }
       }
-      const uint64_t before = s.reader->next_record_number();
-      Result<std::optional<Record>> rec = s.reader->Next();
-      s.charge.Set(static_cast<int64_t>(s.reader->buffer_bytes()));
+      Result<std::optional<Record>> rec = std::optional<Record>();
+      bool moved = false;
+      if (read_ahead_) {
+        if (s.items.empty()) Refill(s);
+        ReadItem& item = s.items.front();
+        rec = std::move(item.rec);
+        moved = item.moved;
+        s.items.pop_front();
+      } else {
+        const uint64_t before = s.reader->next_record_number();
+        rec = s.reader->Next();
+        moved = s.reader->next_record_number() > before;
+        s.charge.Set(static_cast<int64_t>(s.reader->buffer_bytes()));
+      }
       SLUICE_RETURN_IF_ERROR(ctx()->memory().CheckRequired(node_.name()));
       if (!rec.ok()) {
         // A record whose data is corrupt was passed (the framing held): it
         // takes its turn in the rotation like a record. A reader that could
         // not move (a truncated tail, a corrupt header) ends its file.
-        if (s.reader->next_record_number() > before) {
+        if (moved) {
           ptr_ = (ptr_ + 1) % static_cast<int64_t>(slots_.size());
         } else {
           EndSlot();
@@ -469,8 +489,10 @@ class TFRecordIterator : public IteratorNode {
   // slot leaves the rotation.
   void EndSlot() {
     OpenSlot& s = slots_[static_cast<size_t>(ptr_)];
+    if (read_ahead_) read_ahead_->Drop(s.pending);
     if (next_file_ < static_cast<int64_t>(node_.files().size())) {
       s = OpenSlot{next_file_++, 0, nullptr, {}};
+      StartFirstBlock(s);
     } else {
       slots_.erase(slots_.begin() + ptr_);
       if (ptr_ >= static_cast<int64_t>(slots_.size())) ptr_ = 0;
@@ -514,12 +536,49 @@ class TFRecordIterator : public IteratorNode {
 
   struct OpenSlot {
     int64_t file = 0;
-    int64_t record = 0;  // where to start when the reader is opened
-    std::unique_ptr<TFRecordReader> reader;
-    BufferCharge charge;  // for `reader`
+    int64_t record = 0;                      // where to start when the reader is opened
+    std::shared_ptr<TFRecordReader> reader;  // shared with its read-ahead's task
+    BufferCharge charge;                     // for `reader`
+    // With read-ahead: the block's records not returned yet, the reader's
+    // position after them, and the next block being read.
+    std::deque<ReadItem> items;
+    uint64_t after = 0;
+    std::shared_ptr<ReaderReadAhead::Pending> pending;
   };
 
+  // The number of the next record slot `s` returns. REQUIRES: s.reader.
+  uint64_t Position(const OpenSlot& s) const {
+    if (!read_ahead_) return s.reader->next_record_number();
+    return s.items.empty() ? s.after : s.items.front().before;
+  }
+  // The next block of `s`: the one read ahead, else read here; then the
+  // block after it is read ahead. REQUIRES: s.reader, s.items empty.
+  void Refill(OpenSlot& s) {
+    const size_t bytes = static_cast<size_t>(node_.record_options().buffer_size);
+    std::optional<RecordBlock> b;
+    if (s.pending) b = read_ahead_->Take(s.pending);
+    if (!b) b = ReadRecordBlock(*s.reader, bytes, *ctx());
+    s.items = std::move(b->items);
+    s.after = b->after;
+    s.charge.Set(b->buffer_bytes);
+    if (!b->stopped) s.pending = read_ahead_->Start(s.reader, bytes);
+  }
+  // With read-ahead, opens the file of a slot that has none yet and reads
+  // its first block ahead. A file that does not open is left closed: the
+  // slot's turn opens it again and returns the error in its place.
+  void StartFirstBlock(OpenSlot& s) {
+    if (!read_ahead_ || s.reader || !OpenAt(s).ok()) return;
+    s.pending =
+        read_ahead_->Start(s.reader, static_cast<size_t>(node_.record_options().buffer_size));
+  }
+  // Gives up every slot's read-ahead (their readers are about to go).
+  void DropReadAhead() {
+    if (!read_ahead_) return;
+    for (OpenSlot& s : slots_) read_ahead_->Drop(s.pending);
+  }
+
   void Reset() {
+    DropReadAhead();
     slots_.clear();
     const int64_t f = static_cast<int64_t>(node_.files().size());
     for (next_file_ = 0; next_file_ < std::min(f, node_.record_options().num_parallel_reads);
@@ -533,7 +592,7 @@ class TFRecordIterator : public IteratorNode {
     const std::string& path = node_.files()[static_cast<size_t>(s.file)];
     SLUICE_ASSIGN_OR_RETURN(TFRecordReader reader,
                             TFRecordReader::Open(path, node_.reader_options()));
-    auto rd = std::make_unique<TFRecordReader>(std::move(reader));
+    auto rd = std::make_shared<TFRecordReader>(std::move(reader));
     if (s.record > 0) {
       bool sought = false;
       if (node_.record_options().use_index) {
@@ -554,6 +613,7 @@ class TFRecordIterator : public IteratorNode {
         }
       }
     }
+    s.after = rd->next_record_number();
     s.reader = std::move(rd);
     s.charge =
         BufferCharge(&ctx()->memory(), std::max<int64_t>(node_.record_options().buffer_size, 4096));
@@ -561,6 +621,7 @@ class TFRecordIterator : public IteratorNode {
   }
 
   const TFRecordNode& node_;
+  std::optional<ReaderReadAhead> read_ahead_;  // num_parallel_reads > 1
   std::vector<OpenSlot> slots_;
   int64_t next_file_ = 0;
   int64_t ptr_ = 0;

@@ -1,8 +1,10 @@
-// RunReadAhead on its own: the run read ahead is ReadRun's result for the
-// same arguments, or nothing; charges come and go with it.
+// RunReadAhead and ReaderReadAhead on their own: what is read ahead is the
+// read the iterator would make, or nothing; charges come and go with it.
 // tests/pipeline/source_stages_test.cc and corrupt_records_test.cc check
 // TFRecordDataset with it.
 #include "sluice/pipeline/internal/run_read_ahead.h"
+
+#include "sluice/pipeline/internal/reader_read_ahead.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "sluice/records/indexed_tfrecord_file.h"
+#include "sluice/records/tfrecord_reader.h"
 #include "sluice/records/tfrecord_writer.h"
 #include "test_util.h"
 
@@ -152,6 +155,77 @@ TEST(RunReadAheadTest, DestructionWaitsForReadsAndReleasesEverything) {
     }
     EXPECT_EQ(rig.ctx.memory().used(), 0);
   }
+}
+
+// ---- ReaderReadAhead -------------------------------------------------------
+
+std::vector<std::string> Texts(const RecordBlock& b) {
+  std::vector<std::string> v;
+  for (const ReadItem& i : b.items) {
+    if (!i.rec.ok())
+      v.push_back("error");
+    else
+      v.emplace_back(i.rec->has_value() ? (*i.rec)->data : "end");
+  }
+  return v;
+}
+
+TEST(ReaderReadAheadTest, BlocksEndAtTheirBytesAnErrorOrTheEnd) {
+  ScratchDir dir;
+  const std::string path = WriteFile(dir, "a.tfrecord");
+  std::string bytes = ReadFileOrDie(path);
+  bytes[7 * 26 + 12] ^= 0x5a;  // record 7's data
+  WriteFileOrDie(path, bytes);
+  SLUICE_ASSERT_OK_AND_ASSIGN(TFRecordReader r, TFRecordReader::Open(path));
+  Rig rig;
+  RecordBlock b = ReadRecordBlock(r, 52, rig.ctx);  // two framed records
+  EXPECT_EQ(Texts(b), (std::vector<std::string>{Text(0), Text(1)}));
+  EXPECT_FALSE(b.stopped);
+  EXPECT_EQ(b.after, 2u);
+  EXPECT_EQ(b.items[1].before, 1u);
+  b = ReadRecordBlock(r, 1, rig.ctx);  // at least one record
+  EXPECT_EQ(Texts(b), (std::vector<std::string>{Text(2)}));
+  b = ReadRecordBlock(r, 1 << 20, rig.ctx);
+  EXPECT_EQ(Texts(b), (std::vector<std::string>{Text(3), Text(4), Text(5), Text(6), "error"}));
+  EXPECT_TRUE(b.stopped);
+  EXPECT_TRUE(b.items.back().moved);  // the framing held: passed
+  EXPECT_EQ(b.items.back().before, 7u);
+  b = ReadRecordBlock(r, 1 << 20, rig.ctx);
+  EXPECT_EQ(b.items.size(), static_cast<size_t>(kRecords - 8 + 1));
+  EXPECT_EQ(Texts(b).back(), "end");
+  EXPECT_TRUE(b.stopped);
+  EXPECT_EQ(b.after, static_cast<uint64_t>(kRecords));
+}
+
+TEST(ReaderReadAheadTest, TakesTheNextBlockOfTheReaderOrGivesItBack) {
+  ScratchDir dir;
+  const std::string path = WriteFile(dir, "a.tfrecord");
+  Rig rig;
+  ReaderReadAhead ra(rig.ctx, &rig.counters);
+  SLUICE_ASSERT_OK_AND_ASSIGN(TFRecordReader opened, TFRecordReader::Open(path));
+  auto reader = std::make_shared<TFRecordReader>(std::move(opened));
+  SLUICE_ASSERT_OK_AND_ASSIGN(TFRecordReader reference, TFRecordReader::Open(path));
+  int ready = 0;
+  for (int n = 0; reader->next_record_number() < static_cast<uint64_t>(kRecords); ++n) {
+    std::shared_ptr<ReaderReadAhead::Pending> p = ra.Start(reader, 130);  // 5 records
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(rig.ctx.memory().used(), 130);
+    if (n % 2) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::optional<RecordBlock> b = ra.Take(p);
+    EXPECT_EQ(p, nullptr);
+    EXPECT_EQ(rig.ctx.memory().used(), 0);
+    if (!b)
+      b = ReadRecordBlock(*reader, 130, rig.ctx);  // taken back: read here
+    else
+      ++ready;
+    EXPECT_EQ(Texts(*b), Texts(ReadRecordBlock(reference, 130, rig.ctx)));
+  }
+  EXPECT_GT(ready, 0);
+  // Dropped: charges released, the reader kept alive by the task.
+  std::shared_ptr<ReaderReadAhead::Pending> p = ra.Start(reader, 130);
+  reader.reset();
+  ra.Drop(p);
+  EXPECT_EQ(rig.ctx.memory().used(), 0);
 }
 
 }  // namespace

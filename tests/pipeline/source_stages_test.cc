@@ -211,12 +211,28 @@ TEST(TFRecordDatasetTest, ParallelReadsRoundRobinSameWithAndWithoutIndex) {
                                                  {.buffer_size = 1, .num_parallel_reads = n});
                         },
                     .expected = y});
+    // Files without an index: blocks of one record (buffer_size 1), each
+    // next one read ahead in a task.
+    RunConformance({.name = "parallel reads plain, read ahead",
+                    .make =
+                        [&](int) {
+                          return TFRecordDataset(plain,
+                                                 {.buffer_size = 1, .num_parallel_reads = n});
+                        },
+                    .expected = y});
     // Under a parallel map, which pulls its input from several threads.
     RunConformance({.name = "read ahead under a parallel map",
                     .make =
                         [&](int) {
                           return TFRecordDataset(indexed,
                                                  {.buffer_size = 1, .num_parallel_reads = n})
+                              .map([](Element e) { return e; }, {.parallelism = 3});
+                        },
+                    .expected = y});
+    RunConformance({.name = "plain read ahead under a parallel map",
+                    .make =
+                        [&](int) {
+                          return TFRecordDataset(plain, {.buffer_size = 1, .num_parallel_reads = n})
                               .map([](Element e) { return e; }, {.parallelism = 3});
                         },
                     .expected = y});
@@ -234,6 +250,17 @@ TEST(TFRecordDatasetTest, ParallelReadsRoundRobinSameWithAndWithoutIndex) {
 TEST(TFRecordDatasetTest, GzipViewsAndOrigin) {
   ScratchDir dir;
   const auto gz = WriteFiles(dir, "g", {4, 2}, true, Compression::kGzip);
+  // Compressed files are read (and inflated) ahead with parallel reads.
+  const auto gz3 = WriteFiles(dir, "h", {4, 0, 7, 2}, true, Compression::kGzip);
+  for (int64_t buffer : {int64_t{1}, int64_t{40}}) {
+    RunConformance({.name = "gzip read ahead",
+                    .make =
+                        [&](int) {
+                          return TFRecordDataset(gz3,
+                                                 {.buffer_size = buffer, .num_parallel_reads = 2});
+                        },
+                    .expected = ReadAll(TFRecordDataset(gz3, {.num_parallel_reads = 2}))});
+  }
   Dataset ds = TFRecordDataset(gz);
   EXPECT_EQ(ds.cardinality(), kUnknownCardinality);
   RunConformance({.name = "gzip",
