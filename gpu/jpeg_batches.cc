@@ -2,6 +2,7 @@
 // stage's decode stream, augmented and copied on its output stream.
 #include "sluice/gpu/jpeg_batches.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -38,6 +39,7 @@ struct JpegBatchIterator::State {
   bool finished = false;  // guarded by mu: the worker made its last result
   int64_t skipped = 0;    // guarded by mu
   JpegDecodeStats stats;  // guarded by mu: the decoder's, after the last batch
+  JpegStageTimes times;   // guarded by mu
 
   Result<std::optional<DeviceElement>> Make();  // one batch, on this thread
   void Work();
@@ -74,6 +76,12 @@ void JpegBatchIterator::State::Work() {
 
 namespace {
 
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // The rows `kept` of t [N, ...].
 Result<Tensor> GatherRows(const Tensor& t, const std::vector<size_t>& kept) {
   std::vector<int64_t> dims(t.shape().dims().begin(), t.shape().dims().end());
@@ -106,6 +114,10 @@ int64_t JpegBatchIterator::skipped_images() const {
   std::lock_guard lock(state_->mu);
   return state_->skipped;
 }
+JpegStageTimes JpegBatchIterator::stage_times() const {
+  std::lock_guard lock(state_->mu);
+  return state_->times;
+}
 
 Result<std::optional<DeviceElement>> JpegBatchIterator::Next() {
   State& s = *state_;
@@ -125,7 +137,13 @@ Result<std::optional<DeviceElement>> JpegBatchIterator::State::Make() {
   State& s = *this;
   Stream& stream = *s.stream;
   while (true) {
+    const int64_t t0 = NowNs();
     SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, s.input->next());
+    const int64_t t1 = NowNs();
+    {
+      std::lock_guard lock(s.mu);
+      s.times.input_ns += t1 - t0;
+    }
     if (!e) return std::optional<DeviceElement>();
     const uint64_t b = s.batch++;
     const std::vector<std::string>& names = e->names();
@@ -151,7 +169,9 @@ Result<std::optional<DeviceElement>> JpegBatchIterator::State::Make() {
                             std::to_string(i));
     }
     for (size_t i = 0; i < bytes.size(); ++i) jpegs.push_back({bytes[i], image_names[i]});
+    const int64_t t2 = NowNs();
     std::vector<Result<DeviceTensor>> results = s.decoder->DecodeEach(jpegs);
+    const int64_t t3 = NowNs();
     std::vector<DeviceTensor> decoded;
     std::vector<size_t> kept;
     int64_t skipped = 0;
@@ -167,6 +187,7 @@ Result<std::optional<DeviceElement>> JpegBatchIterator::State::Make() {
       std::lock_guard lock(s.mu);  // read by decoder_stats() and skipped_images()
       s.stats = s.decoder->stats();
       s.skipped += skipped;
+      s.times.decode_ns += t3 - t2;
     }
     if (!s.options.skip_bad_images) {
       for (const Result<DeviceTensor>& r : results) SLUICE_RETURN_IF_ERROR(r.status());
@@ -208,6 +229,11 @@ Result<std::optional<DeviceElement>> JpegBatchIterator::State::Make() {
     if (!staged->empty()) SLUICE_RETURN_IF_ERROR(stream.LaunchHostFunc([staged] {}));
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, NewEvent(stream.device()));
     SLUICE_RETURN_IF_ERROR(stream.Record(*event));
+    {
+      std::lock_guard lock(s.mu);
+      s.times.augment_ns += NowNs() - t3;
+      ++s.times.batches;
+    }
     return std::optional<DeviceElement>(DeviceElement(std::move(components), e->shared_names(),
                                                       std::shared_ptr<Event>(std::move(event))));
   }

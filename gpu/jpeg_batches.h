@@ -78,6 +78,19 @@ struct JpegBatchesOptions {
   int prefetch = 0;
 };
 
+// Where the thread that makes the batches (the caller's, or the stage's own
+// with prefetch) spent its time, summed over the batches made: waiting for
+// the input's next batch (reading, parsing, batching upstream, less what
+// its prefetch hid), in the decoder (the host part of the decode, and
+// waiting for a decode state to come free), and queueing the augmentation
+// and the other components' copies. Wall time, nanoseconds.
+struct JpegStageTimes {
+  int64_t batches = 0;
+  int64_t input_ns = 0;
+  int64_t decode_ns = 0;
+  int64_t augment_ns = 0;
+};
+
 class JpegBatchIterator {
  public:
   JpegBatchIterator(JpegBatchIterator&&) noexcept;
@@ -94,6 +107,8 @@ class JpegBatchIterator {
   JpegDecodeStats decoder_stats() const;
   // Images dropped by skip_bad_images so far. Thread-safe.
   int64_t skipped_images() const;
+  // The stage's times after the last batch made. Thread-safe.
+  JpegStageTimes stage_times() const;
 
  private:
   friend Result<JpegBatchIterator> JpegBatchesToDevice(const Dataset&, const Device&,

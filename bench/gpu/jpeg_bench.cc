@@ -22,7 +22,10 @@
 // on the device (DecodeRandomResizedCropBatch) against the hardware mode's
 // decode alone (ratio_to_decode); {"case":"stage_rrc224_flip_normalize",...}:
 // the same through the pipeline stage JpegBatchesToDevice (the images as a
-// repeated, batched string Dataset in memory; one batch in flight);
+// repeated, batched string Dataset in memory; one batch in flight), with
+// stage_input / stage_decode / stage_augment: the seconds per second its
+// batch-making thread spent waiting for the input's next batch, in the
+// decoder's host part, and queueing the augmentation (JpegStageTimes);
 // {"case":"decode_overlap",...}: the hardware decode alone with batch k+1
 // queued before batch k is waited for; {"case":"decode_rrc224_overlap",...}:
 // the recipe the same way, decode on the decoder's stream and the fused
@@ -491,6 +494,7 @@ bool Stage(const Device& device, const std::vector<std::string>& bytes, int batc
     previous = std::move(e);
     return Status::OK();
   };
+  const auto t_all = Clock::now();
   Status s = one();
   int64_t done = 0;
   const double cpu0 = CpuSeconds();
@@ -506,15 +510,22 @@ bool Stage(const Device& device, const std::vector<std::string>& bytes, int batc
   }
   const double rate = static_cast<double>(done) / wall;
   const JpegDecodeStats st = it->decoder_stats();
+  // The stage's thread: its time per second in the input, the decoder and
+  // the augmentation's queueing (the whole run, the first batch included).
+  const JpegStageTimes times = it->stage_times();
+  const double all_s = Since(t_all);
+  auto per_s = [&](int64_t ns) { return static_cast<double>(ns) * 1e-9 / all_s; };
   std::printf(
       "{\"case\":\"stage_rrc224_flip_normalize\",\"device\":\"%s\",\"batch\":%d,"
       "\"input\":\"%s\",\"prefetch\":%d,\"images_per_s\":%.0f,\"ratio_to_decode\":%.2f,\"ratio_to_"
       "cpu_threads\":%.2f,"
-      "\"host_cores\":%.2f,\"hardware\":%lld,\"gpu_hybrid\":%lld,\"cpu\":%lld}\n",
+      "\"host_cores\":%.2f,\"hardware\":%lld,\"gpu_hybrid\":%lld,\"cpu\":%lld,"
+      "\"stage_input\":%.3f,\"stage_decode\":%.3f,\"stage_augment\":%.3f}\n",
       device.ToString().c_str(), batch, tfrecords.empty() ? "memory" : "tfrecord", prefetch, rate,
       rate / decode_rate, rate / cpu_rate, (CpuSeconds() - cpu0) / wall,
       static_cast<long long>(st.hardware), static_cast<long long>(st.gpu_hybrid),
-      static_cast<long long>(st.cpu));
+      static_cast<long long>(st.cpu), per_s(times.input_ns), per_s(times.decode_ns),
+      per_s(times.augment_ns));
   std::fflush(stdout);
   return true;
 }

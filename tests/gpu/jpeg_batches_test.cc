@@ -8,8 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sluice/ops/jpeg.h"
@@ -113,6 +115,40 @@ TEST_P(JpegBatchesHost, BatchesInFlightEqualTheCpuChain) {
           << "batch " << b << " image " << i;
     }
   }
+}
+
+// The stage's times: an input that takes 20 ms per batch shows as input
+// time; the decode and the augmentation as theirs.
+TEST_P(JpegBatchesHost, StageTimesSayWhereItsThreadSpentTheTime) {
+  const std::vector<size_t> good = {0, 1, 3, 4};
+  std::vector<std::string_view> views;
+  for (size_t i : good) views.push_back(bytes_[i]);
+  Tensor images = Tensor::FromStrings(views, Shape({4})).value();
+  Dataset ds =
+      Dataset::from_tensor_slices({images}, {"image"}).repeat(2).batch(2).map([](Element e) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return e;
+      });
+  SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
+                              JpegBatchesToDevice(ds, Device::Host(), options_));
+  const auto t0 = std::chrono::steady_clock::now();
+  int n = 0;
+  while (true) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> e, it.Next());
+    if (!e) break;
+    SLUICE_ASSERT_OK(e->Wait());
+    ++n;
+  }
+  const int64_t wall =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  EXPECT_EQ(n, 4);
+  const JpegStageTimes t = it.stage_times();
+  EXPECT_EQ(t.batches, 4);
+  EXPECT_GE(t.input_ns, 4 * 20'000'000);  // the end's call waits for nothing
+  EXPECT_GT(t.decode_ns, 0);
+  EXPECT_GT(t.augment_ns, 0);
+  EXPECT_LE(t.input_ns + t.decode_ns + t.augment_ns, wall);
 }
 
 TEST_P(JpegBatchesHost, SkipBadImagesDropsTheirRows) {
