@@ -32,6 +32,14 @@ struct StageStats {
   int64_t input_wait_ns = 0;
   int64_t room_wait_ns = 0;
   int64_t input_hold_ns = 0;
+  // Sources that read ahead (TFRecordDataset with num_parallel_reads > 1):
+  // buffers of records read by a task and taken, read in place by the
+  // iterator instead (none was ahead, or its task had not started: the
+  // pipeline's threads or CPU budget were all in use), and the time the
+  // iterator waited for a read in progress.
+  int64_t reads_ahead = 0;
+  int64_t reads_in_place = 0;
+  int64_t read_wait_ns = 0;
   int64_t parallelism = 1;   // current (autotuned or fixed)
   int64_t buffer_depth = 0;  // elements buffered now
   int64_t buffer_capacity = 0;

@@ -490,9 +490,12 @@ class TFRecordIterator : public IteratorNode {
   void EndSlot() {
     OpenSlot& s = slots_[static_cast<size_t>(ptr_)];
     if (read_ahead_) read_ahead_->Drop(s.pending);
-    if (next_file_ < static_cast<int64_t>(node_.files().size())) {
+    if (spare_ && spare_->file == next_file_) {
+      s = std::move(*spare_);  // opened ahead, its first block read ahead
+      spare_.reset();
+      ++next_file_;
+    } else if (next_file_ < static_cast<int64_t>(node_.files().size())) {
       s = OpenSlot{next_file_++, 0, nullptr, {}};
-      StartFirstBlock(s);
     } else {
       slots_.erase(slots_.begin() + ptr_);
       if (ptr_ >= static_cast<int64_t>(slots_.size())) ptr_ = 0;
@@ -556,16 +559,29 @@ class TFRecordIterator : public IteratorNode {
   void Refill(OpenSlot& s) {
     const size_t bytes = static_cast<size_t>(node_.record_options().buffer_size);
     std::optional<RecordBlock> b;
-    if (s.pending) b = read_ahead_->Take(s.pending);
+    if (s.pending) {
+      b = read_ahead_->Take(s.pending);  // counts itself
+    } else {
+      counters()->reads_in_place.fetch_add(1, std::memory_order_relaxed);
+    }
     if (!b) b = ReadRecordBlock(*s.reader, bytes, *ctx());
     s.items = std::move(b->items);
     s.after = b->after;
     s.charge.Set(b->buffer_bytes);
-    if (!b->stopped) s.pending = read_ahead_->Start(s.reader, bytes);
+    if (!b->stopped) {
+      s.pending = read_ahead_->Start(s.reader, bytes);
+    } else if (s.items.back().rec.ok() && !spare_ &&
+               next_file_ < static_cast<int64_t>(node_.files().size())) {
+      // The file ends with this block: open the next one and read its
+      // first block while this block's records go.
+      spare_.emplace(OpenSlot{next_file_, 0, nullptr, {}});
+      StartFirstBlock(*spare_);
+    }
   }
   // With read-ahead, opens the file of a slot that has none yet and reads
-  // its first block ahead. A file that does not open is left closed: the
-  // slot's turn opens it again and returns the error in its place.
+  // its first block ahead (the first slots when the iterator is made, the
+  // next file's when a slot's file ends in the block it took). A file that does not open is left
+  // closed: the slot's turn opens it again and returns the error in its place.
   void StartFirstBlock(OpenSlot& s) {
     if (!read_ahead_ || s.reader || !OpenAt(s).ok()) return;
     s.pending =
@@ -575,6 +591,8 @@ class TFRecordIterator : public IteratorNode {
   void DropReadAhead() {
     if (!read_ahead_) return;
     for (OpenSlot& s : slots_) read_ahead_->Drop(s.pending);
+    if (spare_) read_ahead_->Drop(spare_->pending);
+    spare_.reset();
   }
 
   void Reset() {
@@ -623,6 +641,9 @@ class TFRecordIterator : public IteratorNode {
   const TFRecordNode& node_;
   std::optional<ReaderReadAhead> read_ahead_;  // num_parallel_reads > 1
   std::vector<OpenSlot> slots_;
+  // With read-ahead: file next_file_, opened ahead once a slot's file ends
+  // in the block it just took (not part of the state).
+  std::optional<OpenSlot> spare_;
   int64_t next_file_ = 0;
   int64_t ptr_ = 0;
   int64_t last_file_ = 0;  // file of the record NextRecord() returned

@@ -415,6 +415,8 @@ for c in sorted(rows, reverse=True):
             cell += f" in/room/cpu wait {r['map_input_wait']}/{r['map_room_wait']}/{r['cpu_wait']}"
         if "map_input_hold" in r:
             cell += f" hold {r['map_input_hold']}"
+        if "reads_ahead" in r:
+            cell += f" reads ahead/in place {r['reads_ahead']}/{r['reads_in_place']} wait {r['read_wait']}"
         cells.append(cell)
     print(f"{c} cores: " + "; ".join(cells))
 PY

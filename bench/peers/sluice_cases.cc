@@ -319,16 +319,32 @@ Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
 
 // --stats: ,"map_parallelism":P (and at the start of the timing: _t0),
 // "map_busy":B,"map_wait":W,"map_input_wait":I,"map_room_wait":R,
-// "map_input_hold":H,"cpu_wait":C,"map_tuner":"its last tuner decision" for the image map
-// between two snapshots (B: its calls' busy time per second, the threads it
-// kept busy; W: the consumer's time blocked on it per second; I and R: its
-// workers' time blocked on the input's lock and waiting for room, per
-// second; H: the time the input's lock was held, per second (the serial
-// pull upstream: near 1, reading is the wall); C: all threads' time waiting for the cpu_budget, per
-// second), and with --stats 2 the final stats table on stderr.
+// "map_input_hold":H,"cpu_wait":C, for the records (TFRecordDataset, parallel
+// reads) "reads_ahead":A,"reads_in_place":N,"read_wait":RW, and
+// "map_tuner":"its last tuner decision", between two snapshots (B: the image
+// map's calls' busy time per second, the threads it kept busy; W: the
+// consumer's time blocked on it per second; I and R: its workers' time
+// blocked on the input's lock and waiting for room, per second; H: the
+// time the input's lock was held, per second (the serial pull upstream:
+// near 1, reading is the wall); C: all threads' time waiting for the
+// cpu_budget, per second; A and N: buffers of records read by a task and
+// taken, read in place instead; RW: the time per second waited for a read
+// in progress), and with --stats 2 the final stats table on stderr.
 std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorStats& s1) {
   if (args.stats > 1) std::fprintf(stderr, "%s\n", s1.ToString().c_str());
   const double seconds = static_cast<double>(s1.elapsed_ns - s0.elapsed_ns) * 1e-9;
+  std::string reads;
+  for (size_t i = 0; i < s1.stages.size() && i < s0.stages.size(); ++i) {
+    const StageStats &a = s0.stages[i], &b = s1.stages[i];
+    if (b.kind != "TFRecordDataset") continue;
+    char out[160];
+    std::snprintf(out, sizeof(out),
+                  ",\"reads_ahead\":%lld,\"reads_in_place\":%lld,\"read_wait\":%.3f",
+                  static_cast<long long>(b.reads_ahead - a.reads_ahead),
+                  static_cast<long long>(b.reads_in_place - a.reads_in_place),
+                  static_cast<double>(b.read_wait_ns - a.read_wait_ns) * 1e-9 / seconds);
+    reads = out;
+  }
   for (size_t i = 0; i < s1.stages.size() && i < s0.stages.size(); ++i) {
     const StageStats &a = s0.stages[i], &b = s1.stages[i];
     if (b.kind != "map") continue;
@@ -344,9 +360,9 @@ std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorS
                   per_s(b.busy_ns - a.busy_ns), per_s(b.wait_ns - a.wait_ns),
                   per_s(b.input_wait_ns - a.input_wait_ns), per_s(b.room_wait_ns - a.room_wait_ns),
                   per_s(b.input_hold_ns - a.input_hold_ns), per_s(s1.cpu_wait_ns - s0.cpu_wait_ns));
-    return out + (",\"map_tuner\":\"" + reason + "\"");
+    return out + reads + (",\"map_tuner\":\"" + reason + "\"");
   }
-  return "";
+  return reads;
 }
 
 int Run(const Args& a) {

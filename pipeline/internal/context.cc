@@ -427,6 +427,9 @@ IteratorStats IteratorContext::Snapshot() const {
       for (const StageCounters* in : c->inputs) self -= in->total_ns.load();
       s.busy_ns = std::max<int64_t>(0, self) + c->busy_ns.load();
     }
+    s.reads_ahead = c->reads_ahead.load();
+    s.reads_in_place = c->reads_in_place.load();
+    s.read_wait_ns = c->read_wait_ns.load();
     s.parallelism = c->parallelism.load();
     s.buffer_depth = c->buffer_depth.load();
     s.buffer_capacity = c->buffer_capacity.load();

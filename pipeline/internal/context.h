@@ -108,6 +108,10 @@ struct StageCounters {
   // and waiting for room in the buffer, summed over workers, and the time
   // the input's lock was held (pulling from the input).
   std::atomic<int64_t> input_wait_ns{0}, room_wait_ns{0}, input_hold_ns{0};
+  // Sources that read ahead (TFRecordDataset, num_parallel_reads > 1):
+  // reads taken from a task, reads done in place (none ahead, or one whose
+  // task had not started), and the time spent waiting for a running one.
+  std::atomic<int64_t> reads_ahead{0}, reads_in_place{0}, read_wait_ns{0};
   // The first kKeptErrors errors ignore_errors skipped (their messages name
   // the file and offset), under reason_mu.
   static constexpr size_t kKeptErrors = 16;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "sluice/pipeline/internal/cpu_governor.h"
+#include "sluice/pipeline/internal/node.h"
 
 namespace sluice::pipeline_internal {
 
@@ -90,12 +91,16 @@ std::optional<RecordBlock> ReaderReadAhead::Take(std::shared_ptr<Pending>& p) {
   ctx_.memory().Release(std::exchange(q->charged, 0));
   if (q->state == PendingState::kQueued) {
     q->state = PendingState::kDropped;  // its task finds it taken and leaves
+    counters_->reads_in_place.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }
   if (q->state == PendingState::kRunning) {
     CpuIdle idle(ctx_.cpu());
+    const int64_t w0 = NowNs();
     shared_->cv.wait(l, [&] { return q->state != PendingState::kRunning; });
+    counters_->read_wait_ns.fetch_add(NowNs() - w0, std::memory_order_relaxed);
   }
+  counters_->reads_ahead.fetch_add(1, std::memory_order_relaxed);
   return std::move(q->block);
 }
 

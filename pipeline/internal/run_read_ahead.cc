@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "sluice/pipeline/internal/cpu_governor.h"
+#include "sluice/pipeline/internal/node.h"
 
 namespace sluice::pipeline_internal {
 
@@ -68,6 +69,7 @@ std::optional<Result<std::vector<Record>>> RunReadAhead::Take(size_t index, cons
   std::shared_ptr<Pending> p = pending_[index];
   if (!p || !(p->key == key)) {
     DropLocked(index);
+    counters_->reads_in_place.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }
   pending_[index].reset();
@@ -75,13 +77,17 @@ std::optional<Result<std::vector<Record>>> RunReadAhead::Take(size_t index, cons
   if (p->state == State::kQueued) {
     p->state = State::kDropped;  // its task finds it taken and leaves
     ++taken_back_;
+    counters_->reads_in_place.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }
   if (p->state == State::kRunning) {
     CpuIdle idle(ctx_.cpu());
+    const int64_t w0 = NowNs();
     shared_->cv.wait(l, [&] { return p->state != State::kRunning; });
+    counters_->read_wait_ns.fetch_add(NowNs() - w0, std::memory_order_relaxed);
   }
   ++taken_ready_;
+  counters_->reads_ahead.fetch_add(1, std::memory_order_relaxed);
   return std::move(p->result);
 }
 

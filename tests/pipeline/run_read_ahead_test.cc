@@ -84,6 +84,8 @@ TEST(RunReadAheadTest, TakesReadRunsResultForTheSameArgumentsOnly) {
   EXPECT_EQ(Texts(*got), (std::vector<std::string>{Text(10), Text(12), Text(14)}));
   EXPECT_EQ((*got)[0].number, 10u);
   EXPECT_EQ(ra.taken_ready(), 1);
+  EXPECT_EQ(rig.counters.reads_ahead.load(), 1);
+  EXPECT_EQ(rig.counters.reads_in_place.load(), ra.taken_back());
   EXPECT_EQ(rig.ctx.memory().used(), 0);  // the charge went with it
 
   // Other arguments: nothing, and the read-ahead is dropped.

@@ -237,6 +237,26 @@ TEST(TFRecordDatasetTest, ParallelReadsRoundRobinSameWithAndWithoutIndex) {
                         },
                     .expected = y});
   }
+  // Every read is counted once, ahead or in place: one per record with
+  // one-record runs (indexed); one per record and one for each file's end
+  // with one-record blocks (plain).
+  for (const auto* files : {&indexed, &plain}) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(
+        Iterator it,
+        TFRecordDataset(*files, {.buffer_size = 1, .num_parallel_reads = 3}).iterator());
+    int64_t n = 0;
+    for (;;) {
+      SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> e, it.next());
+      if (!e) break;
+      ++n;
+    }
+    EXPECT_EQ(n, 15);
+    const IteratorStats stats = it.stats();
+    const StageStats& st = stats.stages.at(0);
+    ASSERT_EQ(st.kind, "TFRecordDataset");
+    EXPECT_EQ(st.reads_ahead + st.reads_in_place, files == &indexed ? 15 : 15 + 6)
+        << st.reads_ahead << " ahead, " << st.reads_in_place << " in place";
+  }
   // Slots: f0 f1 | f1 ends -> f2 (empty) -> f3 takes its place.
   EXPECT_EQ(ReadAll(TFRecordDataset(plain, {.num_parallel_reads = 2})),
             StringElements({"f0r0", "f1r0", "f0r1", "f3r0", "f0r2", "f3r1", "f4r0", "f3r2", "f4r1",
