@@ -32,7 +32,8 @@
 
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/indexed_iterator.h"
-#include "sluice/pipeline/internal/reader_read_ahead.h"
+#include "sluice/pipeline/internal/read_ahead.h"
+#include "sluice/pipeline/internal/record_block.h"
 #include "sluice/pipeline/internal/run_read_ahead.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
@@ -362,7 +363,8 @@ class IndexedTFRecordIterator : public IndexedIterator {
 // Sequential reading: the round robin over open readers. With
 // num_parallel_reads > 1 each open file's records are taken a block at a
 // time (ReadRecordBlock), and taking a block starts reading the file's next
-// one in a task (ReaderReadAhead), so the open files are read in parallel.
+// one in a task (ReadAhead<RecordBlock>), so the open files are read in
+// parallel.
 class TFRecordIterator : public IteratorNode {
  public:
   TFRecordIterator(IteratorContext& ctx, const TFRecordNode& node)
@@ -546,7 +548,7 @@ class TFRecordIterator : public IteratorNode {
     // position after them, and the next block being read.
     std::deque<ReadItem> items;
     uint64_t after = 0;
-    std::shared_ptr<ReaderReadAhead::Pending> pending;
+    std::shared_ptr<ReadAhead<RecordBlock>::Pending> pending;
   };
 
   // The number of the next record slot `s` returns. REQUIRES: s.reader.
@@ -569,7 +571,7 @@ class TFRecordIterator : public IteratorNode {
     s.after = b->after;
     s.charge.Set(b->buffer_bytes);
     if (!b->stopped) {
-      s.pending = read_ahead_->Start(s.reader, bytes);
+      s.pending = StartBlock(s.reader);
     } else if (s.items.back().rec.ok() && !spare_ &&
                next_file_ < static_cast<int64_t>(node_.files().size())) {
       // The file ends with this block: open the next one and read its
@@ -584,8 +586,17 @@ class TFRecordIterator : public IteratorNode {
   // closed: the slot's turn opens it again and returns the error in its place.
   void StartFirstBlock(OpenSlot& s) {
     if (!read_ahead_ || s.reader || !OpenAt(s).ok()) return;
-    s.pending =
-        read_ahead_->Start(s.reader, static_cast<size_t>(node_.record_options().buffer_size));
+    s.pending = StartBlock(s.reader);
+  }
+  // Starts reading the next block of `reader` in a task (null if its
+  // charge does not fit); the task shares the reader.
+  std::shared_ptr<ReadAhead<RecordBlock>::Pending> StartBlock(
+      std::shared_ptr<TFRecordReader> reader) {
+    const size_t bytes = static_cast<size_t>(node_.record_options().buffer_size);
+    return read_ahead_->Start(static_cast<int64_t>(bytes),
+                              [reader = std::move(reader), bytes, ctx = ctx()] {
+                                return ReadRecordBlock(*reader, bytes, *ctx);
+                              });
   }
   // Gives up every slot's read-ahead (their readers are about to go).
   void DropReadAhead() {
@@ -639,7 +650,7 @@ class TFRecordIterator : public IteratorNode {
   }
 
   const TFRecordNode& node_;
-  std::optional<ReaderReadAhead> read_ahead_;  // num_parallel_reads > 1
+  std::optional<ReadAhead<RecordBlock>> read_ahead_;  // num_parallel_reads > 1
   std::vector<OpenSlot> slots_;
   // With read-ahead: file next_file_, opened ahead once a slot's file ends
   // in the block it just took (not part of the state).

@@ -14,31 +14,27 @@
 // The run read ahead is the one ReadRun call the iterator would make next,
 // made earlier with the same arguments: Take() returns it only for exactly
 // those arguments, so what the iterator returns (records, errors, where they
-// fall) does not depend on read-ahead. A read not started yet is taken back
-// (the caller reads it itself: a task that cannot start, its arena's
-// threads all busy, never stalls the iterator); one in progress is waited
-// for. A read-ahead is charged to the RAM budget for its max_bytes until it
-// is taken or dropped, and is not started when that does not fit.
+// fall) does not depend on read-ahead. The reads run as ReadAhead's
+// (read_ahead.h: taken back when not started, charged to the RAM budget for
+// max_bytes, counted in the stage's stats).
 //
 // Owns the pending reads and their charges. The files must outlive it (the
 // dataset node owns them); so must `ctx`. The destructor waits for reads in
-// progress (one pread each); a queued task then finds it gone and leaves.
+// progress (one pread each).
 //
-// Thread-safety: Start() and Take() are called by the one iterator thread
-// at a time; tasks synchronize with it through an internal mutex.
+// Thread-safety: one iterator thread at a time.
 #ifndef SLUICE_PIPELINE_INTERNAL_RUN_READ_AHEAD_H_
 #define SLUICE_PIPELINE_INTERNAL_RUN_READ_AHEAD_H_
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "sluice/core/result.h"
 #include "sluice/pipeline/internal/context.h"
+#include "sluice/pipeline/internal/read_ahead.h"
 #include "sluice/records/indexed_tfrecord_file.h"
 
 namespace sluice::pipeline_internal {
@@ -55,52 +51,41 @@ class RunReadAhead {
 
   // `files`: how many file indices Start/Take may name. `counters`: the
   // stage's, whose CPU share a read holds while it runs.
-  RunReadAhead(IteratorContext& ctx, StageCounters* counters, size_t files);
-  ~RunReadAhead();
-  RunReadAhead(const RunReadAhead&) = delete;
-  RunReadAhead& operator=(const RunReadAhead&) = delete;
+  RunReadAhead(IteratorContext& ctx, StageCounters* counters, size_t files)
+      : reads_(ctx, counters), counters_(counters), pending_(files), keys_(files) {}
+  ~RunReadAhead() {
+    for (auto& p : pending_) reads_.Drop(p);
+  }
 
   // Starts reading `key` of `file` (file number `index`) in a task,
   // dropping a read-ahead of that file with other arguments. Nothing when
   // its charge does not fit in the RAM budget.
-  void Start(const IndexedTFRecordFile& file, size_t index, const RunKey& key);
+  void Start(const IndexedTFRecordFile& file, size_t index, const RunKey& key) {
+    reads_.Drop(pending_[index]);
+    keys_[index] = key;
+    pending_[index] = reads_.Start(static_cast<int64_t>(key.max_bytes), [&file, key] {
+      return file.ReadRun(key.first, key.max_bytes, key.stride);
+    });
+  }
   // ReadRun's result for `key` of file `index` if it was read ahead (or is
   // being read: then waits for it, holding no CPU share); nullopt
   // otherwise, and the caller reads it. Either way the file has no
   // read-ahead left.
-  std::optional<Result<std::vector<Record>>> Take(size_t index, const RunKey& key);
-
-  // Reads taken from a task (done or waited for) and taken back (not
-  // started); for tests and stats.
-  int64_t taken_ready() const { return taken_ready_; }
-  int64_t taken_back() const { return taken_back_; }
+  std::optional<Result<std::vector<Record>>> Take(size_t index, const RunKey& key) {
+    if (!pending_[index] || !(keys_[index] == key)) {
+      reads_.Drop(pending_[index]);
+      counters_->reads_in_place.fetch_add(1, std::memory_order_relaxed);
+      return std::nullopt;
+    }
+    return reads_.Take(pending_[index]);
+  }
 
  private:
-  enum class State { kQueued, kRunning, kDone, kDropped };
-  struct Pending {
-    RunKey key;
-    State state = State::kQueued;
-    Result<std::vector<Record>> result = std::vector<Record>();
-  };
-  // What the tasks share with the iterator; they hold it, so a task that
-  // starts after the destructor finds `stopping` set and leaves.
-  struct Shared {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool stopping = false;
-    int64_t running = 0;  // tasks reading now
-  };
-  // Drops the read-ahead of file `index` (a running read finishes into
-  // nothing). REQUIRES: shared_->mu held.
-  void DropLocked(size_t index);
-
-  IteratorContext& ctx_;
+  using Reads = ReadAhead<Result<std::vector<Record>>>;
+  Reads reads_;
   StageCounters* const counters_;
-  const std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
-  std::vector<std::shared_ptr<Pending>> pending_;  // per file; under shared_->mu
-  std::vector<int64_t> charged_;                   // per file; the iterator's thread
-  int64_t taken_ready_ = 0;
-  int64_t taken_back_ = 0;
+  std::vector<std::shared_ptr<Reads::Pending>> pending_;  // per file
+  std::vector<RunKey> keys_;                              // per file: of pending_
 };
 
 }  // namespace sluice::pipeline_internal
