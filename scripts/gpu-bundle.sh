@@ -40,7 +40,7 @@ fi
 cmake --build "$BUILD" --target gpu_test gpu_runtime_test gpu_stream_test gpu_image_ops_test \
   gpu_nn_backend_test gpu_nn_model_test gpu_nccl_strategy_test gpu_bench gpu_train_bench sluice \
   fashion_mnist_mlp \
-  image_classifier sluice_cases bare_decode make_imagenet_like >/dev/null
+  image_classifier sluice_cases bare_decode make_imagenet_like pipeline_parallel_reads_bench >/dev/null
 # nvJPEG decode (gpu/jpeg_decoder.h): its test and bench; libnvjpeg.so.13,
 # which they dlopen (so ldd does not list it), from scripts/fetch-nvjpeg.sh;
 # the codec test JPEGs gpu_jpeg_test reads (run.sh sets SLUICE_TEST_DATA).
@@ -51,7 +51,8 @@ NVJPEG_LIB=$(sed -n 's/^SLUICE_NVJPEG_ROOT:PATH=//p' "$BUILD/CMakeCache.txt")/li
 BINS=("$BUILD"/tests/gpu/gpu_*test "$BUILD"/bench/gpu/gpu_bench "$BUILD"/bench/gpu/gpu_train_bench
   "$BUILD"/bench/gpu/gpu_jpeg_bench
   "$BUILD"/tools/sluice "$BUILD"/samples/fashion_mnist_mlp "$BUILD"/samples/image_classifier
-  "$BUILD"/bench/peers/sluice_cases "$BUILD"/bench/peers/bare_decode)
+  "$BUILD"/bench/peers/sluice_cases "$BUILD"/bench/peers/bare_decode
+  "$BUILD"/bench/pipeline/pipeline_parallel_reads_bench)
 # MPI, for run.sh's mpi phase (a separate block): when sluice was built with
 # MPI, the MPI test workers, the distributed sample and mpi_bench join the
 # payload; a relocatable copy of this machine's Open MPI (the GPU machine

@@ -354,6 +354,11 @@ phase_pipeline() {
   step 30 "$log" "$SUMMARY" taskset -c 0-3 bin/sluice_cases --case read --batch 1 --parallel-reads 8 \
     --files "$files" --cores 4 --seconds 2 --warmup 1
   tail -1 "$log" | sed 's/^/read, 8 files ahead on 4 cores: /' | tee -a "$SUMMARY"
+  # TFRecordDataset's parallel reads against one file at a time, all cores
+  # (~10 s).
+  step 60 "$OUT/parallel_reads.txt" "$OUT/parallel_reads.txt" bin/pipeline_parallel_reads_bench \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+  grep median "$OUT/parallel_reads.txt" | tee -a "$SUMMARY"
   variant() {  # NAME LIMIT CMD...: runs CMD under step, tags its JSON line
     local name=$1 limit=$2
     shift 2
