@@ -50,6 +50,7 @@ std::string IteratorStats::ToJson() const {
     f("input_wait_ns", s.input_wait_ns);
     f("room_wait_ns", s.room_wait_ns);
     f("input_hold_ns", s.input_hold_ns);
+    f("lock_wait_ns", s.lock_wait_ns);
     f("reads_ahead", s.reads_ahead);
     f("reads_in_place", s.reads_in_place);
     f("read_wait_ns", s.read_wait_ns);

@@ -32,6 +32,9 @@ struct StageStats {
   int64_t input_wait_ns = 0;
   int64_t room_wait_ns = 0;
   int64_t input_hold_ns = 0;
+  // Asynchronous stages: the time their workers and consumer waited for the
+  // stage's own lock (depositing results, collecting them), summed.
+  int64_t lock_wait_ns = 0;
   // Sources that read ahead (TFRecordDataset with num_parallel_reads > 1):
   // buffers of records read by a task and taken, read in place by the
   // iterator instead (none was ahead, or its task had not started: the

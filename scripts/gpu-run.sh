@@ -329,7 +329,8 @@ phase_pipeline() {
   # map_parallelism / map_busy (threads busy in the map's calls) / map_wait /
   # map_input_wait / map_room_wait / cpu_wait (threads blocked on the map's
   # input lock, for room in its buffer, for the CPU budget) / map_input_hold
-  # (the input lock held: the serial pull, near 1 = the wall); every line
+  # (the input lock held: the serial pull, near 1 = the wall) / map_lock_wait
+  # (threads waiting for the map's own lock); every line
   # cpus (CPU-s per s) and context switches. Before the core counts, the
   # read rate of the shards alone (records/s, record by record, CRCs
   # checked): serial on one core, and 8 files read ahead on 4. ~43 s per
@@ -399,7 +400,7 @@ for line in open(sys.argv[1]):
     c = r.get("cores") or r.get("threads")
     rows.setdefault(c, {})[v] = r
     order += [v] if v not in order else []
-print("images/s by variant (x: of bare; cpus: CPU-s per s; ivcsw: involuntary context switches per s; mp/busy: the map's parallelism, busy threads; in/room/cpu wait: threads blocked on the map's input lock, for room in its buffer, for the cpu_budget; hold: the input lock held, per s)")
+print("images/s by variant (x: of bare; cpus: CPU-s per s; ivcsw: involuntary context switches per s; mp/busy: the map's parallelism, busy threads; in/room/cpu wait: threads blocked on the map's input lock, for room in its buffer, for the cpu_budget; hold: the input lock held, per s; lock wait: threads waiting for the map's own lock; reads ahead/in place: the records' buffers read by tasks and in place, wait: for a read in progress)")
 for c in sorted(rows, reverse=True):
     s, bare = rows[c], rows[c].get("bare", {}).get("items_per_s")
     cells = []
@@ -420,6 +421,8 @@ for c in sorted(rows, reverse=True):
             cell += f" in/room/cpu wait {r['map_input_wait']}/{r['map_room_wait']}/{r['cpu_wait']}"
         if "map_input_hold" in r:
             cell += f" hold {r['map_input_hold']}"
+        if "map_lock_wait" in r:
+            cell += f" lock wait {r['map_lock_wait']}"
         if "reads_ahead" in r:
             cell += f" reads ahead/in place {r['reads_ahead']}/{r['reads_in_place']} wait {r['read_wait']}"
         cells.append(cell)

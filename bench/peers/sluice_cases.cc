@@ -319,14 +319,15 @@ Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
 
 // --stats: ,"map_parallelism":P (and at the start of the timing: _t0),
 // "map_busy":B,"map_wait":W,"map_input_wait":I,"map_room_wait":R,
-// "map_input_hold":H,"cpu_wait":C, for the records (TFRecordDataset, parallel
+// "map_input_hold":H,"map_lock_wait":L,"cpu_wait":C, for the records (TFRecordDataset, parallel
 // reads) "reads_ahead":A,"reads_in_place":N,"read_wait":RW, and
 // "map_tuner":"its last tuner decision", between two snapshots (B: the image
 // map's calls' busy time per second, the threads it kept busy; W: the
 // consumer's time blocked on it per second; I and R: its workers' time
 // blocked on the input's lock and waiting for room, per second; H: the
 // time the input's lock was held, per second (the serial pull upstream:
-// near 1, reading is the wall); C: all threads' time waiting for the
+// near 1, reading is the wall); L: its workers' and consumer's time waiting
+// for its own lock, per second; C: all threads' time waiting for the
 // cpu_budget, per second; A and N: buffers of records read by a task and
 // taken, read in place instead; RW: the time per second waited for a read
 // in progress), and with --stats 2 the final stats table on stderr.
@@ -355,11 +356,12 @@ std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorS
     std::snprintf(out, sizeof(out),
                   ",\"map_parallelism\":%lld,\"map_parallelism_t0\":%lld,\"map_busy\":%.2f,"
                   "\"map_wait\":%.3f,\"map_input_wait\":%.3f,\"map_room_wait\":%.3f,"
-                  "\"map_input_hold\":%.3f,\"cpu_wait\":%.3f",
+                  "\"map_input_hold\":%.3f,\"map_lock_wait\":%.3f,\"cpu_wait\":%.3f",
                   static_cast<long long>(b.parallelism), static_cast<long long>(a.parallelism),
                   per_s(b.busy_ns - a.busy_ns), per_s(b.wait_ns - a.wait_ns),
                   per_s(b.input_wait_ns - a.input_wait_ns), per_s(b.room_wait_ns - a.room_wait_ns),
-                  per_s(b.input_hold_ns - a.input_hold_ns), per_s(s1.cpu_wait_ns - s0.cpu_wait_ns));
+                  per_s(b.input_hold_ns - a.input_hold_ns), per_s(b.lock_wait_ns - a.lock_wait_ns),
+                  per_s(s1.cpu_wait_ns - s0.cpu_wait_ns));
     return out + reads + (",\"map_tuner\":\"" + reason + "\"");
   }
   return reads;

@@ -129,8 +129,16 @@ void AsyncMapIterator::LaunchLocked() {
   }
 }
 
+void AsyncMapIterator::LockCounted(std::unique_lock<std::mutex>& l) {
+  if (l.try_lock()) return;  // uncontended: no clock read
+  const int64_t w0 = NowNs();
+  l.lock();
+  counters()->lock_wait_ns.fetch_add(NowNs() - w0, std::memory_order_relaxed);
+}
+
 void AsyncMapIterator::WorkerBody(uint64_t generation) {
-  std::unique_lock<std::mutex> l(mu_);
+  std::unique_lock<std::mutex> l(mu_, std::defer_lock);
+  LockCounted(l);
   if (generation != generation_) return;  // abandoned while queued
   ++running_bodies_;
   for (;;) {
@@ -172,7 +180,7 @@ void AsyncMapIterator::RunChunk(std::unique_lock<std::mutex>& l, int64_t k, int6
   PullChunk(c);
   if (c.got() > 0 && config_.fn) ApplyChunk(l, c);
   Measured m = MeasureChunk(c, c.got());
-  l.lock();
+  LockCounted(l);
   DepositLocked(c, m, c.reserved - c.got());
 }
 
@@ -248,7 +256,7 @@ void AsyncMapIterator::ApplyChunk(std::unique_lock<std::mutex>& l, Chunk& c) {
     if (now - t0 > kChunkMaxNs && i + 1 < c.got()) {
       c.work_ns += now - t0;
       Measured m = MeasureChunk(c, i + 1);
-      l.lock();
+      LockCounted(l);
       DepositLocked(c, m, 0);
       l.unlock();
       c.work_ns = 0;
@@ -390,7 +398,8 @@ NextResult AsyncMapIterator::GetNext() {
   const int64_t expected = std::max<int64_t>(expected_, 1);  // this call included
   if (expected_ > 0) --expected_;
   if (local_pos_ < static_cast<int64_t>(local_.size())) return TakeLocal();
-  std::unique_lock<std::mutex> l(mu_);
+  std::unique_lock<std::mutex> l(mu_, std::defer_lock);
+  LockCounted(l);
   if (local_returned_bytes_ > 0) {
     ctx_->memory().Release(local_returned_bytes_);
     counters()->buffered_bytes.fetch_sub(local_returned_bytes_, std::memory_order_relaxed);

@@ -83,6 +83,9 @@ class AsyncMapIterator : public IteratorNode {
   int64_t PreferredChunk() const;
   // PreferredChunk(), bounded by a set buffer size.
   int64_t ChunkSize() const;
+  // Locks mu_ through `l` (deferred), counting the time it waited for it
+  // (StageCounters::lock_wait_ns) when it was held by another thread.
+  void LockCounted(std::unique_lock<std::mutex>& l);
   // REQUIRES: mu_ held. Starts workers up to the target.
   void LaunchLocked();
   void WorkerBody(uint64_t generation);

@@ -422,6 +422,7 @@ IteratorStats IteratorContext::Snapshot() const {
       s.input_wait_ns = c->input_wait_ns.load();
       s.room_wait_ns = c->room_wait_ns.load();
       s.input_hold_ns = c->input_hold_ns.load();
+      s.lock_wait_ns = c->lock_wait_ns.load();
     } else {
       int64_t self = c->total_ns.load();
       for (const StageCounters* in : c->inputs) self -= in->total_ns.load();

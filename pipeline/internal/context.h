@@ -108,6 +108,9 @@ struct StageCounters {
   // and waiting for room in the buffer, summed over workers, and the time
   // the input's lock was held (pulling from the input).
   std::atomic<int64_t> input_wait_ns{0}, room_wait_ns{0}, input_hold_ns{0};
+  // Asynchronous stages: the time their workers and consumer waited for
+  // the stage's own lock (depositing, collecting results).
+  std::atomic<int64_t> lock_wait_ns{0};
   // Sources that read ahead (TFRecordDataset, num_parallel_reads > 1):
   // reads taken from a task, reads done in place (none ahead, or one whose
   // task had not started), and the time spent waiting for a running one.
