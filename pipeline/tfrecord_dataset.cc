@@ -559,14 +559,13 @@ class TFRecordIterator : public IteratorNode {
   // The next block of `s`: the one read ahead, else read here; then the
   // block after it is read ahead. REQUIRES: s.reader, s.items empty.
   void Refill(OpenSlot& s) {
-    const size_t bytes = static_cast<size_t>(node_.record_options().buffer_size);
     std::optional<RecordBlock> b;
     if (s.pending) {
       b = read_ahead_->Take(s.pending);  // counts itself
     } else {
-      counters()->reads_in_place.fetch_add(1, std::memory_order_relaxed);
+      read_ahead_->CountInPlace();
     }
-    if (!b) b = ReadRecordBlock(*s.reader, bytes, *ctx());
+    if (!b) b = ReadRecordBlock(*s.reader, BlockBytes(), *ctx());
     s.items = std::move(b->items);
     s.after = b->after;
     s.charge.Set(b->buffer_bytes);
@@ -582,8 +581,9 @@ class TFRecordIterator : public IteratorNode {
   }
   // With read-ahead, opens the file of a slot that has none yet and reads
   // its first block ahead (the first slots when the iterator is made, the
-  // next file's when a slot's file ends in the block it took). A file that does not open is left
-  // closed: the slot's turn opens it again and returns the error in its place.
+  // next file's when a slot's file ends in the block it took). A file that
+  // does not open is left closed: the slot's turn opens it again and
+  // returns the error in its place.
   void StartFirstBlock(OpenSlot& s) {
     if (!read_ahead_ || s.reader || !OpenAt(s).ok()) return;
     s.pending = StartBlock(s.reader);
@@ -592,12 +592,14 @@ class TFRecordIterator : public IteratorNode {
   // charge does not fit); the task shares the reader.
   std::shared_ptr<ReadAhead<RecordBlock>::Pending> StartBlock(
       std::shared_ptr<TFRecordReader> reader) {
-    const size_t bytes = static_cast<size_t>(node_.record_options().buffer_size);
+    const size_t bytes = BlockBytes();
     return read_ahead_->Start(static_cast<int64_t>(bytes),
                               [reader = std::move(reader), bytes, ctx = ctx()] {
                                 return ReadRecordBlock(*reader, bytes, *ctx);
                               });
   }
+  // A block's bytes of records (at least one record): buffer_size.
+  size_t BlockBytes() const { return static_cast<size_t>(node_.record_options().buffer_size); }
   // Gives up every slot's read-ahead (their readers are about to go).
   void DropReadAhead() {
     if (!read_ahead_) return;

@@ -102,7 +102,7 @@ class ReadAhead {
     ctx_.memory().Release(std::exchange(q->charged, 0));
     if (q->state == State::kQueued) {
       q->state = State::kDropped;  // its task finds it taken and leaves
-      counters_->reads_in_place.fetch_add(1, std::memory_order_relaxed);
+      CountInPlace();
       return std::nullopt;
     }
     if (q->state == State::kRunning) {
@@ -114,6 +114,10 @@ class ReadAhead {
     counters_->reads_ahead.fetch_add(1, std::memory_order_relaxed);
     return std::move(q->result);
   }
+
+  // Counts a read the iterator makes in place with no read-ahead to take
+  // (none was started for it, or one for other arguments).
+  void CountInPlace() { counters_->reads_in_place.fetch_add(1, std::memory_order_relaxed); }
 
   // Gives a read up (one in progress finishes into nothing). Resets `p`;
   // nothing for null.

@@ -52,7 +52,7 @@ class RunReadAhead {
   // `files`: how many file indices Start/Take may name. `counters`: the
   // stage's, whose CPU share a read holds while it runs.
   RunReadAhead(IteratorContext& ctx, StageCounters* counters, size_t files)
-      : reads_(ctx, counters), counters_(counters), pending_(files), keys_(files) {}
+      : reads_(ctx, counters), pending_(files), keys_(files) {}
   ~RunReadAhead() {
     for (auto& p : pending_) reads_.Drop(p);
   }
@@ -74,7 +74,7 @@ class RunReadAhead {
   std::optional<Result<std::vector<Record>>> Take(size_t index, const RunKey& key) {
     if (!pending_[index] || !(keys_[index] == key)) {
       reads_.Drop(pending_[index]);
-      counters_->reads_in_place.fetch_add(1, std::memory_order_relaxed);
+      reads_.CountInPlace();
       return std::nullopt;
     }
     return reads_.Take(pending_[index]);
@@ -83,7 +83,6 @@ class RunReadAhead {
  private:
   using Reads = ReadAhead<Result<std::vector<Record>>>;
   Reads reads_;
-  StageCounters* const counters_;
   std::vector<std::shared_ptr<Reads::Pending>> pending_;  // per file
   std::vector<RunKey> keys_;                              // per file: of pending_
 };
