@@ -99,6 +99,71 @@ class PosixReadableFile final : public ReadableFile {
   int fd_;
 };
 
+// A file read once, in order (a pipe): see ReadableFile::is_stream.
+class StreamFile final : public ReadableFile {
+ public:
+  StreamFile(std::string name, int fd, bool owns_fd)
+      : name_(std::move(name)), fd_(fd), owns_fd_(owns_fd) {}
+  ~StreamFile() override {
+    if (owns_fd_) ::close(fd_);
+  }
+
+  Result<size_t> ReadAt(uint64_t offset, void* dst, size_t n) override {
+    char* out = static_cast<char*>(dst);
+    size_t done = 0;
+    if (offset < pos_) {
+      // Behind: only the head is kept.
+      if (offset >= head_.size()) return BehindError(offset);
+      done = std::min<size_t>(n, head_.size() - offset);
+      std::memcpy(out, head_.data() + offset, done);
+      if (done == n) return done;
+      if (offset + done < pos_) return BehindError(offset + done);
+    }
+    while (offset + done > pos_) {  // ahead: skip
+      char skip[4096];
+      const size_t want = std::min<uint64_t>(sizeof(skip), offset + done - pos_);
+      SLUICE_ASSIGN_OR_RETURN(size_t got, ReadMore(skip, want));
+      if (got == 0) return done;
+    }
+    while (done < n) {
+      SLUICE_ASSIGN_OR_RETURN(size_t got, ReadMore(out + done, n - done));
+      if (got == 0) break;
+      done += got;
+    }
+    return done;
+  }
+  Result<uint64_t> Size() override { return pos_; }
+  const std::string& name() const override { return name_; }
+  bool is_stream() const override { return true; }
+
+ private:
+  Status BehindError(uint64_t offset) const {
+    return Status::FailedPrecondition("cannot read " + name_ + " at offset " +
+                                      std::to_string(offset) +
+                                      ": it is a stream (a pipe), already read to offset " +
+                                      std::to_string(pos_) + ", and cannot seek back");
+  }
+
+  // Reads the next bytes of the stream (0 at its end), keeping the head.
+  Result<size_t> ReadMore(char* dst, size_t n) {
+    if (eof_) return size_t{0};
+    SLUICE_ASSIGN_OR_RETURN(size_t got, PreadFully(fd_, name_, pos_, dst, n, /*seekable=*/false));
+    if (got < n) eof_ = true;
+    if (pos_ < kStreamHeadBytes) {
+      head_.append(dst, std::min<size_t>(got, kStreamHeadBytes - pos_));
+    }
+    pos_ += got;
+    return got;
+  }
+
+  std::string name_;
+  int fd_;
+  bool owns_fd_;
+  uint64_t pos_ = 0;  // bytes read from the stream
+  bool eof_ = false;
+  std::string head_;  // its first bytes, up to kStreamHeadBytes
+};
+
 class MemoryFile final : public ReadableFile {
  public:
   MemoryFile(std::string name, std::string contents)
@@ -126,12 +191,16 @@ Status TooLarge(const std::string& path, int64_t size, int64_t max_bytes) {
 }  // namespace
 
 Result<std::unique_ptr<ReadableFile>> OpenReadableFile(const std::string& path) {
+  if (path == "-") return std::unique_ptr<ReadableFile>(new StreamFile("stdin", 0, false));
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return OsError("cannot open " + path, errno);
   struct stat st;
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd);
     return Status::FailedPrecondition("cannot read " + path + ": it is a directory");
+  }
+  if (::lseek(fd, 0, SEEK_CUR) < 0 && errno == ESPIPE) {
+    return std::unique_ptr<ReadableFile>(new StreamFile(path, fd, true));
   }
   return std::unique_ptr<ReadableFile>(new PosixReadableFile(path, fd));
 }

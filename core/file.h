@@ -49,10 +49,22 @@ class ReadableFile {
   virtual const std::string& name() const = 0;
   // Hints that the file will be read sequentially from the start.
   virtual void AdviseSequential() {}
+  // True for a stream that cannot seek (a pipe, a FIFO, a terminal, "-"):
+  // its bytes arrive once, in order. ReadAt() then serves offsets from the
+  // first kStreamHeadBytes again (so a reader may look at the start before
+  // reading from it) and any offset ahead of what was read (skipping);
+  // anything else behind is FailedPrecondition. Size() is the bytes read so
+  // far: a stream's length is known only at its end.
+  virtual bool is_stream() const { return false; }
 };
 
-// Opens `path` for reading. NotFound if it does not exist, FailedPrecondition
-// for a directory; other failures carry the OS error text.
+// Bytes at the start of a stream that ReadableFile::ReadAt can serve twice.
+inline constexpr size_t kStreamHeadBytes = size_t{64} << 10;
+
+// Opens `path` for reading. "-" is standard input. A pipe, FIFO or other
+// file that cannot seek opens as a stream (ReadableFile::is_stream). NotFound
+// if it does not exist, FailedPrecondition for a directory; other failures
+// carry the OS error text.
 Result<std::unique_ptr<ReadableFile>> OpenReadableFile(const std::string& path);
 
 // A file whose bytes are `contents`, reported under `name`.
@@ -106,6 +118,9 @@ struct OutputFileOptions {
 
 class OutputFile {
  public:
+  // "-" is standard output. A target that exists and is not a regular file
+  // (a FIFO, a terminal, /dev/stdout) is written in place, without a
+  // temporary name or fsync, whatever `options` say.
   static Result<std::unique_ptr<OutputFile>> Create(const std::string& path,
                                                     const OutputFileOptions& options = {});
   // Abandons the file unless it was committed.
@@ -118,6 +133,8 @@ class OutputFile {
   Status Sync();
   // Closes (after fsync if options.sync) and, in atomic mode, renames the
   // temporary file to the target. On failure the temporary file is removed.
+  // A temporary file left by a killed process is removed by the next
+  // RemoveAbandonedTemporaries() of the same target.
   Status Commit();
   // Removes the temporary file (atomic mode) without publishing it.
   void Abandon();
@@ -125,6 +142,8 @@ class OutputFile {
   const std::string& path() const { return path_; }
   // Where bytes are being written now (the temporary name in atomic mode).
   const std::string& write_path() const { return write_path_; }
+  // True for standard output, a FIFO or a terminal (see Create()).
+  bool is_stream() const { return stream_; }
 
  private:
   OutputFile(std::string path, std::string write_path, int fd, OutputFileOptions options);
@@ -133,9 +152,23 @@ class OutputFile {
   std::string path_;
   std::string write_path_;
   int fd_;
+  void ReleaseLock();
+
   OutputFileOptions options_;
+  bool stream_ = false;
+  int lock_fd_ = -1;  // holds flock(LOCK_EX) on the temporary file while it is written
   bool done_ = false;
 };
+
+// A temporary file of an OutputFile (".<name>.tmp-XXXXXXXX") whose writer
+// is gone: while an OutputFile writes, it holds an flock() on its
+// temporary file, which the kernel drops when the process dies (even by
+// SIGKILL), so a lock that can be taken means nobody is writing it.
+// Removes `tmp_path` if it is such a file; true if it did.
+bool RemoveIfAbandoned(const std::string& tmp_path);
+// Deletes the abandoned temporary files of `path` (left by writers that
+// were killed), never one a live writer holds. Returns how many.
+Result<size_t> RemoveAbandonedTemporaries(const std::string& path);
 
 // Writes `contents` to `path` through an OutputFile: all or nothing.
 Status WriteFileAtomically(const std::string& path, std::string_view contents,

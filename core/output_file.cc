@@ -1,7 +1,9 @@
 // Writing: OutputFile (temporary name, rename on Commit) and its helpers.
 #include "sluice/core/file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +31,14 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// Options for a target that is not a regular file: written in place; an
+// fsync means nothing there (and fails on pipes).
+OutputFileOptions Stream(OutputFileOptions options) {
+  options.atomic = false;
+  options.sync = false;
+  return options;
+}
+
 }  // namespace
 
 OutputFile::OutputFile(std::string path, std::string write_path, int fd, OutputFileOptions options)
@@ -36,6 +46,22 @@ OutputFile::OutputFile(std::string path, std::string write_path, int fd, OutputF
 
 Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path,
                                                        const OutputFileOptions& options) {
+  if (path == "-") {
+    const int fd = ::fcntl(1, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return OsError("cannot write to standard output", errno);
+    std::unique_ptr<OutputFile> out(new OutputFile("stdout", "stdout", fd, Stream(options)));
+    out->stream_ = true;
+    return out;
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    // A FIFO, a terminal, /dev/stdout: written as it is, never renamed over.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return OsError("cannot open " + path + " for writing", errno);
+    std::unique_ptr<OutputFile> out(new OutputFile(path, path, fd, Stream(options)));
+    out->stream_ = true;
+    return out;
+  }
   if (!options.atomic) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) return OsError("cannot create " + path, errno);
@@ -49,8 +75,23 @@ Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path,
     const std::string tmp = dir + "/." + base + ".tmp-" + suffix;
     // O_EXCL with mode 0666 lets the umask decide permissions, as for any new file.
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0) return std::unique_ptr<OutputFile>(new OutputFile(path, tmp, fd, options));
-    if (errno != EEXIST) return OsError("cannot create " + path + " (as " + tmp + ")", errno);
+    if (fd < 0) {
+      if (errno != EEXIST) return OsError("cannot create " + path + " (as " + tmp + ")", errno);
+      continue;
+    }
+    // The lock says "alive" to RemoveAbandonedTemporaries. It sits on a
+    // descriptor of its own, so that it outlives closing `fd` in Commit()
+    // until the rename. Losing the race for it to a cleaner means the
+    // cleaner is deleting this name: take another.
+    const int lock_fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+    if (lock_fd >= 0 && ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+      ::close(lock_fd);
+      ::close(fd);
+      continue;
+    }
+    std::unique_ptr<OutputFile> out(new OutputFile(path, tmp, fd, options));
+    out->lock_fd_ = lock_fd;  // -1 if it could not be opened: no lock, nothing else lost
+    return out;
   }
   return Status::Unavailable("cannot find a free temporary name beside " + path);
 }
@@ -102,6 +143,7 @@ Status OutputFile::Commit() {
     Abandon();
     return OsError("cannot rename " + write_path_ + " to " + path_, err);
   }
+  ReleaseLock();
   done_ = true;
   if (options_.sync && options_.atomic) {
     // Make the rename itself durable.
@@ -114,7 +156,40 @@ void OutputFile::Abandon() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (options_.atomic && !done_) ::unlink(write_path_.c_str());
+  ReleaseLock();
   done_ = true;
+}
+
+void OutputFile::ReleaseLock() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+  lock_fd_ = -1;
+}
+
+bool RemoveIfAbandoned(const std::string& tmp_path) {
+  // Hold the lock while unlinking: a writer that opened the name but had
+  // not locked it yet then fails to, and takes another name.
+  const int fd = ::open(tmp_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool removed = ::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::unlink(tmp_path.c_str()) == 0;
+  ::close(fd);
+  return removed;
+}
+
+Result<size_t> RemoveAbandonedTemporaries(const std::string& path) {
+  const std::string dir = DirName(path), prefix = "." + BaseName(path) + ".tmp-";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT) return size_t{0};
+    return OsError("cannot list " + dir, errno);
+  }
+  size_t removed = 0;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (!name.starts_with(prefix)) continue;
+    if (RemoveIfAbandoned(dir + "/" + name)) ++removed;
+  }
+  ::closedir(d);
+  return removed;
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents,

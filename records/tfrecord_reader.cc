@@ -34,12 +34,19 @@ struct TFRecordReader::Impl {
   // After Seek(): the payload length the index promises for the next record.
   std::optional<uint64_t> expected_length;
 
+  // Set when NextFrame() stopped inside a record: every later call fails so.
+  Status failed;
+
   Result<std::optional<Record>> Next();
+  Result<std::optional<RecordFrame>> NextFrame();
+  Result<std::optional<uint64_t>> ReadHeader(uint64_t offset);
+  Status DataChecksumError(uint64_t offset, uint32_t stored, uint32_t computed, uint64_t length);
   Result<size_t> Ensure(uint64_t need, bool trusted);
   Status Reserve(size_t capacity);
   // The size of the reader's own buffers (buffer_size, at least 4 KiB).
   size_t Floor() const { return std::max<size_t>(opts.buffer_size, 4096); }
   Result<std::optional<Record>> Truncated(uint64_t offset, uint64_t have, uint64_t need);
+  Status TruncatedError(uint64_t offset, uint64_t have, uint64_t need);
   std::string Where(uint64_t offset) const {
     return fmt::format("{}: record {} at offset {}{}", file->name(), number, offset,
                        source->Where());
@@ -119,9 +126,7 @@ Result<size_t> TFRecordReader::Impl::Ensure(uint64_t need, bool trusted) {
   return end - pos;
 }
 
-Result<std::optional<Record>> TFRecordReader::Impl::Truncated(uint64_t offset, uint64_t have,
-                                                              uint64_t need) {
-  if (opts.allow_truncated_tail) return std::optional<Record>();  // retry later
+Status TFRecordReader::Impl::TruncatedError(uint64_t offset, uint64_t have, uint64_t need) {
   std::string msg = fmt::format(
       "{}: truncated: the record needs {} bytes but the file ends {} "
       "bytes in",
@@ -131,8 +136,16 @@ Result<std::optional<Record>> TFRecordReader::Impl::Truncated(uint64_t offset, u
   return Status::DataLoss(msg);
 }
 
-Result<std::optional<Record>> TFRecordReader::Impl::Next() {
-  const uint64_t offset = base_offset + pos;
+Result<std::optional<Record>> TFRecordReader::Impl::Truncated(uint64_t offset, uint64_t have,
+                                                              uint64_t need) {
+  if (opts.allow_truncated_tail) return std::optional<Record>();  // retry later
+  return TruncatedError(offset, have, need);
+}
+
+// Reads and checks the header of the record at the current position: its
+// payload length, or nullopt at a clean end of the data (or, with
+// allow_truncated_tail, a header cut short).
+Result<std::optional<uint64_t>> TFRecordReader::Impl::ReadHeader(uint64_t offset) {
   SLUICE_ASSIGN_OR_RETURN(size_t have, Ensure(tfrecord::kHeaderSize, true));
   if (have == 0) {
     Status clean = source->CheckCleanEnd();
@@ -141,10 +154,12 @@ Result<std::optional<Record>> TFRecordReader::Impl::Next() {
       return Status::DataLoss(
           fmt::format("{}: the index lists a record here but the file ends", Where(offset)));
     }
-    return std::optional<Record>();
+    return std::optional<uint64_t>();
   }
-  if (have < tfrecord::kHeaderSize) return Truncated(offset, have, tfrecord::kHeaderSize);
-
+  if (have < tfrecord::kHeaderSize) {
+    if (opts.allow_truncated_tail) return std::optional<uint64_t>();  // retry later
+    return TruncatedError(offset, have, tfrecord::kHeaderSize);
+  }
   const uint8_t* header = buf.data() + pos;
   if (!tfrecord::HeaderChecksumOk(header)) {
     return Status::DataLoss(fmt::format(
@@ -164,20 +179,38 @@ Result<std::optional<Record>> TFRecordReader::Impl::Next() {
     return Status::DataLoss(fmt::format("{}: record length {} exceeds max_record_size {}",
                                         Where(offset), length, opts.max_record_size));
   }
-  const uint64_t total = tfrecord::kFramingSize + length;
-  bool trusted = false;
-  if (compression == Compression::kNone) {
+  if (compression == Compression::kNone && !file->is_stream()) {
     // Never allocate more than the file holds: a corrupt length whose CRC
     // happens to match must not become a huge allocation.
+    const uint64_t total = tfrecord::kFramingSize + length;
     if (offset + total > known_file_size) {
       SLUICE_ASSIGN_OR_RETURN(known_file_size, file->Size());
     }
     if (offset + total > known_file_size) {
-      return Truncated(offset, known_file_size - std::min(offset, known_file_size), total);
+      if (opts.allow_truncated_tail) return std::optional<uint64_t>();  // retry later
+      return TruncatedError(offset, known_file_size - std::min(offset, known_file_size), total);
     }
-    trusted = true;
   }
-  SLUICE_ASSIGN_OR_RETURN(have, Ensure(total, trusted));
+  return std::optional<uint64_t>(length);
+}
+
+Status TFRecordReader::Impl::DataChecksumError(uint64_t offset, uint32_t stored, uint32_t computed,
+                                               uint64_t length) {
+  return Status::DataLoss(fmt::format(
+      "{}: corrupt record data: the data checksum does not match (stored 0x{:08x}, computed "
+      "0x{:08x}); {} bytes",
+      Where(offset), stored, computed, length));
+}
+
+Result<std::optional<Record>> TFRecordReader::Impl::Next() {
+  const uint64_t offset = base_offset + pos;
+  SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> header_length, ReadHeader(offset));
+  if (!header_length) return std::optional<Record>();
+  const uint64_t length = *header_length;
+  const uint64_t total = tfrecord::kFramingSize + length;
+  // ReadHeader checked an uncompressed file's length against its size.
+  const bool trusted = compression == Compression::kNone && !file->is_stream();
+  SLUICE_ASSIGN_OR_RETURN(size_t have, Ensure(total, trusted));
   if (have < total) return Truncated(offset, have, total);
 
   const uint8_t* data = buf.data() + pos + tfrecord::kHeaderSize;
@@ -185,10 +218,7 @@ Result<std::optional<Record>> TFRecordReader::Impl::Next() {
     const uint32_t stored = tfrecord::DecodeFixed32(data + length);
     const uint32_t computed = crc32c::Mask(crc32c::Value(data, length));
     if (stored != computed) {
-      Status err = Status::DataLoss(fmt::format(
-          "{}: corrupt record data: the data checksum does not match (stored 0x{:08x}, computed "
-          "0x{:08x}); {} bytes",
-          Where(offset), stored, computed, length));
+      Status err = DataChecksumError(offset, stored, computed, length);
       pos += total;  // framing is intact: the caller may skip this record
       ++number;
       expected_length.reset();
@@ -207,6 +237,46 @@ Result<std::optional<Record>> TFRecordReader::Impl::Next() {
     buf = Buffer();
   }
   return std::optional<Record>(std::move(record));
+}
+
+Result<std::optional<RecordFrame>> TFRecordReader::Impl::NextFrame() {
+  if (!failed.ok()) return failed;
+  const uint64_t offset = base_offset + pos;
+  SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> header_length, ReadHeader(offset));
+  if (!header_length) return std::optional<RecordFrame>();
+  const uint64_t length = *header_length;
+  const uint64_t total = tfrecord::kFramingSize + length;
+  pos += tfrecord::kHeaderSize;
+  // The payload, a buffer at a time; then the footer.
+  uint32_t crc = 0;
+  uint64_t left = length;
+  while (left > 0) {
+    SLUICE_ASSIGN_OR_RETURN(size_t have, Ensure(std::min<uint64_t>(left, Floor()), true));
+    if (have == 0) {
+      failed = TruncatedError(offset, tfrecord::kHeaderSize + (length - left), total);
+      return failed;
+    }
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, have));
+    if (opts.verify_checksums) crc = crc32c::Extend(crc, buf.data() + pos, n);
+    pos += n;
+    left -= n;
+  }
+  SLUICE_ASSIGN_OR_RETURN(size_t have, Ensure(tfrecord::kFooterSize, true));
+  if (have < tfrecord::kFooterSize) {
+    failed = TruncatedError(offset, total - tfrecord::kFooterSize + have, total);
+    return failed;
+  }
+  const uint32_t stored = tfrecord::DecodeFixed32(buf.data() + pos);
+  pos += tfrecord::kFooterSize;
+  const RecordFrame frame{offset, number, length};
+  Status corrupt;
+  if (opts.verify_checksums && stored != crc32c::Mask(crc)) {
+    corrupt = DataChecksumError(offset, stored, crc32c::Mask(crc), length);
+  }
+  ++number;  // past it either way: the framing is intact
+  expected_length.reset();
+  if (!corrupt.ok()) return corrupt;
+  return std::optional<RecordFrame>(frame);
 }
 
 Result<TFRecordReader> TFRecordReader::Open(const std::string& path,
@@ -266,6 +336,7 @@ Status TFRecordReader::Seek(const RecordIndex& index, uint64_t number) {
 }
 
 Result<std::optional<Record>> TFRecordReader::Next() { return impl_->Next(); }
+Result<std::optional<RecordFrame>> TFRecordReader::NextFrame() { return impl_->NextFrame(); }
 const std::string& TFRecordReader::filename() const { return impl_->file->name(); }
 Compression TFRecordReader::compression() const { return impl_->compression; }
 uint64_t TFRecordReader::next_record_number() const { return impl_->number; }

@@ -17,6 +17,10 @@
 // instead, and a later Next() picks up where it stopped once the file has
 // grown: how to follow a file that is still being written.
 //
+// NextFrame() reads a record's framing and streams its payload through the
+// data checksum without keeping it: what counting and verifying need, in
+// buffer_size bytes of memory whatever the records' lengths.
+//
 // Not thread-safe: use one reader per thread. Records it returned may be
 // used on any thread.
 #ifndef SLUICE_RECORDS_TFRECORD_READER_H_
@@ -48,9 +52,18 @@ struct TFRecordReaderOptions {
   bool verify_checksums = true;
   // Treat a truncated last record as the end of the data (see above).
   bool allow_truncated_tail = false;
-  // Records longer than this are DataLoss. Guards against decompression
-  // bombs; uncompressed lengths are also checked against the file size.
+  // Records longer than this are DataLoss, before anything is allocated for
+  // them. Guards against decompression bombs; uncompressed lengths are also
+  // checked against the file size. NextFrame() holds no record, so only
+  // this limit applies there.
   uint64_t max_record_size = uint64_t{1} << 32;
+};
+
+// Where a record lies, without its bytes (NextFrame()).
+struct RecordFrame {
+  uint64_t offset = 0;  // of the header in the (uncompressed) stream
+  uint64_t number = 0;  // 0-based position in the file
+  uint64_t length = 0;  // payload bytes
 };
 
 struct Record {
@@ -77,6 +90,12 @@ class TFRecordReader {
 
   // The next record, or nullopt at the end of the file.
   Result<std::optional<Record>> Next();
+  // The next record's place and length, its payload read and checked
+  // (verify_checksums) in buffer_size pieces and dropped: memory does not
+  // grow with the record. The same errors as Next(); a compressed stream
+  // that ends inside a record leaves the reader failed (every later call
+  // repeats the error). REQUIRES: !allow_truncated_tail.
+  Result<std::optional<RecordFrame>> NextFrame();
 
   // Positions the reader so that Next() returns record `number`, using
   // `index` (which must describe this file). Uncompressed files seek

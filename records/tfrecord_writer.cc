@@ -1,8 +1,11 @@
 #include "sluice/records/tfrecord_writer.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
@@ -12,6 +15,19 @@
 #include "sluice/records/tfrecord_format.h"
 
 namespace sluice {
+
+namespace {
+
+// Removes PATH.idx: it describes the file PATH is about to stop being.
+Status RemoveStaleIndex(const std::string& path) {
+  const std::string idx = RecordIndex::PathFor(path);
+  if (::unlink(idx.c_str()) == 0 || errno == ENOENT || errno == ENOTDIR) return Status::OK();
+  return Status::FailedPrecondition(fmt::format(
+      "writing {}: cannot remove the index of the file it replaces, {}: {}", path, idx,
+      std::strerror(errno)));
+}
+
+}  // namespace
 
 struct TFRecordWriter::Impl {
   std::string path;
@@ -26,6 +42,9 @@ struct TFRecordWriter::Impl {
   uint64_t records = 0;
   uint64_t stream_bytes = 0;
   std::vector<RecordIndexEntry> index;
+  // The file's bytes as written (compressed for a compressed file), for the
+  // index's trailer.
+  RecordIndexData file;
 
   ~Impl() {
     if (deflating) deflateEnd(&strm);
@@ -37,13 +56,20 @@ struct TFRecordWriter::Impl {
     return error;
   }
 
+  // Every byte of the file goes through here.
+  Status Append(std::string_view bytes) {
+    file.crc32c = crc32c::Extend(file.crc32c, bytes.data(), bytes.size());
+    file.bytes += bytes.size();
+    return out->Append(bytes);
+  }
+
   Status FlushBuffer() {
     if (deflating) {
-      Status s = out->Append(std::string_view(reinterpret_cast<const char*>(zout.data()), zused));
+      Status s = Append(std::string_view(reinterpret_cast<const char*>(zout.data()), zused));
       zused = 0;
       return s;
     }
-    Status s = out->Append(buf);
+    Status s = Append(buf);
     buf.clear();
     return s;
   }
@@ -54,7 +80,7 @@ struct TFRecordWriter::Impl {
       if (buf.size() + n > opts.buffer_size) {
         SLUICE_RETURN_IF_ERROR(FlushBuffer());
         if (n >= opts.buffer_size) {
-          return out->Append(std::string_view(static_cast<const char*>(data), n));
+          return Append(std::string_view(static_cast<const char*>(data), n));
         }
       }
       buf.append(static_cast<const char*>(data), n);
@@ -105,6 +131,15 @@ Result<TFRecordWriter> TFRecordWriter::Open(const std::string& path,
   impl->opts.buffer_size = std::max<size_t>(options.buffer_size, 4096);
   SLUICE_ASSIGN_OR_RETURN(impl->out,
                           OutputFile::Create(path, {options.atomic, options.sync_on_close}));
+  if (impl->out->is_stream()) {
+    if (options.write_index) {
+      return Status::InvalidArgument("writing " + impl->out->path() +
+                                     ": a stream (standard output, a pipe) cannot have an index");
+    }
+  } else if (!options.atomic) {
+    // PATH is being rewritten in place: its old index no longer holds.
+    SLUICE_RETURN_IF_ERROR(RemoveStaleIndex(path));
+  }
   if (options.compression == Compression::kNone) {
     impl->buf.reserve(impl->opts.buffer_size);
   } else {
@@ -162,12 +197,15 @@ Status TFRecordWriter::Close() {
     s = m.Deflate(Z_FINISH);
   }
   if (s.ok()) s = m.FlushBuffer();
+  // The index of an older PATH goes first, so that no crash can leave it
+  // beside the new data; the new one follows the data (docs/formats.md).
+  if (s.ok() && m.opts.atomic && !m.out->is_stream()) s = RemoveStaleIndex(m.path);
   if (s.ok()) s = m.out->Commit();
   if (!s.ok()) return m.Fail(s);
   m.out.reset();
   if (m.opts.write_index) {
-    Status idx =
-        RecordIndex(std::move(m.index)).Save(RecordIndex::PathFor(m.path), m.opts.sync_on_close);
+    Status idx = RecordIndex(std::move(m.index), m.file)
+                     .Save(RecordIndex::PathFor(m.path), m.opts.sync_on_close);
     if (!idx.ok()) return m.Fail(idx);
   }
   return Status::OK();
@@ -176,6 +214,8 @@ Status TFRecordWriter::Close() {
 const std::string& TFRecordWriter::path() const { return impl_->path; }
 uint64_t TFRecordWriter::records_written() const { return impl_->records; }
 uint64_t TFRecordWriter::bytes_written() const { return impl_->stream_bytes; }
+uint64_t TFRecordWriter::file_bytes() const { return impl_->file.bytes; }
+uint32_t TFRecordWriter::file_crc32c() const { return impl_->file.crc32c; }
 
 TFRecordWriter::TFRecordWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TFRecordWriter::TFRecordWriter(TFRecordWriter&&) noexcept = default;

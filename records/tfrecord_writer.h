@@ -11,6 +11,17 @@
 // writes PATH directly (for readers that follow a file as it grows, with
 // TFRecordReaderOptions::allow_truncated_tail).
 //
+// PATH.idx, the record index beside PATH (record_index.h), describes PATH's
+// bytes: a writer that replaces PATH removes an old PATH.idx before the new
+// PATH appears (at Close(), or at Open() with `atomic = false`), and with
+// `write_index` publishes the new index after the data. A crash at any
+// moment leaves PATH with its own index or with none, never with another
+// version's; and the index names the data's size and CRC-32C (its trailer),
+// so that readers also detect an index that a writer without this rule left.
+//
+// PATH "-" (standard output), a FIFO or a terminal is written as a stream:
+// in place, without a temporary name, an index or fsync.
+//
 // After any error, every later call returns the same error. Not thread-safe.
 #ifndef SLUICE_RECORDS_TFRECORD_WRITER_H_
 #define SLUICE_RECORDS_TFRECORD_WRITER_H_
@@ -63,6 +74,11 @@ class TFRecordWriter {
   uint64_t records_written() const;
   // Bytes of the uncompressed record stream written so far.
   uint64_t bytes_written() const;
+  // The file's bytes handed to the OS so far (compressed ones for a
+  // compressed file; all of them after Close()), and their CRC-32C: what
+  // the index's trailer records.
+  uint64_t file_bytes() const;
+  uint32_t file_crc32c() const;
 
  private:
   struct Impl;
