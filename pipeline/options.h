@@ -171,6 +171,12 @@ struct TFRecordDatasetOptions {
   // Use FILE.idx where present: exact cardinality, random access (global
   // shuffle, record-level shard). Files without one are read sequentially.
   bool use_index = true;
+  // The longest record accepted, in bytes (default 256 MiB): a longer one is
+  // DataLoss naming the file and offset, before anything is allocated for
+  // it, so that a small compressed file cannot claim gigabytes (a record's
+  // length is only known to be real as its bytes inflate). Raise it for
+  // larger records; TFRecord's own limit is 2^64, protobuf's 2 GiB.
+  int64_t max_record_size = int64_t{256} << 20;
   std::string name;
 };
 

@@ -203,6 +203,7 @@ class TFRecordNode : public DatasetNode {
     r.compression = options_.compression;
     r.buffer_size = static_cast<size_t>(options_.buffer_size);
     r.verify_checksums = options_.verify_checksums;
+    r.max_record_size = static_cast<uint64_t>(options_.max_record_size);
     return r;
   }
 
@@ -693,12 +694,18 @@ Dataset MakeTFRecordDataset(std::vector<std::string> files, TFRecordDatasetOptio
         Status::InvalidArgument("TFRecordDataset: buffer_size must be positive, got " +
                                 std::to_string(options.buffer_size)));
   }
+  if (options.max_record_size < 0) {
+    return Dataset::FromError(
+        Status::InvalidArgument("TFRecordDataset: max_record_size must be >= 0, got " +
+                                std::to_string(options.max_record_size)));
+  }
   std::vector<IndexedTFRecordFile> indexed;
   int64_t cardinality = kUnknownCardinality;
   if (options.use_index &&
       (options.compression == Compression::kNone || options.compression == Compression::kAuto)) {
     IndexedTFRecordFileOptions io;
     io.verify_checksums = options.verify_checksums;
+    io.max_record_size = static_cast<uint64_t>(options.max_record_size);
     int64_t total = 0;
     for (const std::string& f : files) {
       Result<IndexedTFRecordFile> file = IndexedTFRecordFile::Open(f, io);
