@@ -436,9 +436,12 @@ Result<Dataset> BuildBenchPipeline(const BenchPipelineSpec& spec) {
   } else if (spec.source == BenchSourceKind::kImages) {
     ds = ds.map(
         [](Element e) -> Result<Element> {
-          SLUICE_ASSIGN_OR_RETURN(Tensor bytes,
-                                  ops::ReadFile(std::string(e[0].scalar<std::string_view>())));
-          return Element({bytes, e[1]}, {"image", "label"});
+          auto path = std::make_shared<const std::string>(e[0].scalar<std::string_view>());
+          SLUICE_ASSIGN_OR_RETURN(Tensor bytes, ops::ReadFile(*path));
+          Element out({bytes, e[1]}, {"image", "label"});
+          // Errors of the image stages then name the file.
+          out.set_origin(std::move(path), -1);
+          return out;
         },
         {.parallelism = par, .name = "read"});
   }

@@ -2,7 +2,11 @@
 // its throughput, per-stage busy and wait time, the parallelism AUTOTUNE
 // chose, CPU use and peak memory (sluice::Benchmark), or with --sweep the
 // throughput curve over fixed parallelism settings next to AUTOTUNE.
+#include <sched.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -197,6 +201,38 @@ int RunSweep(const BenchFlags& f, BenchPipelineSpec spec, int64_t max_par) {
   return 0;
 }
 
+// --cores N: the pipeline's CPU budget, and the CPUs the whole process (the
+// consumer thread and idle arena threads too) runs on: the first N it may
+// use. So "cores used" is at most N, as a reader of the report expects.
+Status PinToCores(int cores) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+    return Status::Unavailable(fmt::format("--cores {}: cannot read this process's CPUs: {}",
+                                           cores, std::strerror(errno)));
+  }
+  if (cores > CPU_COUNT(&allowed)) {
+    return Status::InvalidArgument(fmt::format("--cores {}: this process may run on {} CPUs",
+                                               cores, CPU_COUNT(&allowed)));
+  }
+  cpu_set_t pinned;
+  CPU_ZERO(&pinned);
+  std::string list;
+  for (int cpu = 0, taken = 0; cpu < CPU_SETSIZE && taken < cores; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    CPU_SET(cpu, &pinned);
+    list += (taken++ ? "," : "") + std::to_string(cpu);
+  }
+  // Threads made later (the pipeline's) inherit the mask of this one.
+  if (::sched_setaffinity(0, sizeof(pinned), &pinned) != 0) {
+    return Status::Unavailable(
+        fmt::format("--cores {}: cannot pin to CPUs {}: {}", cores, list, std::strerror(errno)));
+  }
+  fmt::print(stderr, "sluice {}: --cores {}: running on CPU{} {}\n", kCommand, cores,
+             cores == 1 ? "" : "s", list);
+  return Status::OK();
+}
+
 int RunBench(const BenchFlags& f) {
   const int sources =
       !f.tfrecord.empty() + !f.images.empty() + !f.records.empty() + !f.spec.empty();
@@ -238,6 +274,10 @@ int RunBench(const BenchFlags& f) {
       fmt::print(stderr, "sluice {}: {} matches {} TFRecord file{}; {}\n", kCommand, spec->path,
                  match->files.size(), match->files.size() == 1 ? "" : "s", match->SkippedNote());
     }
+  }
+  if (spec->cores > 0) {
+    Status pinned = PinToCores(spec->cores);
+    if (!pinned.ok()) return Fail(kCommand, pinned);
   }
   if (sweep_max > 0) return RunSweep(f, *spec, sweep_max);
 

@@ -90,7 +90,9 @@ int RunCat(const CatOptions& o) {
 void AddCatCommand(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<CatOptions>();
   CLI::App* cmd = app.add_subcommand("cat", "Print the records of TFRecord files, one per line");
-  cmd->add_option("files", o->files, "TFRecord files")->required()->check(CLI::ExistingFile);
+  cmd->add_option("files", o->files, "TFRecord files; - (or a pipe) reads standard input")
+      ->required()
+      ->check(ExistingFileOrStdin());
   cmd->add_option("--compression,-c", o->compression, "auto detects gzip and zlib streams")
       ->check(CLI::IsMember(kCompressionChoices))
       ->capture_default_str();

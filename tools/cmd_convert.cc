@@ -12,6 +12,8 @@
 
 #include "commands.h"
 #include "convert_command.h"
+#include "convert_manifest.h"
+#include "interrupt.h"
 
 #include "sluice/core/file.h"
 
@@ -42,7 +44,11 @@ void AddConvertCommonOptions(CLI::App* cmd, ConvertCommonOptions* o, bool shard_
       ->capture_default_str();
   cmd->add_flag("--index", o->index, "Also write each shard's .idx (records/record_index.h)");
   cmd->add_flag("--resume", o->resume,
-                "Keep shards that already exist (and their .idx with --index); write the rest");
+                "Continue an interrupted run with the same options: keep the shards its "
+                "PREFIX-manifest.json records as complete and whole; write the rest");
+  cmd->add_flag("--overwrite", o->overwrite,
+                "Delete shard files of PREFIX that this run does not write (an earlier run's "
+                "with another --shards or --compression) instead of refusing to start");
   cmd->add_flag("--sync", o->sync,
                 "fsync every shard, .idx and the labels file, and their folder, before they count "
                 "as written: a run that completed survives a power loss (a killed run is safe "
@@ -133,38 +139,102 @@ ConvertJob MakeConvertJob(const ConvertCommonOptions& o, const ConvertTask& task
   job.prefix = o.out;
   job.compression = ParseCompression(o.compression).value_or(Compression::kNone);
   job.write_index = o.index;
-  job.resume = o.resume;
   job.sync = o.sync;
   job.workers = o.workers > 0 ? o.workers : AvailableCpus();
+  job.interrupted = [] { return Interrupted(); };
   return job;
 }
+
+std::map<std::string, std::string> CommonManifestOptions(const ConvertCommonOptions& o) {
+  std::map<std::string, std::string> m;
+  m["--shards"] = o.shards > 0 ? std::to_string(o.shards) : "";
+  m["--shuffle"] = o.shuffle ? "yes" : "";
+  m["--seed"] = o.shuffle ? std::to_string(o.seed) : "";
+  m["--compression"] = o.compression;
+  m["--index"] = o.index ? "yes" : "";
+  return m;
+}
+
+namespace {
+
+// "1 shard", "2 shards".
+std::string Count(uint64_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// "12.3 KB", "4.56 MB", "1.23 GB" (10^3 steps, as the rates).
+std::string Bytes(uint64_t n) {
+  if (n < 1000) return fmt::format("{} bytes", n);
+  if (n < 1000 * 1000) return fmt::format("{:.1f} KB", n / 1e3);
+  if (n < uint64_t{1000} * 1000 * 1000) return fmt::format("{:.1f} MB", n / 1e6);
+  return fmt::format("{:.2f} GB", n / 1e9);
+}
+
+// A file name on one line: control bytes as \n, \t, \xNN.
+std::string OneLine(std::string_view name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 int ReportConversion(std::string_view command, const ConvertCommonOptions& o, const ConvertJob& job,
                      const ConvertTask& task, const ConvertReport& r, std::string_view unit,
                      const std::function<std::string(size_t)>& item_name) {
   const std::string who = task.split() ? TaskName(task) + ": " : "";
   if (r.stale_temporaries > 0) {
-    fmt::print("{}removed {} temporary files left by an interrupted run\n", who,
-               r.stale_temporaries);
+    fmt::print("{}removed {} left by an interrupted run\n", who,
+               Count(r.stale_temporaries, "temporary file", "temporary files"));
+  }
+  const size_t complete = r.shards_resumed + r.shards_written;
+  if (r.interrupted) {
+    std::fflush(stdout);
+    fmt::print(stderr,
+               "sluice {}: {}interrupted: {} of {}{} complete; run the same command with "
+               "--resume to finish\n",
+               command, who, complete, Count(r.shards_owned, "shard is", "shards are"),
+               task.split() ? " of this task" : "");
+    return InterruptExitCode();
   }
   if (!r.status.ok()) {
+    std::fflush(stdout);
     fmt::print(stderr,
-               "sluice {}: {}{}\n{} of {} shards{} are complete; run {} again with --resume to "
-               "finish\n",
-               command, who, r.status.ToString(), r.shards_resumed + r.shards_written,
-               r.shards_owned, task.split() ? " of this task" : "",
-               task.split() ? "this task" : "it");
+               "sluice {}: {}{}\n{} of {}{} complete; run {} again with --resume to finish\n",
+               command, who, r.status.ToString(), complete,
+               Count(r.shards_owned, "shard is", "shards are"),
+               task.split() ? " of this task" : "", task.split() ? "this task" : "it");
     return 1;
   }
   const double secs = r.seconds > 0 ? r.seconds : 1e-9;
-  fmt::print(
-      "{}converted {} {} into {} shards in {:.2f} s: {:.0f} {}/s, {:.1f} MB/s in, {:.1f} MB "
-      "written\n",
-      who, r.items_converted, unit, r.shards_written, r.seconds, r.items_processed / secs, unit,
-      r.bytes_in / 1e6 / secs, r.bytes_out / 1e6);
+  const std::string one(unit.substr(0, unit.size() - 1));  // "images" -> "image"
+  fmt::print("{}converted {} into {} in {:.2f} s: {:.0f} {}/s, {:.1f} MB/s in, {} written\n", who,
+             Count(r.items_converted, one, unit), Count(r.shards_written, "shard", "shards"),
+             r.seconds, r.items_processed / secs, unit, r.bytes_in / 1e6 / secs,
+             Bytes(r.bytes_out));
   if (r.shards_resumed > 0) {
-    fmt::print("{}resumed: {} of {} shards were complete already and were kept\n", who,
-               r.shards_resumed, r.shards_owned);
+    fmt::print("{}resumed: {} of {} were complete already and were kept\n", who,
+               r.shards_resumed, Count(r.shards_owned, "shard", "shards"));
+  }
+  size_t empty = 0;
+  for (size_t s = 0; s < job.shards.size(); ++s) {
+    if (job.task.Owns(s) && job.shards[s].size() == 0) ++empty;
+  }
+  if (empty > 0) {
+    fmt::print("note: {} of {} {} empty: there are more shards than {}\n", empty,
+               Count(r.shards_owned, "shard", "shards"), empty == 1 ? "is" : "are", unit);
   }
   if (task.split() && r.shards_owned == 0) {
     fmt::print("{}: no shards to write (there are {})\n", TaskName(task), r.shards_total);
@@ -184,16 +254,25 @@ int ReportConversion(std::string_view command, const ConvertCommonOptions& o, co
   }
   fmt::print("labels: {}{}\n", LabelsPath(o.out),
              task.writes_labels() ? "" : " (task 0 writes it)");
+  fmt::print("manifest: {}\n", ManifestPath(o.out));
   if (r.skipped.empty()) return 0;
-  fmt::print(stderr, "sluice {}: {}skipped {} {} that could not be converted:\n", command, who,
-             r.skipped.size(), unit);
+  std::fflush(stdout);
+  fmt::print(stderr, "sluice {}: {}skipped {} that could not be converted:\n", command, who,
+             Count(r.skipped.size(), one, unit));
   for (const auto& [item, status] : r.skipped) {
     const std::string name = item_name(item);
     std::string why(status.message());
-    // Codec messages name the file too ("decode_image: cat/x.jpg: ..."): once is enough.
-    const size_t dup = why.find(name + ": ");
-    if (dup != std::string::npos) why.erase(dup, name.size() + 2);
-    fmt::print(stderr, "  {}: {}\n", name, why);
+    // Codec messages name the file too ("decode_image: cat/x.jpg: ..."): once
+    // is enough. Only where the name stands alone, not inside a longer path
+    // ("cannot open DIR/cat/x.jpg: ...").
+    for (size_t at = why.find(name + ": "); at != std::string::npos;
+         at = why.find(name + ": ", at + 1)) {
+      if (at == 0 || why[at - 1] == ' ') {
+        why.erase(at, name.size() + 2);
+        break;
+      }
+    }
+    fmt::print(stderr, "  {}: {}\n", OneLine(name), OneLine(why));
   }
   // mpirun (and torchrun, and srun with KillOnBadExit) stop every rank when
   // one exits non-zero: a rank that only skipped files must not end the

@@ -10,6 +10,9 @@
 
 #include "commands.h"
 #include "convert_command.h"
+#include "convert_output.h"
+#include "interrupt.h"
+#include "sluice/records/crc32c.h"
 #include "idx_file.h"
 #include "idx_folder.h"
 #include "image_example.h"
@@ -64,6 +67,15 @@ std::string DefaultNamePrefix(const std::string& images_path) {
   if (images != std::string::npos && images > 0) return base.substr(0, images);
   const size_t dot = base.find('.');
   return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
+}
+
+// What the manifest records of an input file: its name, shape and the
+// CRC-32C of its (inflated) data.
+std::string Fingerprint(const std::string& path, const IdxArray& a) {
+  std::string dims;
+  for (int64_t d : a.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+  return fmt::format("{} [{}] crc32c {:08x}", path.substr(path.rfind('/') + 1), dims,
+                     crc32c::Value(a.data.data(), a.data.size()));
 }
 
 Result<RecordBytes> ConvertIdxImage(const IdxArray& images, const IdxArray& labels, size_t i,
@@ -184,11 +196,30 @@ int RunConvertIdx(const ConvertIdxOptions& o) {
   if (c.shuffle) SeededShuffle(order, c.seed);
   ConvertJob job = MakeConvertJob(c, *task);
   job.shards = PlanShardsByCount(n, c.shards > 0 ? c.shards : 1);
+  const std::string prefix = o.name_prefix.empty() ? DefaultNamePrefix(o.images) : o.name_prefix;
+  ConvertManifest manifest;
+  manifest.command = std::string(kCommand);
+  manifest.options = CommonManifestOptions(c);
+  manifest.options["input"] = fmt::format("{}; {}", Fingerprint(o.images, *images),
+                                          Fingerprint(o.labels, *labels));
+  uint32_t names_crc = 0;
+  for (const std::string& name : names) {
+    names_crc = crc32c::Extend(names_crc, name.data(), name.size() + 1);  // with its NUL
+  }
+  manifest.options["class names"] = fmt::format("{}, crc32c {:08x}", names.size(), names_crc);
+  manifest.options["--name-prefix"] = prefix;
+  manifest.shards = job.shards.size();
+  Result<std::unique_ptr<ConvertOutput>> output = PrepareConversion(c, *task, manifest);
+  if (!output.ok()) return Fail(kCommand, output.status());
+  for (const std::string& note : (*output)->notes()) fmt::print("{}\n", note);
+  job.keep = (*output)->keep();
+  job.on_shard_done = [&](size_t shard, const ShardWritten& w) {
+    return (*output)->RecordShard(shard, w);
+  };
   if (task->writes_labels()) {  // every label counted: the same for every task
     st = WriteLabelsFile(c.out, names, counts, c.sync);
     if (!st.ok()) return Fail(kCommand, st);
   }
-  const std::string prefix = o.name_prefix.empty() ? DefaultNamePrefix(o.images) : o.name_prefix;
   job.process = [&](size_t i) {
     return ConvertIdxImage(*images, *labels, order[i], names, prefix);
   };
@@ -227,7 +258,7 @@ void AddConvertIdxCommand(CLI::App& convert, int* exit_code) {
           ->type_name("DIR")
           ->excludes(out);
   for (const char* name : {"--shards", "--shuffle", "--seed", "--compression", "--index",
-                           "--num-tasks", "--task-index", "--mpi"}) {
+                           "--overwrite", "--num-tasks", "--task-index", "--mpi"}) {
     to_folder->excludes(cmd->get_option(name));
   }
   CLI::Option* names =
@@ -265,6 +296,7 @@ void AddConvertIdxCommand(CLI::App& convert, int* exit_code) {
       throw CLI::RequiredError("--out or --to-folder");
     }
     CheckTaskOptionsOrThrow(o->common);
+    InstallInterruptHandler();
     *exit_code = RunConvertIdx(*o);
   });
 }

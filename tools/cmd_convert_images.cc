@@ -9,8 +9,11 @@
 
 #include "commands.h"
 #include "convert_command.h"
+#include "convert_output.h"
 #include "image_convert.h"
 #include "image_folder.h"
+#include "interrupt.h"
+#include "sluice/records/crc32c.h"
 
 namespace sluice::tools {
 namespace {
@@ -42,8 +45,9 @@ std::optional<ops::ImageSize> ParseSize(std::string_view s) {
 }
 
 void PrintFolderNotes(const ImageFolder& folder) {
-  fmt::print("found {} images in {} classes under {}\n", folder.files.size(), folder.classes.size(),
-             folder.root);
+  fmt::print("found {} image{} in {} class{} under {}\n", folder.files.size(),
+             folder.files.size() == 1 ? "" : "s", folder.classes.size(),
+             folder.classes.size() == 1 ? "" : "es", folder.root);
   if (!folder.ignored.empty()) {
     fmt::print("ignored {} files without an image extension or outside a class folder (e.g. {})\n",
                folder.ignored.size(), folder.ignored.front());
@@ -70,6 +74,39 @@ Status CheckOutputOutside(const std::string& dir, const std::string& prefix) {
   return Status::OK();
 }
 
+// What the manifest records of the input: the files listed, in order, with
+// their sizes and labels (another folder, or a changed one, cuts other shards).
+std::string ListingFingerprint(const ImageFolder& folder) {
+  uint32_t crc = 0;
+  uint64_t bytes = 0;
+  for (const ImageFile& f : folder.files) {
+    const std::string line = fmt::format("{}\t{}\t{}\n", f.relative, f.size, f.label);
+    crc = crc32c::Extend(crc, line.data(), line.size());
+    bytes += f.size;
+  }
+  return fmt::format("{} files, {} bytes, listing crc32c {:08x}", folder.files.size(), bytes, crc);
+}
+
+// This conversion, as PREFIX-manifest.json records it.
+ConvertManifest Manifest(const ConvertImagesOptions& o, const std::string& listing,
+                         size_t shards) {
+  ConvertManifest m;
+  m.command = std::string(kCommand);
+  m.options = CommonManifestOptions(o.common);
+  m.options["input"] = listing;
+  m.options["--shard-size"] =
+      o.common.shards > 0 ? "" : fmt::format("{}", o.common.shard_size_mb > 0
+                                                       ? o.common.shard_size_mb
+                                                       : kDefaultShardMb);
+  m.options["--resize"] = o.resize;
+  m.options["--keep-aspect"] = o.keep_aspect ? "yes" : "";
+  m.options["--quality"] = o.resize.empty() ? "" : std::to_string(o.quality);
+  m.options["--check"] = o.check;
+  m.options["--restart-interval"] = std::to_string(o.restart_interval);
+  m.shards = shards;
+  return m;
+}
+
 int RunConvertImages(const ConvertImagesOptions& o) {
   const ConvertCommonOptions& c = o.common;
   Result<ConvertTask> task = ResolveTask(c);
@@ -85,6 +122,7 @@ int RunConvertImages(const ConvertImagesOptions& o) {
                     "{}: no images found; expected {}/<class>/<image>.jpg or .png", o.dir, o.dir)));
   }
   PrintFolderNotes(*folder);
+  const std::string listing = ListingFingerprint(*folder);
   std::vector<ImageFile> files = std::move(folder->files);
   if (c.shuffle) SeededShuffle(files, c.seed);
   std::vector<uint64_t> sizes;
@@ -98,6 +136,14 @@ int RunConvertImages(const ConvertImagesOptions& o) {
     const double mb = c.shard_size_mb > 0 ? c.shard_size_mb : kDefaultShardMb;
     job.shards = PlanShardsBySize(sizes, std::max<uint64_t>(1, static_cast<uint64_t>(mb * 1e6)));
   }
+  Result<std::unique_ptr<ConvertOutput>> output =
+      PrepareConversion(c, *task, Manifest(o, listing, job.shards.size()));
+  if (!output.ok()) return Fail(kCommand, output.status());
+  for (const std::string& note : (*output)->notes()) fmt::print("{}\n", note);
+  job.keep = (*output)->keep();
+  job.on_shard_done = [&](size_t shard, const ShardWritten& w) {
+    return (*output)->RecordShard(shard, w);
+  };
   // The counts are of the files listed (skipped ones included): they depend
   // on the folder alone, so task 0 writes what a single run writes.
   if (task->writes_labels()) {
@@ -178,6 +224,7 @@ void AddConvertImagesCommand(CLI::App& convert, int* exit_code) {
       "Docs: docs/convert.md");
   cmd->callback([o, exit_code] {
     CheckTaskOptionsOrThrow(o->common);
+    InstallInterruptHandler();
     *exit_code = RunConvertImages(*o);
   });
 }

@@ -1,5 +1,6 @@
 // `sluice count`, `sluice verify` and `sluice index`: whole-file passes over
 // TFRecord files.
+#include <cstdio>
 #include <memory>
 
 #include <fmt/format.h>
@@ -19,7 +20,9 @@ struct FilesOptions {
 CLI::App* AddFilesCommand(CLI::App& app, const char* name, const char* help,
                           const std::shared_ptr<FilesOptions>& o) {
   CLI::App* cmd = app.add_subcommand(name, help);
-  cmd->add_option("files", o->files, "TFRecord files")->required()->check(CLI::ExistingFile);
+  cmd->add_option("files", o->files, "TFRecord files; - (or a pipe) reads standard input")
+      ->required()
+      ->check(ExistingFileOrStdin());
   cmd->add_option("--compression,-c", o->compression, "auto detects gzip and zlib streams")
       ->check(CLI::IsMember(kCompressionChoices))
       ->capture_default_str();
@@ -29,10 +32,14 @@ CLI::App* AddFilesCommand(CLI::App& app, const char* name, const char* help,
 int RunCount(const FilesOptions& o) {
   uint64_t total = 0;
   for (const std::string& file : o.files) {
-    Result<uint64_t> n = CountRecords(file, ReaderOptions(o.compression));
+    Result<RecordCount> n = CountRecordsOf(file, ReaderOptions(o.compression));
     if (!n.ok()) return Fail("count", n.status());
-    fmt::print("{}\t{}\n", *n, file);
-    total += *n;
+    if (!n->index_status.ok()) {
+      std::fflush(stdout);
+      fmt::print(stderr, "note: {}; counted {} by reading it\n", n->index_status.message(), file);
+    }
+    fmt::print("{}\t{}\n", n->records, file);
+    total += n->records;
   }
   if (o.files.size() > 1) fmt::print("{}\ttotal\n", total);
   return 0;
@@ -43,52 +50,78 @@ struct VerifyResult {
   uint64_t bytes = 0;
   uint64_t corrupt = 0;
   Status first_error;
+  bool unreadable = false;  // the file could not be opened or read: not its content's fault
+  bool stopped = false;     // the framing broke: records after it were not seen
 };
 
-// Reads every record, checking both CRCs; continues past records whose data
-// checksum fails (the framing is intact) and stops at anything else.
+std::string Plural(uint64_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// Reads every record, checking both CRCs as the bytes stream past (no record
+// is held); continues past records whose data checksum fails (the framing
+// is intact) and stops at anything else.
 VerifyResult VerifyFile(const std::string& file, const TFRecordReaderOptions& opts) {
   VerifyResult v;
   Result<TFRecordReader> reader = TFRecordReader::Open(file, opts);
   if (!reader.ok()) {
     v.first_error = reader.status();
+    v.unreadable = true;
     return v;
   }
   Progress progress("verifying " + file);
   while (true) {
     const uint64_t before = reader->next_record_number();
-    Result<std::optional<Record>> r = reader->Next();
+    Result<std::optional<RecordFrame>> r = reader->NextFrame();
     if (r.ok() && !r->has_value()) break;
     if (!r.ok()) {
+      if (r.status().code() != StatusCode::kDataLoss) {
+        v.unreadable = v.records == 0 && v.corrupt == 0;  // an I/O error, not bad bytes
+        if (v.first_error.ok()) v.first_error = r.status();
+        break;
+      }
       ++v.corrupt;
       if (v.first_error.ok()) v.first_error = r.status();
-      if (reader->next_record_number() == before) break;  // cannot go on
+      if (reader->next_record_number() == before) {  // cannot go on
+        v.stopped = true;
+        break;
+      }
       continue;
     }
     ++v.records;
-    v.bytes += (*r)->data.size();
+    v.bytes += (*r)->length;
     progress.Update(v.records, v.bytes);
   }
+  progress.Done();
   return v;
 }
 
 int RunVerify(const FilesOptions& o) {
-  int bad_files = 0;
+  size_t corrupt_files = 0, unreadable_files = 0;
   for (const std::string& file : o.files) {
     VerifyResult v = VerifyFile(file, ReaderOptions(o.compression));
     if (v.first_error.ok()) {
-      fmt::print("{}: OK, {} records, {} bytes\n", file, v.records, v.bytes);
-    } else {
-      ++bad_files;
-      fmt::print(stderr, "{}: CORRUPT after {} good records: {}\n", file, v.records,
-                 v.first_error.ToString());
-      if (v.corrupt > 1) fmt::print(stderr, "{}: {} corrupt records in all\n", file, v.corrupt);
+      fmt::print("{}: OK, {}, {} bytes\n", file, Plural(v.records, "record", "records"), v.bytes);
+      continue;
     }
+    std::fflush(stdout);
+    if (v.unreadable) {
+      ++unreadable_files;
+      fmt::print(stderr, "{}: UNREADABLE: {}\n", file, v.first_error.ToString());
+      continue;
+    }
+    ++corrupt_files;
+    fmt::print(stderr, "{}: CORRUPT ({}, {}{}); the first: {}\n", file,
+               Plural(v.corrupt, "bad record", "bad records"),
+               Plural(v.records, "good one", "good ones"),
+               v.stopped ? " before the framing broke" : "", v.first_error.ToString());
   }
-  if (bad_files > 0 && o.files.size() > 1) {
-    fmt::print(stderr, "{} of {} files failed verification\n", bad_files, o.files.size());
+  if (corrupt_files + unreadable_files > 0 && o.files.size() > 1) {
+    std::fflush(stdout);
+    fmt::print(stderr, "{} of {} files failed verification ({} corrupt, {} unreadable)\n",
+               corrupt_files + unreadable_files, o.files.size(), corrupt_files, unreadable_files);
   }
-  return bad_files == 0 ? 0 : 1;
+  return corrupt_files + unreadable_files == 0 ? 0 : 1;
 }
 
 int RunIndex(const FilesOptions& o) {
@@ -98,7 +131,7 @@ int RunIndex(const FilesOptions& o) {
     const std::string path = RecordIndex::PathFor(file);
     Status s = index->Save(path);
     if (!s.ok()) return Fail("index", s);
-    fmt::print("{}: {} records\n", path, index->size());
+    fmt::print("{}: {}\n", path, Plural(index->size(), "record", "records"));
   }
   return 0;
 }
@@ -108,8 +141,9 @@ int RunIndex(const FilesOptions& o) {
 void AddCountCommand(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<FilesOptions>();
   AddFilesCommand(app, "count",
-                  "Count the records of TFRecord files (exactly, from FILE.idx when it is "
-                  "present and current; else by reading, checking CRCs)",
+                  "Count the records of TFRecord files, exactly: from FILE.idx when it is present "
+                  "and matches the file (every record header is checked against it; for a "
+                  "compressed file, the file's CRC-32C), else by reading, checking CRCs",
                   o)
       ->callback([o, exit_code] { *exit_code = RunCount(*o); });
 }
@@ -127,7 +161,8 @@ void AddIndexCommand(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<FilesOptions>();
   AddFilesCommand(app, "index",
                   "Write FILE.idx for each file: \"offset length\" per record, the format of "
-                  "DALI's tfrecord2idx (checks CRCs while reading)",
+                  "DALI's tfrecord2idx, then a trailer naming the file's size and CRC-32C (checks "
+                  "CRCs while reading)",
                   o)
       ->callback([o, exit_code] { *exit_code = RunIndex(*o); });
 }

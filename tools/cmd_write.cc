@@ -1,4 +1,5 @@
 // `sluice write FILE`: writes Examples given as JSON lines on stdin.
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
@@ -6,7 +7,9 @@
 
 #include "commands.h"
 #include "example_json.h"
+#include "interrupt.h"
 #include "progress.h"
+#include "sluice/core/file.h"
 #include "sluice/records/tfrecord_writer.h"
 
 namespace sluice::tools {
@@ -38,12 +41,22 @@ int RunWrite(const WriteOptions& o) {
   wopts.compression = CompressionFor(o);
   wopts.write_index = o.index;
   wopts.sync_on_close = o.sync;
+  if (o.file != "-") {
+    // What earlier runs killed before they could clean up left (never a
+    // live writer's file: core/file.h).
+    Result<size_t> removed = RemoveAbandonedTemporaries(o.file);
+    if (removed.ok() && *removed > 0) {
+      fmt::print(stderr, "removed {} temporary file{} of {} left by a killed run\n", *removed,
+                 *removed == 1 ? "" : "s", o.file);
+    }
+  }
   Result<TFRecordWriter> writer = TFRecordWriter::Open(o.file, wopts);
   if (!writer.ok()) return Fail("write", writer.status());
+  InstallInterruptHandler();
   Progress progress("writing " + o.file);
   std::string line;
   uint64_t line_no = 0;
-  while (std::getline(std::cin, line)) {
+  while (!Interrupted() && std::getline(std::cin, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     Result<std::string> bytes = JsonToSerialized(line, type);
@@ -55,12 +68,23 @@ int RunWrite(const WriteOptions& o) {
     if (!s.ok()) return Fail("write", s);
     progress.Update(writer->records_written(), writer->bytes_written());
   }
+  if (Interrupted()) {
+    // The writer goes without Close(): its temporary file is removed and
+    // an existing FILE is left as it was.
+    progress.Done();
+    fmt::print(stderr, "sluice write: interrupted after {} lines; {} was not written\n", line_no,
+               o.file);
+    return InterruptExitCode();
+  }
   if (std::cin.bad()) return Fail("write", Status::Unavailable("error reading stdin"));
   Status s = writer->Close();
   if (!s.ok()) return Fail("write", s);
   progress.Done();
-  fmt::print("wrote {} records ({} bytes, {}) to {}\n", writer->records_written(),
-             writer->bytes_written(), CompressionName(wopts.compression), o.file);
+  // With FILE "-" the records are standard output: the summary goes to stderr.
+  std::FILE* report = o.file == "-" ? stderr : stdout;
+  fmt::print(report, "wrote {} record{} ({} bytes, {}) to {}\n", writer->records_written(),
+             writer->records_written() == 1 ? "" : "s", writer->bytes_written(),
+             CompressionName(wopts.compression), o.file == "-" ? "standard output" : o.file);
   return 0;
 }
 
@@ -72,7 +96,10 @@ void AddWriteCommand(CLI::App& app, int* exit_code) {
       "write",
       "Write a TFRecord file of Examples read from stdin as JSON, one per line "
       "(the format `sluice cat --json` prints). The file appears only when complete.");
-  cmd->add_option("file", o->file, "Output TFRecord file")->required();
+  cmd->add_option("file", o->file,
+                  "Output TFRecord file; - writes the records to standard output (as a pipe "
+                  "or FIFO is written: in place, without --index)")
+      ->required();
   cmd->add_option("--compression,-c", o->compression,
                   "auto picks gzip for .gz/.gzip, zlib for .zz/.zlib, else none")
       ->check(CLI::IsMember(kCompressionChoices))

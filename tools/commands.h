@@ -26,8 +26,11 @@ void AddBenchCommand(CLI::App& app, int* exit_code);    // cmd_bench.cc
 inline const std::vector<std::string> kCompressionChoices = {"auto", "none", "zlib", "gzip"};
 // Reader options for a --compression value (validated by CLI11 already).
 TFRecordReaderOptions ReaderOptions(const std::string& compression);
-// Prints "sluice <command>: <message>" to stderr and returns 1.
+// Prints "sluice <command>: <message>" to stderr (after flushing stdout, so
+// that logs keep the order) and returns 1.
 int Fail(std::string_view command, const Status& status);
+// A CLI11 check for input files: an existing file, or "-" for standard input.
+CLI::Validator ExistingFileOrStdin();
 
 }  // namespace sluice::tools
 

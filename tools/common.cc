@@ -1,3 +1,5 @@
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include "commands.h"
@@ -11,8 +13,18 @@ TFRecordReaderOptions ReaderOptions(const std::string& compression) {
 }
 
 int Fail(std::string_view command, const Status& status) {
+  std::fflush(stdout);
   fmt::print(stderr, "sluice {}: {}\n", command, status.ToString());
   return 1;
+}
+
+CLI::Validator ExistingFileOrStdin() {
+  return CLI::Validator(
+      [](std::string& path) {
+        if (path == "-") return std::string();
+        return CLI::ExistingFile(path);
+      },
+      "FILE or -");
 }
 
 }  // namespace sluice::tools

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,13 +31,14 @@ struct ConvertCommonOptions {
   std::string compression = "none";
   bool index = false;
   bool resume = false;
+  bool overwrite = false;    // --overwrite: delete PREFIX's shards of another plan
   bool sync = false;         // --sync: fsync each output and its folder
   ConvertTaskOptions tasks;  // --num-tasks, --task-index, --mpi
 };
 
 // Registers --out, --shards, [--shard-size,] --workers, --shuffle, --seed,
-// --compression, --index, --resume, --sync, --num-tasks, --task-index and
-// --mpi on `cmd`.
+// --compression, --index, --resume, --overwrite, --sync, --num-tasks,
+// --task-index and --mpi on `cmd`.
 void AddConvertCommonOptions(CLI::App* cmd, ConvertCommonOptions* o, bool shard_size_option);
 
 // Throws CLI::ValidationError (a usage error, exit status 2) when
@@ -59,13 +61,20 @@ Status WriteLabelsFile(const std::string& prefix, const std::vector<std::string>
                        const std::vector<uint64_t>& counts, bool sync = false);
 
 // The job's fields that come from the common options and the task (prefix,
-// compression, index, resume, sync, workers, the task's share of the shards).
+// compression, index, sync, workers, the task's share of the shards), and
+// Ctrl-C (interrupt.h) as job.interrupted.
 ConvertJob MakeConvertJob(const ConvertCommonOptions& o, const ConvertTask& task);
+
+// The manifest's options that every shard-writing convert shares: the plan
+// (--shards or --shard-size as given), --shuffle/--seed, --compression,
+// --index (convert_manifest.h; the command adds its own).
+std::map<std::string, std::string> CommonManifestOptions(const ConvertCommonOptions& o);
 
 // Prints the summary (stdout: with several tasks, which shards this one
 // wrote) and the skipped items (stderr, named by `item_name`), and returns
-// the exit status: 0, kExitSkipped, or 1 after a fatal error. A rank placed
-// by a launcher (--mpi) returns 0 rather than kExitSkipped: mpirun stops all
+// the exit status: 0, kExitSkipped, 1 after a fatal error, or 128 + the
+// signal after an interrupt (with how to resume). A rank placed by a
+// launcher (--mpi) returns 0 rather than kExitSkipped: mpirun stops all
 // ranks when one exits non-zero.
 int ReportConversion(std::string_view command, const ConvertCommonOptions& o, const ConvertJob& job,
                      const ConvertTask& task, const ConvertReport& report, std::string_view unit,

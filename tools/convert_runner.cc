@@ -23,14 +23,10 @@ namespace {
 // Waiting records (processed, not yet written) a run may hold.
 constexpr uint64_t kMaxWaitingBytes = 256u << 20;
 
-bool IsFile(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::is_regular_file(path, ec);
-}
-
 // One shard to write: its records arrive in any order and are written in
 // order by whichever thread holds the `writing` baton.
 struct ShardState {
+  size_t index = 0;  // in the plan
   ShardRange range;
   std::string path;
   std::mutex mu;
@@ -86,12 +82,11 @@ void Conversion::Plan() {
     if (!job_.task.Owns(i)) continue;  // another task's: not even looked at
     ++report_.shards_owned;
     std::string path = ShardPath(job_.prefix, i, n, job_.compression);
-    const bool done =
-        job_.resume && IsFile(path) && (!job_.write_index || IsFile(RecordIndex::PathFor(path)));
-    if (done) {
+    if (i < job_.keep.size() && job_.keep[i]) {
       ++report_.shards_resumed;
     } else {
       auto s = std::make_unique<ShardState>();
+      s->index = i;
       s->range = job_.shards[i];
       s->path = path;
       todo_.push_back(std::move(s));
@@ -143,8 +138,12 @@ ConvertReport Conversion::Run() {
   {
     std::unique_lock<std::mutex> l(mu_);
     while (running_ > 0) {
-      done_cv_.wait_for(l, std::chrono::milliseconds(200));
+      done_cv_.wait_for(l, std::chrono::milliseconds(100));
       l.unlock();
+      if (job_.interrupted && !report_.interrupted && job_.interrupted()) {
+        report_.interrupted = true;
+        Fail(Status::Cancelled("interrupted"));
+      }
       progress.Update(processed_, bytes_in_);
       l.lock();
     }
@@ -231,12 +230,12 @@ void Conversion::WriteOne(ShardState& s, size_t pos, Result<RecordBytes>& record
     } else if (record.ok()) {
       ++converted_;
       bytes_out_ += size + 16;  // payload plus TFRecord framing
+      if (item < job_.item_bytes.size()) bytes_in_ += job_.item_bytes[item];
     } else {
       std::lock_guard<std::mutex> l(skipped_mu_);
       skipped_.emplace_back(item, record.status());
     }
     ++processed_;
-    if (item < job_.item_bytes.size()) bytes_in_ += job_.item_bytes[item];
   }
   Release(size);
 }
@@ -259,7 +258,10 @@ Status Conversion::OpenShard(ShardState& s) {
 
 void Conversion::CloseShard(ShardState& s) {
   Status st = s.writer->Close();
+  const ShardWritten written{s.path, s.writer->records_written(), s.writer->file_bytes(),
+                             s.writer->file_crc32c()};
   s.writer.reset();
+  if (st.ok() && job_.on_shard_done) st = job_.on_shard_done(s.index, written);
   if (!st.ok()) {
     Fail(st);
     return;

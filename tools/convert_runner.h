@@ -61,6 +61,14 @@ class RecordBytes {
   size_t begin_ = 0, end_ = 0;
 };
 
+// A shard as written: what the manifest records of it.
+struct ShardWritten {
+  std::string path;
+  uint64_t records = 0;
+  uint64_t file_bytes = 0;
+  uint32_t file_crc32c = 0;
+};
+
 struct ConvertJob {
   // The plan: shard i holds items shards[i] (contiguous, in order, covering
   // the list). Shard files are ShardPath(prefix, i, shards.size(), compression).
@@ -68,8 +76,9 @@ struct ConvertJob {
   std::vector<ShardRange> shards;
   Compression compression = Compression::kNone;
   bool write_index = false;
-  // Skip shards whose file (and .idx, with write_index) already exists.
-  bool resume = false;
+  // Shards to leave as they are (complete already, checked by the caller:
+  // PrepareConversion); empty: none.
+  std::vector<bool> keep;
   // fsync each shard and .idx, then their folder, as they are published
   // (TFRecordWriterOptions::sync_on_close): power-loss safe.
   bool sync = false;
@@ -86,6 +95,12 @@ struct ConvertJob {
   // Progress on stderr (see progress.h).
   bool progress = true;
   std::string progress_label = "converting";
+  // Called (from a worker thread, one at a time per shard) once shard
+  // `shard`'s file and .idx are published; an error is fatal. May be empty.
+  std::function<Status(size_t shard, const ShardWritten& written)> on_shard_done;
+  // Polled a few times a second: true stops the run as a fatal error would
+  // (Cancelled), unfinished shards discarded. May be empty.
+  std::function<bool()> interrupted;
 };
 
 struct ConvertReport {
@@ -97,7 +112,8 @@ struct ConvertReport {
   size_t stale_temporaries = 0;  // files of an interrupted run removed
   uint64_t items_processed = 0;  // converted or skipped by this run
   uint64_t items_converted = 0;
-  uint64_t bytes_in = 0;   // item_bytes of the items processed
+  bool interrupted = false;  // stopped by job.interrupted (status is Cancelled)
+  uint64_t bytes_in = 0;     // item_bytes of the items converted
   uint64_t bytes_out = 0;  // record stream bytes written (before compression)
   double seconds = 0;
   // Items skipped, in list order, with why.

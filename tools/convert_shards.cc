@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/file.h"
+
 namespace sluice::tools {
 namespace {
 
@@ -111,7 +113,9 @@ size_t RemoveStaleTemporaries(std::span<const std::string> shard_paths) {
       const size_t tmp = file.rfind(".tmp-");
       if (file.size() < 2 || file[0] != '.' || tmp == std::string::npos || tmp < 2) continue;
       if (!names.contains(file.substr(1, tmp - 1))) continue;
-      if (::unlink(entry.path().c_str()) == 0) ++removed;
+      // Never one a live writer holds (another task, or a run this one's
+      // lock would have refused to start beside).
+      if (RemoveIfAbandoned(entry.path().string())) ++removed;
     }
   }
   return removed;

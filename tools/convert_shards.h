@@ -88,7 +88,8 @@ void SeededShuffle(std::vector<T>& items, uint64_t seed) {
 
 // Deletes the hidden temporary files an interrupted run left beside the
 // given shard paths: ".NAME.tmp-*" and ".NAME.idx.tmp-*" (the names
-// TFRecordWriter and RecordIndex::Save write under). Returns how many were
+// TFRecordWriter and RecordIndex::Save write under), but never one that a
+// live writer holds (core/file.h, RemoveIfAbandoned). Returns how many were
 // removed. Never touches any other file.
 size_t RemoveStaleTemporaries(std::span<const std::string> shard_paths);
 

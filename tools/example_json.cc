@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "example_json_shape.h"
 #include "sluice/records/proto/example.pb.h"
 
 namespace sluice::tools {
@@ -288,6 +289,11 @@ Result<std::string> SerializedToJson(std::string_view serialized, ProtoType type
 }
 
 Result<std::string> JsonToSerialized(std::string_view json, ProtoType type) {
+  Status shape = CheckExampleJsonShape(json, type);
+  if (!shape.ok()) {
+    return Status::InvalidArgument("not a JSON " + std::string(ProtoTypeName(type)) + ": " +
+                                   std::string(shape.message()));
+  }
   std::unique_ptr<pb::Message> m = NewMessage(type);
   pb::util::JsonParseOptions opts;
   auto st = pb::util::JsonStringToMessage(pb::StringPiece(json.data(), json.size()), m.get(), opts);

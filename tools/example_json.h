@@ -24,7 +24,9 @@ Result<std::string> SerializedToJson(std::string_view serialized, ProtoType type
 
 // Parses one JSON object into a serialized message (deterministic bytes,
 // as TensorFlow's SerializeToString(deterministic=True)). InvalidArgument
-// with protobuf's explanation if the JSON does not describe a `type`.
+// with protobuf's explanation if the JSON does not describe a `type`, or
+// naming the place (a JSON path) where its shape is wrong: a nested list or
+// a bare value for a list (example_json_shape.h).
 Result<std::string> JsonToSerialized(std::string_view json, ProtoType type);
 
 }  // namespace sluice::tools

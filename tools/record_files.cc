@@ -18,6 +18,7 @@ std::string SidecarKind(const std::string& path) {
   const std::string name = std::filesystem::path(path).filename().string();
   if (name.ends_with(".idx")) return "record index";
   if (name.ends_with("-labels.txt")) return "labels file";
+  if (name.ends_with("-manifest.json")) return "convert manifest";
   return "";
 }
 

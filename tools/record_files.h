@@ -2,8 +2,8 @@
 //
 // A glob such as 'data/train-*' or 'data/*' also matches the files that
 // `sluice convert` and the TFRecord writer put next to the shards: record
-// indexes (FILE.tfrecord.idx) and the labels file (PREFIX-labels.txt). Those
-// are skipped by name. Every other file must start with a readable TFRecord
+// indexes (FILE.tfrecord.idx), the labels file (PREFIX-labels.txt) and the
+// manifest (PREFIX-manifest.json). Those are skipped by name. Every other file must start with a readable TFRecord
 // record (uncompressed, ZLIB or GZIP; an empty file is an empty TFRecord
 // file): one that does not is skipped too, unless its name says it is a
 // TFRecord file ("*.tfrecord*"), which is an error (DataLoss naming it)

@@ -301,7 +301,7 @@ TEST_F(BenchCliTest, GlobSkipsSidecars) {
   r = Sluice(dir_, "bench --tfrecord 'idx/*' --decode --epochs 1 --warmup 0 --json t.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(ReadFileOrDie(dir_.file("t.json")))["elements"], 12);
-  EXPECT_NE(r.err.find("idx/* matches 3 TFRecord files; skipped 5 files"), std::string::npos)
+  EXPECT_NE(r.err.find("idx/* matches 3 TFRecord files; skipped 6 files"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("idx/README (not a TFRecord file"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("idx/train-00000-of-00003.tfrecord.idx (record index)"), std::string::npos)

@@ -19,6 +19,7 @@
 
 #include "child_process.h"
 #include "convert_cli_util.h"
+#include "convert_manifest.h"
 #include "test_util.h"
 
 namespace sluice {
@@ -34,6 +35,10 @@ using testing::Sluice;
 using testing::Snapshot;
 
 constexpr int kKills = 20;
+
+std::string ReadFileOrDieOr(const std::string& path) {
+  return fs::exists(path) ? testing::ReadFileOrDie(path) : std::string("<missing>");
+}
 
 // The files of `dir` that a reader would take for output: not hidden.
 std::map<std::string, std::string> FinalFiles(const std::string& dir) {
@@ -71,7 +76,7 @@ TEST(ConvertKillTest, KilledAnywhereNoPartialFileAndResumeGivesTheSameBytes) {
   }
   fs::remove_all(dir.file("ref_again"));
   const std::map<std::string, std::string> want = Snapshot(dir.file("ref"));
-  ASSERT_EQ(want.size(), 12u * 2 + 1);  // shards, their .idx, the labels
+  ASSERT_EQ(want.size(), 12u * 2 + 3);  // shards, their .idx, labels, manifest, the lock file
 
   const uint64_t seed = std::random_device()();
   SCOPED_TRACE("seed " + std::to_string(seed) + ", uninterrupted run " +
@@ -96,8 +101,19 @@ TEST(ConvertKillTest, KilledAnywhereNoPartialFileAndResumeGivesTheSameBytes) {
       child.Kill(SIGKILL);
       if (child.Wait() == 128 + SIGKILL) ++killed_midway;
     }
-    // No final name holds a partial or stale file.
+    // No final name holds a partial or stale file; the manifest lists only
+    // shards that are whole (the uninterrupted run's bytes).
     for (const auto& [name, bytes] : FinalFiles(out)) {
+      if (name == "train-manifest.json") {
+        Result<std::optional<tools::ConvertManifest>> m = tools::ReadManifest(out + "/" + name);
+        ASSERT_TRUE(m.ok() && m->has_value()) << m.status();
+        for (const auto& [shard, entry] : (*m)->complete) {
+          ASSERT_TRUE(want.contains(entry.file)) << entry.file;
+          EXPECT_EQ(want.at(entry.file).size(), entry.bytes) << entry.file;
+          EXPECT_EQ(ReadFileOrDieOr(out + "/" + entry.file), want.at(entry.file)) << entry.file;
+        }
+        continue;
+      }
       auto it = want.find(name);
       ASSERT_NE(it, want.end()) << "unexpected file " << name;
       EXPECT_TRUE(bytes == it->second) << name << " is not the uninterrupted run's file";

@@ -64,7 +64,8 @@ rc=0
 [[ $rc == 3 ]] || fail "one-process convert images exited with $rc, not 3 (one file skipped)"
 "$SLUICE" "${IDX[@]}" --out "$W/one/idx/m" >/dev/null || fail "one-process convert idx"
 expected=$(sums "$W/one")
-[[ $(wc -l <<<"$expected") == $((7 * 2 + 1 + 5 * 2 + 1)) ]] ||
+# Per conversion: its shards, their .idx, the labels, the manifest, the lock file.
+[[ $(wc -l <<<"$expected") == $((7 * 2 + 3 + 5 * 2 + 3)) ]] ||
   fail "the one-process run wrote an unexpected set of files:"$'\n'"$expected"
 
 # --- mpirun ------------------------------------------------------------------

@@ -244,7 +244,7 @@ TEST(ConvertTest, SameBytesWhateverTheWorkersAndSeededShuffle) {
   };
   const auto one = run("w1", "--workers 1 --shuffle --seed 5 --index -c gzip");
   const auto four = run("w4", "--workers 4 --shuffle --seed 5 --index -c gzip");
-  EXPECT_EQ(one.size(), 7u);  // 3 shards, 3 indexes, labels
+  EXPECT_EQ(one.size(), 9u);  // 3 shards, 3 indexes, labels, manifest, the lock file
   EXPECT_EQ(one, four);
 
   auto order = [&](const std::string& out) {
@@ -307,7 +307,7 @@ TEST(ConvertTest, ResumeAfterAnInterruptionGivesTheSameBytes) {
   const std::string flags = " -o " + dir.file("out/t") + " --shards 3 --index --shuffle --seed 3";
   ASSERT_EQ(Sluice(dir, "convert images " + in + flags).exit_code, 0);
   const auto complete = Snapshot(dir.file("out"));
-  ASSERT_EQ(complete.size(), 7u);
+  ASSERT_EQ(complete.size(), 9u);  // 3 shards, 3 .idx, labels, manifest, the lock file
 
   // An interrupted run: shard 1 never renamed (a stale temporary instead),
   // shard 2 without its .idx, shard 0 done.
@@ -319,7 +319,7 @@ TEST(ConvertTest, ResumeAfterAnInterruptionGivesTheSameBytes) {
   CliRun r = Sluice(dir, "convert images " + in + flags + " --resume");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, "resumed: 1 of 3 shards")) << r.out;
-  EXPECT_TRUE(Contains(r.out, "removed 1 temporary files")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "removed 1 temporary file left")) << r.out;
   EXPECT_TRUE(Contains(r.out, "into 2 shards")) << r.out;
   EXPECT_EQ(Snapshot(dir.file("out")), complete);
   EXPECT_EQ(fs::last_write_time(dir.file("out/t-00000-of-00003.tfrecord")), shard0_time);
@@ -390,7 +390,7 @@ TEST(ConvertTest, RestartIntervalReencodesJpegsLosslessly) {
   CliRun r = Sluice(dir, "convert images " + in + " -o " + dir.file("out/t") +
                              " --shards 1 --restart-interval 1");
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_TRUE(Contains(r.err, "skipped 1 images")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "skipped 1 image that")) << r.err;
   EXPECT_TRUE(Contains(r.err, "b/cut-data.jpg: ")) << r.err;
   EXPECT_TRUE(Contains(r.err, "truncated")) << r.err;
   std::vector<Parsed> records = ReadShard(dir.file("out/t-00000-of-00001.tfrecord"));

@@ -1,0 +1,132 @@
+#include "convert_lock.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace sluice::tools {
+
+std::string ConvertLock::PathFor(const std::string& prefix) {
+  const size_t slash = prefix.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
+  const std::string name = slash == std::string::npos ? prefix : prefix.substr(slash + 1);
+  return dir + "." + name + ".lock";
+}
+
+Result<ConvertLock> ConvertLock::Open(const std::string& prefix) {
+  const std::string path = PathFor(prefix);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    return Status::FailedPrecondition(
+        fmt::format("cannot open the lock file {}: {}", path, std::strerror(errno)));
+  }
+  return ConvertLock(path, prefix, fd);
+}
+
+ConvertLock::ConvertLock(std::string path, std::string prefix, int fd)
+    : path_(std::move(path)), prefix_(std::move(prefix)), fd_(fd) {}
+
+ConvertLock::ConvertLock(ConvertLock&& other) noexcept
+    : path_(std::move(other.path_)), prefix_(std::move(other.prefix_)), fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+ConvertLock& ConvertLock::operator=(ConvertLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(other.path_);
+    prefix_ = std::move(other.prefix_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+ConvertLock::~ConvertLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases every lock of this process on the file
+}
+
+Status ConvertLock::Set(short type, off_t start, off_t length, std::string_view what) {
+  struct flock fl = {};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = start;
+  fl.l_len = length;
+  if (::fcntl(fd_, F_SETLK, &fl) == 0) return Status::OK();
+  const int err = errno;
+  if (err != EACCES && err != EAGAIN) {
+    return Status::FailedPrecondition(
+        fmt::format("cannot lock {}: {}", path_, std::strerror(err)));
+  }
+  struct flock holder = {};
+  holder.l_type = type;
+  holder.l_whence = SEEK_SET;
+  holder.l_start = start;
+  holder.l_len = length;
+  std::string who = "another process", held = std::string(what);
+  if (::fcntl(fd_, F_GETLK, &holder) == 0 && holder.l_type != F_UNLCK) {
+    who = fmt::format("process {}", holder.l_pid);
+    // What the holder has, in the layout's terms.
+    const off_t first = std::max<off_t>(holder.l_start, start);
+    const off_t end = holder.l_len == 0 ? start + length
+                                        : std::min<off_t>(holder.l_start + holder.l_len,
+                                                          start + length);
+    if (first >= 2 && end - first == 1) {
+      held = fmt::format("shard {}", first - 2);
+    } else if (first >= 2 && end > first) {
+      held = fmt::format("shards {}-{}", first - 2, end - 3);
+    }
+  }
+  return Status::FailedPrecondition(fmt::format(
+      "{} is being written by another `sluice convert` ({}, which holds {} for {}); wait for it "
+      "to finish or stop it",
+      prefix_, who, path_, held));
+}
+
+Status ConvertLock::LockManifest() {
+  struct flock fl = {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = 0;
+  fl.l_len = 1;
+  while (::fcntl(fd_, F_SETLKW, &fl) != 0) {
+    if (errno == EINTR) continue;
+    return Status::FailedPrecondition(
+        fmt::format("cannot lock {}: {}", path_, std::strerror(errno)));
+  }
+  return Status::OK();
+}
+
+void ConvertLock::UnlockManifest() {
+  struct flock fl = {};
+  fl.l_type = F_UNLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = 0;
+  fl.l_len = 1;
+  (void)::fcntl(fd_, F_SETLK, &fl);
+}
+
+Status ConvertLock::JoinConversion() { return Set(F_RDLCK, 1, 1, "its conversion"); }
+
+Status ConvertLock::TakeConversion() { return Set(F_WRLCK, 1, 1, "its conversion"); }
+
+Status ConvertLock::LockShards(std::span<const size_t> shards) {
+  // Runs of consecutive shards are one lock each.
+  for (size_t i = 0; i < shards.size();) {
+    size_t j = i + 1;
+    while (j < shards.size() && shards[j] == shards[j - 1] + 1) ++j;
+    const std::string what = j - i == 1 ? fmt::format("shard {}", shards[i])
+                                        : fmt::format("shards {}-{}", shards[i], shards[j - 1]);
+    SLUICE_RETURN_IF_ERROR(Set(F_WRLCK, static_cast<off_t>(2 + shards[i]),
+                               static_cast<off_t>(j - i), what));
+    i = j;
+  }
+  return Status::OK();
+}
+
+}  // namespace sluice::tools
