@@ -1,7 +1,8 @@
 // Strict decoding (DecodeImageOptions::strict with allow_harmless_warnings,
 // what `sluice convert images --check full` uses) on the two hostile JPEGs
 // of issue 37 that TensorFlow's lenient decode accepts: one cut in half with
-// an EOI appended, and one whose SOF claims 11000x11000.
+// an EOI appended, and one whose SOF claims 11000x11000. Also the output
+// limit of Resize.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/jpeg.h"
 #include "sluice/ops/jpeg_restart.h"
+#include "sluice/ops/resize.h"
 #include "test_util.h"
 
 namespace sluice::ops {
@@ -119,6 +121,30 @@ TEST(StrictDecode, HarmlessOdditiesPassOnlyWithAllowHarmlessWarnings) {
     SLUICE_ASSERT_OK_AND_ASSIGN(Tensor strict, DecodeImage(bytes, Checked(name)));
     EXPECT_TRUE(Identical(strict, DecodeImage(bytes).value())) << name;
   }
+}
+
+TEST(ResizeLimit, AnOutputOverMaxPixelsIsRefusedBeforeAllocating) {
+  const Tensor one = Tensor::Allocate(DType::kUInt8, Shape{1, 1, 3}).value();
+  // --resize 60000x60000 of the review: 3.6 billion pixels, 43 GB as float.
+  SLUICE_EXPECT_ERROR(Resize(one, {60000, 60000}), StatusCode::kResourceExhausted,
+                      "Resize: the output [60000, 60000] has 3600000000 pixels, more than "
+                      "max_pixels (134217728)");
+  SLUICE_EXPECT_ERROR(ResizeOutputShape(one.shape(), {60000, 60000}),
+                      StatusCode::kResourceExhausted, "max_pixels");
+  // Per image of a batch; with preserve_aspect_ratio, after fitting.
+  SLUICE_EXPECT_ERROR(ResizeOutputShape(Shape{2, 10, 10, 3}, {20000, 20000}),
+                      StatusCode::kResourceExhausted, "[20000, 20000]");
+  SLUICE_ASSERT_OK_AND_ASSIGN(Shape fitted, ResizeOutputShape(Shape{1, 100, 3}, {60000, 60000},
+                                                              {.preserve_aspect_ratio = true}));
+  EXPECT_EQ(fitted, (Shape{600, 60000, 3}));
+  // At the limit, and above it when raised.
+  SLUICE_EXPECT_OK(ResizeOutputShape(one.shape(), {8192, 16384}));
+  SLUICE_EXPECT_ERROR(ResizeOutputShape(one.shape(), {8192, 16385}), StatusCode::kResourceExhausted,
+                      "max_pixels");
+  SLUICE_EXPECT_OK(
+      ResizeOutputShape(one.shape(), {60000, 60000}, {.max_pixels = int64_t{1} << 32}));
+  SLUICE_EXPECT_ERROR(ResizeOutputShape(one.shape(), {2, 2}, {.max_pixels = 0}),
+                      StatusCode::kInvalidArgument, "max_pixels must be > 0");
 }
 
 }  // namespace
