@@ -11,6 +11,7 @@
 #include "convert_command.h"
 #include "image_convert.h"
 #include "image_folder.h"
+#include "sluice/ops/image_limits.h"
 
 namespace sluice::tools {
 namespace {
@@ -28,7 +29,8 @@ struct ConvertImagesOptions {
   std::string check = "header";
 };
 
-// "WxH" -> {H, W}; each side 1..65500 (JPEG's limit).
+// "WxH" -> {H, W}; each side 1..65500 (JPEG's limit). The area is checked
+// by CheckResizeArea.
 std::optional<ops::ImageSize> ParseSize(std::string_view s) {
   const size_t x = s.find('x');
   if (x == std::string_view::npos) return std::nullopt;
@@ -39,6 +41,17 @@ std::optional<ops::ImageSize> ParseSize(std::string_view s) {
   };
   if (!parse(s.substr(0, x), &w) || !parse(s.substr(x + 1), &h)) return std::nullopt;
   return ops::ImageSize{h, w};
+}
+
+// Empty if --resize's box holds at most max_pixels (every output, with
+// --keep-aspect too, fits inside it), else why not.
+std::string CheckResizeArea(const ops::ImageSize& size) {
+  const int64_t pixels = size.height * size.width;
+  if (pixels <= ops::kDefaultMaxImagePixels) return {};
+  return fmt::format(
+      "{}x{} is {} pixels an image, more than the limit of {} (max_pixels, the largest image "
+      "decoded or resized)",
+      size.width, size.height, pixels, ops::kDefaultMaxImagePixels);
 }
 
 void PrintFolderNotes(const ImageFolder& folder) {
@@ -139,10 +152,13 @@ void AddConvertImagesCommand(CLI::App& convert, int* exit_code) {
   AddConvertCommonOptions(cmd, &o->common, /*shard_size_option=*/true);
   CLI::Option* resize =
       cmd->add_option("--resize", o->resize,
-                      "Decode, resize to WxH (bilinear, antialias) and re-encode as JPEG")
+                      "Decode, resize to WxH (bilinear, antialias) and re-encode as JPEG; W x H "
+                      "at most 134217728 pixels")
           ->check(CLI::Validator(
               [](std::string& s) {
-                return ParseSize(s) ? std::string() : "expected WxH such as 256x256";
+                const std::optional<ops::ImageSize> size = ParseSize(s);
+                if (!size) return std::string("expected WxH such as 256x256, each side 1..65500");
+                return CheckResizeArea(*size);
               },
               "WxH"));
   cmd->add_flag("--keep-aspect", o->keep_aspect,
@@ -160,8 +176,9 @@ void AddConvertImagesCommand(CLI::App& convert, int* exit_code) {
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   cmd->add_option("--check", o->check,
-                  "header: parse each image's header; full: also decode it (finds truncated or "
-                  "corrupt data, slower)")
+                  "header: parse each image's header; full: also decode it, strictly (finds data "
+                  "cut short or corrupt that a lenient decoder would make up, as "
+                  "--restart-interval does; slower)")
       ->check(CLI::IsMember({"header", "full"}))
       ->capture_default_str();
   cmd->footer(

@@ -45,15 +45,26 @@ Result<Tensor> RoundToUint8(const Tensor& pixels) {
   return out;
 }
 
-Result<RecordBytes> Reencode(std::string_view bytes, const ImageExampleFields& fields_in,
-                             const ops::DecodeImageOptions& decode, const ImageConvertOptions& o) {
-  SLUICE_ASSIGN_OR_RETURN(Tensor image, ops::DecodeImage(bytes, decode));
+ops::ResizeOptions ResizeOptionsOf(const ImageConvertOptions& o) {
   ops::ResizeOptions r;
   r.method = ops::ResizeMethod::kBilinear;
   r.antialias = true;
   r.preserve_aspect_ratio = o.keep_aspect;
-  SLUICE_ASSIGN_OR_RETURN(Tensor resized, ops::Resize(image, *o.resize, r));
-  SLUICE_ASSIGN_OR_RETURN(Tensor pixels, RoundToUint8(resized));
+  return r;
+}
+
+// Each step's input is dropped as soon as the next exists.
+Result<RecordBytes> Reencode(std::string_view bytes, const ImageExampleFields& fields_in,
+                             const ops::DecodeImageOptions& decode, const ImageConvertOptions& o) {
+  Tensor pixels;
+  {
+    Tensor resized;
+    {
+      SLUICE_ASSIGN_OR_RETURN(Tensor image, ops::DecodeImage(bytes, decode));
+      SLUICE_ASSIGN_OR_RETURN(resized, ops::Resize(image, *o.resize, ResizeOptionsOf(o)));
+    }
+    SLUICE_ASSIGN_OR_RETURN(pixels, RoundToUint8(resized));
+  }
   ops::EncodeJpegOptions e;
   e.quality = o.quality;
   e.restart_interval = o.restart_interval;
@@ -84,6 +95,9 @@ Result<RecordBytes> ConvertImageFile(const std::string& root, const ImageFile& f
   SLUICE_RETURN_IF_ERROR(CheckFormat(format, bytes));
   ops::DecodeImageOptions decode;
   decode.name = file.relative;
+  // --check full refuses what the decoder would make up (and, before
+  // decoding, a header that claims more than the bytes can hold).
+  decode.strict = decode.allow_harmless_warnings = o.full_check;
   SLUICE_ASSIGN_OR_RETURN(Shape shape, ops::ImageOutputShape(bytes, decode));
   ImageExampleFields f;
   f.format = format == ops::ImageFormat::kJpeg ? "jpeg" : "png";
@@ -95,6 +109,10 @@ Result<RecordBytes> ConvertImageFile(const std::string& root, const ImageFile& f
   f.filename = file.relative;
   if (!in_place) {
     decode.channels = f.channels <= 2 ? 1 : 3;
+    // An output over max_pixels fails here, before anything is decoded.
+    SLUICE_RETURN_IF_ERROR(ops::ResizeOutputShape(Shape{f.height, f.width, decode.channels},
+                                                  *o.resize, ResizeOptionsOf(o))
+                               .status());
     return Reencode(bytes, f, decode, o);
   }
   if (o.full_check) SLUICE_RETURN_IF_ERROR(ops::DecodeImage(bytes, decode).status());

@@ -5,11 +5,16 @@
 // decided by its first bytes (a .jpg holding a PNG is a PNG), and it is
 // checked: by default its header is parsed (ReadJpegHeader / ReadPngHeader
 // through ops::ImageOutputShape, which also gives height, width and
-// channels); with `full_check` it is decoded too (catching data corrupted or
-// cut short after the header). With `resize` it is decoded, resized with
-// ops::Resize (bilinear, antialias), rounded to uint8 and re-encoded with
-// ops::EncodeJpeg at `quality`: every output is then a JPEG, with 1 channel
-// for gray (and gray+alpha) inputs and 3 for the rest (alpha is dropped).
+// channels); with `full_check` it is decoded too, strictly
+// (DecodeImageOptions::strict with allow_harmless_warnings: data corrupted
+// or cut short after the header, which a lenient decoder would make up, and
+// a JPEG header claiming more than its bytes can hold, refused before
+// decoding). With `resize` it is decoded (strictly with `full_check`),
+// resized with ops::Resize (bilinear, antialias; an output over
+// ops::kDefaultMaxImagePixels is refused before decoding), rounded to uint8
+// and re-encoded with ops::EncodeJpeg at `quality`: every output is then a
+// JPEG, with 1 channel for gray (and gray+alpha) inputs and 3 for the rest
+// (alpha is dropped).
 // With `restart_interval` > 0 every JPEG output gets a restart marker every
 // that many MCUs (lowered to fit the MCU rows, see ops::JpegRestartInterval):
 // a JPEG stored as it is is transcoded losslessly with
