@@ -11,6 +11,7 @@
 #include "convert_command.h"
 #include "image_convert.h"
 #include "image_folder.h"
+#include "memory_gate.h"
 #include "sluice/ops/image_limits.h"
 
 namespace sluice::tools {
@@ -18,6 +19,9 @@ namespace {
 
 constexpr std::string_view kCommand = "convert images";
 constexpr double kDefaultShardMb = 100;
+// --ram-budget's default, in MB: room for the decodes of a few 100-megapixel
+// images, or hundreds of ordinary photos, at once.
+constexpr int64_t kDefaultRamBudgetMb = 2048;
 
 struct ConvertImagesOptions {
   ConvertCommonOptions common;
@@ -27,6 +31,7 @@ struct ConvertImagesOptions {
   int quality = 95;
   int restart_interval = 0;
   std::string check = "header";
+  int64_t ram_budget_mb = kDefaultRamBudgetMb;
 };
 
 // "WxH" -> {H, W}; each side 1..65500 (JPEG's limit). The area is checked
@@ -124,6 +129,8 @@ int RunConvertImages(const ConvertImagesOptions& o) {
   image_options.keep_aspect = o.keep_aspect;
   image_options.quality = o.quality;
   image_options.restart_interval = o.restart_interval;
+  MemoryGate gate(static_cast<uint64_t>(o.ram_budget_mb) * 1000 * 1000);
+  image_options.gate = &gate;
   const std::vector<std::string>& classes = folder->classes;
   job.process = [&](size_t i) {
     return ConvertImageFile(o.dir, files[i], classes[files[i].label], image_options);
@@ -180,6 +187,12 @@ void AddConvertImagesCommand(CLI::App& convert, int* exit_code) {
                   "cut short or corrupt that a lenient decoder would make up, as "
                   "--restart-interval does; slower)")
       ->check(CLI::IsMember({"header", "full"}))
+      ->capture_default_str();
+  cmd->add_option("--ram-budget", o->ram_budget_mb,
+                  "MB that the decodes, resizes and encodes of all workers may hold at once: a "
+                  "worker waits, its image's size known from its header, until its work fits (an "
+                  "image larger than the budget converts alone)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
   cmd->footer(
       "Examples:\n"

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "image_example.h"
+#include "image_memory.h"
 #include "sluice/core/file.h"
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/jpeg.h"
@@ -107,16 +108,28 @@ Result<RecordBytes> ConvertImageFile(const std::string& root, const ImageFile& f
   f.label = file.label;
   f.class_text = class_name;
   f.filename = file.relative;
+  const bool transcode = in_place && o.restart_interval > 0 && format == ops::ImageFormat::kJpeg;
+  ImageWork work;
   if (!in_place) {
     decode.channels = f.channels <= 2 ? 1 : 3;
+    work.decoded = Shape{f.height, f.width, decode.channels};
     // An output over max_pixels fails here, before anything is decoded.
-    SLUICE_RETURN_IF_ERROR(ops::ResizeOutputShape(Shape{f.height, f.width, decode.channels},
-                                                  *o.resize, ResizeOptionsOf(o))
-                               .status());
-    return Reencode(bytes, f, decode, o);
+    SLUICE_ASSIGN_OR_RETURN(work.resized,
+                            ops::ResizeOutputShape(*work.decoded, *o.resize, ResizeOptionsOf(o)));
+  } else if (o.full_check) {
+    work.decoded = shape;
   }
+  work.transcode = transcode;
+  // Held until the record is built: the decode, resize and encode buffers
+  // of all workers together stay within the gate's budget.
+  MemoryGate::Hold hold;
+  if (o.gate != nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(uint64_t work_bytes, ImageWorkBytes(bytes, format, work));
+    hold = o.gate->Acquire(work_bytes);
+  }
+  if (!in_place) return Reencode(bytes, f, decode, o);
   if (o.full_check) SLUICE_RETURN_IF_ERROR(ops::DecodeImage(bytes, decode).status());
-  if (o.restart_interval > 0 && format == ops::ImageFormat::kJpeg) {
+  if (transcode) {
     // Re-encoded, so not in place: height, width and channels stay (the
     // pixels are the same).
     ops::JpegRestartOptions r;

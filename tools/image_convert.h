@@ -22,6 +22,10 @@
 // one cut short, is skipped), a resized one is encoded with them. PNGs are
 // stored unchanged.
 //
+// With a `gate`, the image's work (decode, resize, encode, transcode: see
+// image_memory.h) waits for room in the gate's budget, once its header is
+// read, and holds it until the record is built.
+//
 // Errors are the reason the file is skipped: unreadable (NotFound,
 // FailedPrecondition, Unavailable from the OS), not JPEG or PNG, or a
 // header or data the codecs reject (InvalidArgument, ResourceExhausted).
@@ -35,6 +39,7 @@
 
 #include "convert_runner.h"
 #include "image_folder.h"
+#include "memory_gate.h"
 #include "sluice/core/result.h"
 #include "sluice/ops/resize.h"
 
@@ -43,9 +48,10 @@ namespace sluice::tools {
 struct ImageConvertOptions {
   bool full_check = false;
   std::optional<ops::ImageSize> resize;
-  bool keep_aspect = false;  // resize to fit inside, keeping the aspect ratio
-  int quality = 95;          // JPEG quality after resizing
-  int restart_interval = 0;  // > 0: restart markers every N MCUs in JPEG outputs
+  bool keep_aspect = false;    // resize to fit inside, keeping the aspect ratio
+  int quality = 95;            // JPEG quality after resizing
+  int restart_interval = 0;    // > 0: restart markers every N MCUs in JPEG outputs
+  MemoryGate* gate = nullptr;  // not owned; null: no budget
 };
 
 Result<RecordBytes> ConvertImageFile(const std::string& root, const ImageFile& file,

@@ -1,7 +1,8 @@
 // `sluice convert images` limits (issue 37, items 8 and 9): --check full
-// decodes as strictly as the restart-marker transcoder, and --resize is
-// bounded by max_pixels up front. The real binary, whose peak RSS is read
-// from wait4()'s rusage.
+// decodes as strictly as the restart-marker transcoder, --resize is bounded
+// by max_pixels up front, and --ram-budget bounds what the workers' decodes
+// hold together. The MemoryGate and ImageWorkBytes directly, and the real
+// binary, whose peak RSS is read from wait4()'s rusage.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
@@ -9,13 +10,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "convert_cli_util.h"
+#include "image_memory.h"
+#include "memory_gate.h"
+#include "sluice/ops/decode_image.h"
+#include "sluice/ops/jpeg.h"
+#include "sluice/ops/png.h"
 #include "test_util.h"
 
 extern char** environ;
@@ -28,6 +38,107 @@ using testing::Contains;
 using testing::Put;
 using testing::ReadFileOrDie;
 using testing::ScratchDir;
+using tools::ImageWork;
+using tools::ImageWorkBytes;
+using tools::MemoryGate;
+
+constexpr uint64_t kMB = 1000 * 1000;
+
+// --- MemoryGate ---------------------------------------------------------------
+
+TEST(MemoryGate, HoldsWithinTheBudgetAcrossThreads) {
+  MemoryGate gate(100);
+  std::atomic<int64_t> held{0};
+  std::atomic<int64_t> worst{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        const uint64_t n = 10 + (t * 7 + i * 13) % 50;  // 10..59: two or more never fit in 100 all
+        MemoryGate::Hold hold = gate.Acquire(n);
+        const int64_t now = held += static_cast<int64_t>(n);
+        int64_t w = worst.load();
+        while (now > w && !worst.compare_exchange_weak(w, now)) {
+        }
+        std::this_thread::yield();
+        held -= static_cast<int64_t>(n);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_LE(worst.load(), 100);
+  EXPECT_LE(gate.peak(), 100u);
+  EXPECT_GT(gate.peak(), 59u);  // several at once did happen
+}
+
+TEST(MemoryGate, ARequestOverTheBudgetGoesAloneAndIsNotStarved) {
+  MemoryGate gate(100);
+  MemoryGate::Hold small = gate.Acquire(30);
+  std::atomic<bool> big_in{false};
+  std::thread big([&] {
+    MemoryGate::Hold h = gate.Acquire(500);  // more than the whole budget
+    big_in = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+  // The big one waits for the small one, and a later small request waits
+  // behind the big one (first come, first served), although it would fit.
+  while (gate.waits() < 1) std::this_thread::yield();
+  std::atomic<bool> late_in{false};
+  std::thread late([&] {
+    MemoryGate::Hold h = gate.Acquire(10);
+    late_in = true;
+    EXPECT_TRUE(big_in.load());
+  });
+  while (gate.waits() < 2) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(big_in.load());
+  EXPECT_FALSE(late_in.load());
+  small = MemoryGate::Hold();  // released
+  big.join();
+  late.join();
+  EXPECT_TRUE(late_in.load());
+  EXPECT_EQ(gate.peak(), 500u);  // alone
+  // Nothing is held now: the next one passes at once.
+  MemoryGate::Hold again = gate.Acquire(100);
+  EXPECT_EQ(again.bytes(), 100u);
+  EXPECT_EQ(gate.waits(), 2u);
+}
+
+// --- ImageWorkBytes -------------------------------------------------------------
+
+TEST(ImageWorkBytes, CountsTheDecodeTheResizeAndTheTranscode) {
+  const Tensor zeros = Tensor::Allocate(DType::kUInt8, Shape{600, 800, 4}).value();
+  const std::string png = ops::EncodePng(zeros).value();
+  ImageWork none;
+  EXPECT_EQ(ImageWorkBytes(png, ops::ImageFormat::kPng, none).value(), 0u);
+  ImageWork decode;
+  decode.decoded = Shape{600, 800, 4};
+  const uint64_t decoded = ImageWorkBytes(png, ops::ImageFormat::kPng, decode).value();
+  EXPECT_GE(decoded, 600u * 800 * 4 + png.size());
+  EXPECT_LE(decoded, 600u * 800 * 4 + png.size() + 2 * kMB);
+  // To 3 channels: libspng's RGBA scratch image as well.
+  decode.decoded = Shape{600, 800, 3};
+  EXPECT_GE(ImageWorkBytes(png, ops::ImageFormat::kPng, decode).value(), 600u * 800 * 7);
+  decode.resized = Shape{300, 400, 3};
+  EXPECT_GE(ImageWorkBytes(png, ops::ImageFormat::kPng, decode).value(),
+            600u * 800 * 7 + 9u * 300 * 400 * 3);
+
+  const Tensor rgb = Tensor::Allocate(DType::kUInt8, Shape{600, 800, 3}).value();
+  const std::string baseline = ops::EncodeJpeg(rgb).value();
+  const std::string progressive = ops::EncodeJpeg(rgb, {.progressive = true}).value();
+  ImageWork jpeg;
+  jpeg.decoded = Shape{600, 800, 3};
+  const uint64_t plain = ImageWorkBytes(baseline, ops::ImageFormat::kJpeg, jpeg).value();
+  EXPECT_GE(plain, 600u * 800 * 3);
+  // 4:2:0 coefficients: 1.5 samples a pixel, 2 bytes each.
+  EXPECT_GE(ImageWorkBytes(progressive, ops::ImageFormat::kJpeg, jpeg).value(),
+            600u * 800 * 3 + 600u * 800 * 3);
+  ImageWork transcode;
+  transcode.transcode = true;
+  EXPECT_GE(ImageWorkBytes(baseline, ops::ImageFormat::kJpeg, transcode).value(),
+            600u * 800 * 3 + 4 * baseline.size());
+}
+
 // --- The binary -----------------------------------------------------------------
 
 struct Measured {
@@ -135,6 +246,58 @@ TEST(ConvertImagesLimits, AnAbsurdResizeIsAUsageErrorAtOnce) {
   const Measured r =
       RunSluice(dir, {"convert", "images", in, "-o", dir.file("out/t"), "--resize", "60000x60000"});
   EXPECT_TRUE(Contains(r.err, "60000x60000 is 3600000000 pixels an image")) << r.err;
+}
+
+// Zeros: a 100 MB decode in a file of about 100 KB, like the review's
+// 522 KB PNG that decodes to 533 MB.
+std::string ZeroPng(int64_t side) {
+  Tensor zeros = Tensor::Allocate(DType::kUInt8, Shape{side, side, 4}).value();
+  std::memset(zeros.raw_data(), 0, zeros.byte_size());
+  return ops::EncodePng(zeros, {.compression = 1}).value();
+}
+
+TEST(ConvertImagesLimits, RamBudgetBoundsWhatTheWorkersDecodeAtOnce) {
+  ScratchDir dir;
+  const std::string in = dir.file("in");
+  const std::string png = ZeroPng(5000);  // 100 MB decoded
+  for (int i = 0; i < 4; ++i) Put(in + "/c/" + std::to_string(i) + ".png", png);
+  const std::vector<std::string> base = {"convert",   "images", in,         "--check", "full",
+                                         "--workers", "4",      "--shards", "1"};
+  auto with = [&](std::vector<std::string> extra, const std::string& out) {
+    std::vector<std::string> args = base;
+    args.push_back("-o");
+    args.push_back(dir.file(out));
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  // 150 MB: one 100 MB decode at a time.
+  Measured r = RunSluice(dir, with({"--ram-budget", "150"}, "one/t"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "converted 4 images")) << r.out;
+  // One decode (100 MB) plus the program; two at once would pass 200 MB.
+  EXPECT_LT(r.peak_rss_mb, 180) << "peak RSS " << r.peak_rss_mb << " MB";
+  const int64_t gated = r.peak_rss_mb;
+
+  // A budget smaller than one image: each still converts, alone.
+  r = RunSluice(dir, with({"--ram-budget", "1"}, "tiny/t"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(r.peak_rss_mb, 180) << "peak RSS " << r.peak_rss_mb << " MB";
+
+  // For scale (not asserted: how far the workers overlap depends on the
+  // scheduler): a budget that lets all four decode at once.
+  r = RunSluice(dir, with({"--ram-budget", "100000"}, "all/t"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::printf("peak RSS: %lld MB with --ram-budget 150, %lld MB with 100000 (4 workers)\n",
+              static_cast<long long>(gated), static_cast<long long>(r.peak_rss_mb));
+}
+
+TEST(ConvertImagesLimits, RamBudgetMustBePositive) {
+  ScratchDir dir;
+  Put(dir.file("in/c/0.png"), testing::Png(6, 6, 3, 1));
+  const Measured r = RunSluice(
+      dir, {"convert", "images", dir.file("in"), "-o", dir.file("out/t"), "--ram-budget", "0"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, "--ram-budget: Value 0 not in range")) << r.err;
 }
 
 }  // namespace
