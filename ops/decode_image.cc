@@ -16,6 +16,8 @@ DecodeJpegOptions JpegOptions(const DecodeImageOptions& o) {
   DecodeJpegOptions j;
   j.channels = o.channels;
   j.max_pixels = o.max_pixels;
+  j.strict = o.strict;
+  j.allow_harmless_warnings = o.allow_harmless_warnings;
   j.name = o.name;
   return j;
 }

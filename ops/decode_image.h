@@ -31,6 +31,15 @@ struct DecodeImageOptions {
   // 0 (as stored), 1 or 3; 4 for PNG only (InvalidArgument for JPEG, as TF).
   int channels = 0;
   int64_t max_pixels = kDefaultMaxImagePixels;
+  // JPEG only, as DecodeJpegOptions: strict refuses what libjpeg would
+  // paper over (its warnings, any truncation, a header claiming more
+  // blocks than the bytes can hold); allow_harmless_warnings then still
+  // accepts the warnings that make nothing up. Both true is what
+  // AddJpegRestartMarkers accepts, and what `sluice convert images --check
+  // full` uses. No effect on PNG, which has no lenient mode (image data cut
+  // short and bad CRCs in critical chunks are errors either way).
+  bool strict = false;
+  bool allow_harmless_warnings = false;
   std::string_view name;  // for error messages; not copied
 };
 

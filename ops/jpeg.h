@@ -59,8 +59,16 @@ struct DecodeJpegOptions {
   // false (TF's behavior): libjpeg's warnings about recoverable corruption
   // (bad Huffman codes, extraneous bytes before a marker) are ignored and
   // the image decodes. true: the first such warning, and any truncation,
-  // is an InvalidArgument.
+  // is an InvalidArgument, and so is a header that claims more 8x8 blocks
+  // than the data can hold (at least one bit each; checked before anything
+  // image-sized is allocated, with AddJpegRestartMarkers' message).
   bool strict = false;
+  // With strict: the warnings that leave no pixel made up (bytes between
+  // markers that belong to no segment, an unknown JFIF version or Adobe
+  // transform, a malformed ICC marker) are accepted, as
+  // AddJpegRestartMarkers accepts them; the rest of strict stays. No effect
+  // without strict.
+  bool allow_harmless_warnings = false;
   // Largest width x height of the stored image accepted.
   int64_t max_pixels = kDefaultMaxImagePixels;
   // For error messages (a file name, a record key). Not copied.

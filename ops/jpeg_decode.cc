@@ -84,6 +84,12 @@ Status CheckOptions(const DecodeJpegOptions& o, const std::string& where) {
   return Status::OK();
 }
 
+ops_internal::JpegWarnings WarningsOf(const DecodeJpegOptions& o) {
+  using ops_internal::JpegWarnings;
+  if (!o.strict) return JpegWarnings::kIgnore;
+  return o.allow_harmless_warnings ? JpegWarnings::kFailUnlessHarmless : JpegWarnings::kFail;
+}
+
 // Reads the header and configures the output; afterwards cinfo.output_width,
 // output_height describe the (scaled) image and s->channels the tensor.
 Status Open(std::string_view bytes, const DecodeJpegOptions& o, std::string_view op, Session* s) {
@@ -96,7 +102,7 @@ Status Open(std::string_view bytes, const DecodeJpegOptions& o, std::string_view
   const int64_t max_memory = o.max_pixels > (int64_t{1} << 58) / 8
                                  ? int64_t{1} << 58
                                  : 8 * o.max_pixels + (int64_t{64} << 20);
-  ops_internal::BeginJpegDecode(s->d, bytes, o.try_recover_truncated, o.strict, max_memory);
+  ops_internal::BeginJpegDecode(s->d, bytes, o.try_recover_truncated, WarningsOf(o), max_memory);
   j_decompress_ptr cinfo = &s->d->cinfo;
   HeaderArgs args{cinfo, 0};
   if (!JpegCall(&s->d->err, ReadHeader, &args)) return JpegError(s->d->err, s->where);
@@ -109,6 +115,9 @@ Status Open(std::string_view bytes, const DecodeJpegOptions& o, std::string_view
     return Status::ResourceExhausted(s->where + ": the image is " + std::to_string(width) + "x" +
                                      std::to_string(height) + ", more than max_pixels (" +
                                      std::to_string(o.max_pixels) + ")");
+  }
+  if (o.strict) {
+    SLUICE_RETURN_IF_ERROR(ops_internal::CheckJpegBlocksFit(*cinfo, bytes.size(), s->where));
   }
   const bool cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
   s->channels = o.channels;

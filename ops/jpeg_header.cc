@@ -56,7 +56,7 @@ namespace sluice::ops_internal {
 Result<ops::JpegHeader> ReadJpegHeaderAt(std::string_view bytes, const std::string& where) {
   if (bytes.empty()) return Status::InvalidArgument(where + ": empty input");
   SLUICE_ASSIGN_OR_RETURN(JpegDecompressor * d, ThreadJpegDecompressor());
-  BeginJpegDecode(d, bytes, /*recover=*/false, /*strict=*/false,
+  BeginJpegDecode(d, bytes, /*recover=*/false, JpegWarnings::kIgnore,
                   /*max_memory=*/64 << 20);
   struct End {
     JpegDecompressor* d;

@@ -6,10 +6,10 @@
 // color space, and jpeg_write_coefficients + jpeg_finish_compress entropy
 // code the same coefficients again, now in one interleaved sequential scan
 // with a DRI. What this file adds is the strictness (libjpeg's warnings
-// about made-up data are errors here, see Policy), the checks that make
-// "same pixels" hold (TrackScans, SmoothedWhenDecoded, CheckRange and the
-// Adobe marker in Write), and the limits (max_pixels, the blocks a file's
-// bytes can honestly hold, 500 scans).
+// about made-up data are errors here: JpegWarnings::kFailUnlessHarmless),
+// the checks that make "same pixels" hold (TrackScans, SmoothedWhenDecoded,
+// CheckRange and the Adobe marker in Write), and the limits (max_pixels,
+// the blocks a file's bytes can honestly hold, 500 scans).
 #include "sluice/ops/jpeg_restart.h"
 
 #include <cstdint>
@@ -35,34 +35,6 @@ using ops_internal::JpegErrorManager;
 
 constexpr std::string_view kOp = "add_jpeg_restart_markers";
 constexpr int kMaxInterval = 65535;
-
-// libjpeg warnings that leave nothing made up: bytes between markers that
-// belong to no segment, an unknown JFIF version, an unknown Adobe
-// transform (the color space guess is the same for the output), sequential
-// SOS parameters outside the standard's (ignored by every decoder), a
-// malformed ICC marker (copied verbatim). Every other warning means the
-// decoder had to invent coefficients (a bad Huffman or arithmetic code, a
-// segment that ends early, a lost restart marker, an inconsistent
-// progression) and is an error.
-bool Harmless(int msg_code) {
-  switch (msg_code) {
-    case JWRN_EXTRANEOUS_DATA:
-    case JWRN_JFIF_MAJOR:
-    case JWRN_ADOBE_XFORM:
-    case JWRN_NOT_SEQUENTIAL:
-    case JWRN_BOGUS_ICC: return true;
-    default: return false;
-  }
-}
-
-// Replaces the error manager's emit_message: level < 0 is a warning.
-void Policy(j_common_ptr cinfo, int level) {
-  if (level >= 0) return;  // trace output
-  auto* err = reinterpret_cast<JpegErrorManager*>(cinfo->err);
-  ++err->pub.num_warnings;
-  if (err->first_warning == 0) err->first_warning = err->pub.msg_code;
-  if (!Harmless(err->pub.msg_code)) (*err->pub.error_exit)(cinfo);  // does not return
-}
 
 // The scan limit of the decoder (jpeg_lib's kMaxJpegScans), plus the set of
 // components some scan has covered: a sequential file may code its
@@ -240,8 +212,8 @@ bool SmoothedWhenDecoded(const jpeg_decompress_struct& c) {
   return false;
 }
 
-// libjpeg's warnings that Policy made errors (it raises them with their own
-// code).
+// libjpeg's warnings that kFailUnlessHarmless made errors (raised with their
+// own code).
 bool MadeUpData(int msg_code) {
   switch (msg_code) {
     case JWRN_ARITH_BAD_CODE:
@@ -284,8 +256,8 @@ Result<std::string> AddJpegRestartMarkers(std::string_view bytes, const JpegRest
   const int64_t max_memory = o.max_pixels > (int64_t{1} << 58) / 8
                                  ? int64_t{1} << 58
                                  : 8 * o.max_pixels + (int64_t{64} << 20);
-  ops_internal::BeginJpegDecode(&t->in, bytes, /*recover=*/false, /*strict=*/false, max_memory);
-  t->in.err.pub.emit_message = Policy;
+  ops_internal::BeginJpegDecode(&t->in, bytes, /*recover=*/false,
+                                ops_internal::JpegWarnings::kFailUnlessHarmless, max_memory);
   t->tracker.base.max_scans = ops_internal::kMaxJpegScans;
   t->tracker.base.pub.progress_monitor = TrackScans;
   t->in.cinfo.progress = &t->tracker.base.pub;
@@ -307,21 +279,9 @@ Result<std::string> AddJpegRestartMarkers(std::string_view bytes, const JpegRest
                                      std::to_string(height) + ", more than max_pixels (" +
                                      std::to_string(o.max_pixels) + ")");
   }
-  // Every block of every component costs at least one bit of Huffman-coded
-  // data (its DC code, in the first DC scan if progressive), so a header
-  // claiming more blocks than the bytes can hold is a lie: caught here,
-  // before the coefficient arrays are allocated. (Arithmetic coding can
-  // spend less than a bit on a block.)
-  int64_t blocks = 0;
-  for (int ci = 0; ci < in->num_components; ++ci) {
-    blocks += int64_t{in->comp_info[ci].width_in_blocks} * in->comp_info[ci].height_in_blocks;
-  }
-  if (!in->arith_code && blocks > 8 * static_cast<int64_t>(bytes.size())) {
-    return Status::InvalidArgument(where + ": the header claims a " + std::to_string(width) + "x" +
-                                   std::to_string(height) + " image, more than " +
-                                   std::to_string(bytes.size()) +
-                                   " bytes can hold (truncated or corrupt)");
-  }
+  // A header claiming more blocks than the bytes can hold is caught before
+  // the coefficient arrays are allocated.
+  SLUICE_RETURN_IF_ERROR(ops_internal::CheckJpegBlocksFit(*in, bytes.size(), where));
 
   ReadArgs read{in, nullptr};
   if (!JpegCall(&t->in.err, ReadCoefficients, &read)) return Fail(t->in.err, where);

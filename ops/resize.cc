@@ -121,6 +121,15 @@ Result<Shape> ResizeOutputShape(const Shape& image, ImageSize size, const Resize
     SLUICE_RETURN_IF_ERROR(CheckSize(
         h, w, "size after preserve_aspect_ratio from " + SizeString(size.height, size.width)));
   }
+  if (options.max_pixels <= 0) {
+    return Status::InvalidArgument("Resize: max_pixels must be > 0, got " +
+                                   std::to_string(options.max_pixels));
+  }
+  if (h * w > options.max_pixels) {  // both below 2^31: no overflow
+    return Status::ResourceExhausted("Resize: the output " + SizeString(h, w) + " has " +
+                                     std::to_string(h * w) + " pixels, more than max_pixels (" +
+                                     std::to_string(options.max_pixels) + ")");
+  }
   return d.WithSize(h, w, d.channels);
 }
 

@@ -30,6 +30,7 @@
 #include "sluice/core/result.h"
 #include "sluice/core/shape.h"
 #include "sluice/core/tensor.h"
+#include "sluice/ops/image_limits.h"
 
 namespace sluice::ops {
 
@@ -66,6 +67,12 @@ struct ResizeOptions {
   // min(size.height / height, size.width / width) and rounded half to even,
   // as TF. Not accepted by ResizeInto (the output's shape is the size).
   bool preserve_aspect_ratio = false;
+  // Largest output height x width (of each image of a batch) that Resize
+  // and ResizeOutputShape accept: more is ResourceExhausted, before
+  // anything is allocated (the decoders' limit, image_limits.h; a float32
+  // RGB output at the default is 1.5 GiB). ResizeInto writes into a tensor
+  // the caller allocated and does not check it.
+  int64_t max_pixels = kDefaultMaxImagePixels;
 };
 
 // float32, or `input` for kNearest.
@@ -74,7 +81,8 @@ DType ResizeOutputDType(DType input, ResizeMethod method);
 // The shape Resize() returns for an image of shape `image`: same rank, the
 // new height and width (after preserve_aspect_ratio). InvalidArgument for a
 // rank other than 3 or 4, an empty image, zero channels, a size that is not
-// positive, or dimensions beyond int32 (TF's limit).
+// positive, or dimensions beyond int32 (TF's limit); ResourceExhausted for
+// an output over options.max_pixels.
 Result<Shape> ResizeOutputShape(const Shape& image, ImageSize size,
                                 const ResizeOptions& options = {});
 

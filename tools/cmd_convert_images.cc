@@ -13,6 +13,8 @@
 #include "image_convert.h"
 #include "image_folder.h"
 #include "interrupt.h"
+#include "memory_gate.h"
+#include "sluice/ops/image_limits.h"
 #include "sluice/records/crc32c.h"
 
 namespace sluice::tools {
@@ -20,6 +22,9 @@ namespace {
 
 constexpr std::string_view kCommand = "convert images";
 constexpr double kDefaultShardMb = 100;
+// --ram-budget's default, in MB: room for the decodes of a few 100-megapixel
+// images, or hundreds of ordinary photos, at once.
+constexpr int64_t kDefaultRamBudgetMb = 2048;
 
 struct ConvertImagesOptions {
   ConvertCommonOptions common;
@@ -29,9 +34,11 @@ struct ConvertImagesOptions {
   int quality = 95;
   int restart_interval = 0;
   std::string check = "header";
+  int64_t ram_budget_mb = kDefaultRamBudgetMb;
 };
 
-// "WxH" -> {H, W}; each side 1..65500 (JPEG's limit).
+// "WxH" -> {H, W}; each side 1..65500 (JPEG's limit). The area is checked
+// by CheckResizeArea.
 std::optional<ops::ImageSize> ParseSize(std::string_view s) {
   const size_t x = s.find('x');
   if (x == std::string_view::npos) return std::nullopt;
@@ -42,6 +49,17 @@ std::optional<ops::ImageSize> ParseSize(std::string_view s) {
   };
   if (!parse(s.substr(0, x), &w) || !parse(s.substr(x + 1), &h)) return std::nullopt;
   return ops::ImageSize{h, w};
+}
+
+// Empty if --resize's box holds at most max_pixels (every output, with
+// --keep-aspect too, fits inside it), else why not.
+std::string CheckResizeArea(const ops::ImageSize& size) {
+  const int64_t pixels = size.height * size.width;
+  if (pixels <= ops::kDefaultMaxImagePixels) return {};
+  return fmt::format(
+      "{}x{} is {} pixels an image, more than the limit of {} (max_pixels, the largest image "
+      "decoded or resized)",
+      size.width, size.height, pixels, ops::kDefaultMaxImagePixels);
 }
 
 void PrintFolderNotes(const ImageFolder& folder) {
@@ -157,6 +175,8 @@ int RunConvertImages(const ConvertImagesOptions& o) {
   image_options.keep_aspect = o.keep_aspect;
   image_options.quality = o.quality;
   image_options.restart_interval = o.restart_interval;
+  MemoryGate gate(static_cast<uint64_t>(o.ram_budget_mb) * 1000 * 1000);
+  image_options.gate = &gate;
   const std::vector<std::string>& classes = folder->classes;
   job.process = [&](size_t i) {
     return ConvertImageFile(o.dir, files[i], classes[files[i].label], image_options);
@@ -185,10 +205,13 @@ void AddConvertImagesCommand(CLI::App& convert, int* exit_code) {
   AddConvertCommonOptions(cmd, &o->common, /*shard_size_option=*/true);
   CLI::Option* resize =
       cmd->add_option("--resize", o->resize,
-                      "Decode, resize to WxH (bilinear, antialias) and re-encode as JPEG")
+                      "Decode, resize to WxH (bilinear, antialias) and re-encode as JPEG; W x H "
+                      "at most 134217728 pixels")
           ->check(CLI::Validator(
               [](std::string& s) {
-                return ParseSize(s) ? std::string() : "expected WxH such as 256x256";
+                const std::optional<ops::ImageSize> size = ParseSize(s);
+                if (!size) return std::string("expected WxH such as 256x256, each side 1..65500");
+                return CheckResizeArea(*size);
               },
               "WxH"));
   cmd->add_flag("--keep-aspect", o->keep_aspect,
@@ -206,9 +229,16 @@ void AddConvertImagesCommand(CLI::App& convert, int* exit_code) {
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   cmd->add_option("--check", o->check,
-                  "header: parse each image's header; full: also decode it (finds truncated or "
-                  "corrupt data, slower)")
+                  "header: parse each image's header; full: also decode it, strictly (finds data "
+                  "cut short or corrupt that a lenient decoder would make up, as "
+                  "--restart-interval does; slower)")
       ->check(CLI::IsMember({"header", "full"}))
+      ->capture_default_str();
+  cmd->add_option("--ram-budget", o->ram_budget_mb,
+                  "MB that the decodes, resizes and encodes of all workers may hold at once: a "
+                  "worker waits, its image's size known from its header, until its work fits (an "
+                  "image larger than the budget converts alone)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
   cmd->footer(
       "Examples:\n"

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "image_example.h"
+#include "image_memory.h"
 #include "sluice/core/file.h"
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/jpeg.h"
@@ -45,15 +46,26 @@ Result<Tensor> RoundToUint8(const Tensor& pixels) {
   return out;
 }
 
-Result<RecordBytes> Reencode(std::string_view bytes, const ImageExampleFields& fields_in,
-                             const ops::DecodeImageOptions& decode, const ImageConvertOptions& o) {
-  SLUICE_ASSIGN_OR_RETURN(Tensor image, ops::DecodeImage(bytes, decode));
+ops::ResizeOptions ResizeOptionsOf(const ImageConvertOptions& o) {
   ops::ResizeOptions r;
   r.method = ops::ResizeMethod::kBilinear;
   r.antialias = true;
   r.preserve_aspect_ratio = o.keep_aspect;
-  SLUICE_ASSIGN_OR_RETURN(Tensor resized, ops::Resize(image, *o.resize, r));
-  SLUICE_ASSIGN_OR_RETURN(Tensor pixels, RoundToUint8(resized));
+  return r;
+}
+
+// Each step's input is dropped as soon as the next exists.
+Result<RecordBytes> Reencode(std::string_view bytes, const ImageExampleFields& fields_in,
+                             const ops::DecodeImageOptions& decode, const ImageConvertOptions& o) {
+  Tensor pixels;
+  {
+    Tensor resized;
+    {
+      SLUICE_ASSIGN_OR_RETURN(Tensor image, ops::DecodeImage(bytes, decode));
+      SLUICE_ASSIGN_OR_RETURN(resized, ops::Resize(image, *o.resize, ResizeOptionsOf(o)));
+    }
+    SLUICE_ASSIGN_OR_RETURN(pixels, RoundToUint8(resized));
+  }
   ops::EncodeJpegOptions e;
   e.quality = o.quality;
   e.restart_interval = o.restart_interval;
@@ -84,6 +96,9 @@ Result<RecordBytes> ConvertImageFile(const std::string& root, const ImageFile& f
   SLUICE_RETURN_IF_ERROR(CheckFormat(format, bytes));
   ops::DecodeImageOptions decode;
   decode.name = file.relative;
+  // --check full refuses what the decoder would make up (and, before
+  // decoding, a header that claims more than the bytes can hold).
+  decode.strict = decode.allow_harmless_warnings = o.full_check;
   SLUICE_ASSIGN_OR_RETURN(Shape shape, ops::ImageOutputShape(bytes, decode));
   ImageExampleFields f;
   f.format = format == ops::ImageFormat::kJpeg ? "jpeg" : "png";
@@ -93,12 +108,28 @@ Result<RecordBytes> ConvertImageFile(const std::string& root, const ImageFile& f
   f.label = file.label;
   f.class_text = class_name;
   f.filename = file.relative;
+  const bool transcode = in_place && o.restart_interval > 0 && format == ops::ImageFormat::kJpeg;
+  ImageWork work;
   if (!in_place) {
     decode.channels = f.channels <= 2 ? 1 : 3;
-    return Reencode(bytes, f, decode, o);
+    work.decoded = Shape{f.height, f.width, decode.channels};
+    // An output over max_pixels fails here, before anything is decoded.
+    SLUICE_ASSIGN_OR_RETURN(work.resized,
+                            ops::ResizeOutputShape(*work.decoded, *o.resize, ResizeOptionsOf(o)));
+  } else if (o.full_check) {
+    work.decoded = shape;
   }
+  work.transcode = transcode;
+  // Held until the record is built: the decode, resize and encode buffers
+  // of all workers together stay within the gate's budget.
+  MemoryGate::Hold hold;
+  if (o.gate != nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(uint64_t work_bytes, ImageWorkBytes(bytes, format, work));
+    hold = o.gate->Acquire(work_bytes);
+  }
+  if (!in_place) return Reencode(bytes, f, decode, o);
   if (o.full_check) SLUICE_RETURN_IF_ERROR(ops::DecodeImage(bytes, decode).status());
-  if (o.restart_interval > 0 && format == ops::ImageFormat::kJpeg) {
+  if (transcode) {
     // Re-encoded, so not in place: height, width and channels stay (the
     // pixels are the same).
     ops::JpegRestartOptions r;

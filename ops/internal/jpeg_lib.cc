@@ -28,7 +28,10 @@ void EmitMessage(j_common_ptr cinfo, int level) {
   JpegErrorManager* err = ErrorManagerOf(cinfo);
   ++err->pub.num_warnings;
   if (err->first_warning == 0) err->first_warning = err->pub.msg_code;
-  if (err->strict) ErrorExit(cinfo);
+  if (err->warnings == JpegWarnings::kFail || (err->warnings == JpegWarnings::kFailUnlessHarmless &&
+                                               !HarmlessJpegWarning(err->pub.msg_code))) {
+    ErrorExit(cinfo);
+  }
 }
 
 // libjpeg's default prints to stderr; messages go into the Status instead.
@@ -142,12 +145,23 @@ void Create(void* p) { jpeg_create_decompress(static_cast<CreateArgs*>(p)->cinfo
 
 }  // namespace
 
+bool HarmlessJpegWarning(int msg_code) {
+  switch (msg_code) {
+    case JWRN_EXTRANEOUS_DATA:
+    case JWRN_JFIF_MAJOR:
+    case JWRN_ADOBE_XFORM:
+    case JWRN_NOT_SEQUENTIAL:
+    case JWRN_BOGUS_ICC: return true;
+    default: return false;
+  }
+}
+
 void InstallJpegErrorManager(j_common_ptr cinfo, JpegErrorManager* err) {
   cinfo->err = jpeg_std_error(&err->pub);
   err->pub.error_exit = ErrorExit;
   err->pub.emit_message = EmitMessage;
   err->pub.output_message = OutputMessage;
-  err->strict = false;
+  err->warnings = JpegWarnings::kIgnore;
   err->first_warning = 0;
   err->error_code = 0;
   err->message[0] = '\0';
@@ -197,10 +211,10 @@ Result<JpegDecompressor*> ThreadJpegDecompressor() {
   return d;
 }
 
-void BeginJpegDecode(JpegDecompressor* d, std::string_view bytes, bool recover, bool strict,
-                     int64_t max_memory) {
+void BeginJpegDecode(JpegDecompressor* d, std::string_view bytes, bool recover,
+                     JpegWarnings warnings, int64_t max_memory) {
   InstallJpegErrorManager(reinterpret_cast<j_common_ptr>(&d->cinfo), &d->err);
-  d->err.strict = strict;
+  d->err.warnings = warnings;
   JpegMemorySource& src = d->src;
   src.pub.init_source = InitSource;
   src.pub.fill_input_buffer = FillInputBuffer;
@@ -247,6 +261,20 @@ std::string JpegWhere(std::string_view op, std::string_view name, size_t size) {
     where += name;
   }
   return where;
+}
+
+Status CheckJpegBlocksFit(const jpeg_decompress_struct& cinfo, size_t size,
+                          std::string_view where) {
+  if (cinfo.arith_code) return Status::OK();
+  int64_t blocks = 0;
+  for (int ci = 0; ci < cinfo.num_components; ++ci) {
+    blocks += int64_t{cinfo.comp_info[ci].width_in_blocks} * cinfo.comp_info[ci].height_in_blocks;
+  }
+  if (blocks <= 8 * static_cast<int64_t>(size)) return Status::OK();
+  return Status::InvalidArgument(std::string(where) + ": the header claims a " +
+                                 std::to_string(cinfo.image_width) + "x" +
+                                 std::to_string(cinfo.image_height) + " image, more than " +
+                                 std::to_string(size) + " bytes can hold (truncated or corrupt)");
 }
 
 Status JpegError(const JpegErrorManager& err, std::string_view where) {

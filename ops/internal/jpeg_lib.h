@@ -30,10 +30,26 @@ namespace sluice::ops_internal {
 // uses the same number); more is a denial-of-service pattern, not a photo.
 inline constexpr int kMaxJpegScans = 500;
 
+// What a decode makes of libjpeg's warnings (recoverable corruption).
+enum class JpegWarnings {
+  kIgnore,              // TF's behavior: they are counted, nothing more
+  kFailUnlessHarmless,  // an error unless HarmlessJpegWarning()
+  kFail,                // every warning is an error
+};
+
+// libjpeg warnings that leave nothing made up: bytes between markers that
+// belong to no segment, an unknown JFIF version, an unknown Adobe
+// transform (the color space guess stays the same), sequential SOS
+// parameters outside the standard's (ignored by every decoder), a malformed
+// ICC marker. Every other warning means the decoder had to invent
+// coefficients (a bad Huffman or arithmetic code, a segment that ends
+// early, a lost restart marker, an inconsistent progression).
+bool HarmlessJpegWarning(int msg_code);
+
 struct JpegErrorManager {
   jpeg_error_mgr pub;
   std::jmp_buf jump;
-  bool strict = false;    // a warning is an error
+  JpegWarnings warnings = JpegWarnings::kIgnore;
   int first_warning = 0;  // msg_code of the first warning (0: none yet)
   int error_code = 0;     // msg_code of the error (-1: ours, see message)
   char message[JMSG_LENGTH_MAX] = {};
@@ -103,13 +119,13 @@ struct JpegDecompressor {
 // ResourceExhausted if libjpeg cannot allocate its state.
 Result<JpegDecompressor*> ThreadJpegDecompressor();
 
-// Readies `d` for one image: resets the error manager (`strict`), installs
-// the source over `bytes`, the scan limit and a memory limit for libjpeg's
-// own buffers. Pair with EndJpegDecode() (any state is fine), which leaves
-// nothing of the image behind: the next image decodes as with a new
-// decompressor.
-void BeginJpegDecode(JpegDecompressor* d, std::string_view bytes, bool recover, bool strict,
-                     int64_t max_memory);
+// Readies `d` for one image: resets the error manager (`warnings`),
+// installs the source over `bytes`, the scan limit and a memory limit for
+// libjpeg's own buffers. Pair with EndJpegDecode() (any state is fine),
+// which leaves nothing of the image behind: the next image decodes as with
+// a new decompressor.
+void BeginJpegDecode(JpegDecompressor* d, std::string_view bytes, bool recover,
+                     JpegWarnings warnings, int64_t max_memory);
 void EndJpegDecode(JpegDecompressor* d);
 
 // "<op>: <name or 'N-byte input'>" for messages.
@@ -117,6 +133,14 @@ std::string JpegWhere(std::string_view op, std::string_view name, size_t size);
 // ReadJpegHeader with errors prefixed by `where` (JpegWhere of the calling
 // op), for ops that check a header before their own work.
 Result<ops::JpegHeader> ReadJpegHeaderAt(std::string_view bytes, const std::string& where);
+// InvalidArgument if the header read into `cinfo` claims more 8x8 blocks
+// than `size` bytes of Huffman-coded data can hold: every block of every
+// component costs at least one bit (its DC code, in the first DC scan if
+// progressive), so such a header is a lie (a file cut short, or a SOF
+// edited to claim a larger image), caught before anything image-sized is
+// allocated. Arithmetic-coded files (which can spend less than a bit on a
+// block) always pass. REQUIRES: jpeg_read_header succeeded on cinfo.
+Status CheckJpegBlocksFit(const jpeg_decompress_struct& cinfo, size_t size, std::string_view where);
 // The Status for a failed JpegCall: ResourceExhausted for memory and size
 // limits, InvalidArgument otherwise (corrupt, truncated or unsupported data).
 Status JpegError(const JpegErrorManager& err, std::string_view where);
