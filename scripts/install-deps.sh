@@ -5,9 +5,13 @@
 # calls apt-get for what is missing, so on a warm machine it costs a few
 # milliseconds. Run as root or with sudo available.
 #
-#   scripts/install-deps.sh          # build + test dependencies
-#   scripts/install-deps.sh --check  # list what is missing, install nothing
+# Usage: scripts/install-deps.sh          # build + test dependencies
+#        scripts/install-deps.sh --check  # list what is missing, install nothing
 set -euo pipefail
+. "$(dirname "$0")/lib/args.sh"
+args_help "$@"
+case "${1:-}" in "" | --check) ;; *) args_die "unknown option $1" ;; esac
+(($# <= 1)) || args_die "one option at most, got: $*"
 
 PACKAGES=(
   # toolchain
