@@ -11,14 +11,13 @@
 //       .map(parse).batch(per_replica_batch)
 // and the ranks compare notes through the communicator: the same number of
 // steps everywhere, every record read once, none twice.
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "command_line.h"
 #include "sluice/distribute/communicator.h"
 #include "sluice/distribute/distribute.h"
 #include "sluice/pipeline/parse_example.h"
@@ -140,7 +139,7 @@ int main(int argc, char** argv) {
                  "Write 6 indexed demo files of 1000 Examples into this folder, then read them");
   app.add_option("--batch", batch, "Per-replica batch size")->check(CLI::PositiveNumber);
   app.add_option("--seed", seed, "Seed of the global shuffle");
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> status = samples::ParseCommandLine(app, argc, argv)) return *status;
   if (!demo.empty()) dir = demo;
   if (dir.empty()) {
     std::fprintf(stderr, "give a folder of .tfrecord files, or --make-demo FOLDER\n");

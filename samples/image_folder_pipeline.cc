@@ -12,12 +12,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "command_line.h"
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/jpeg.h"
 #include "sluice/ops/read_file.h"
@@ -56,24 +56,33 @@ int MakeDemo(const fs::path& dir) {
 }
 
 int main(int argc, char** argv) {
-  if (argc >= 3 && std::strcmp(argv[1], "--make-demo") == 0) return MakeDemo(argv[2]);
-  if (argc < 2 || argv[1][0] == '-') {
-    std::fprintf(stderr, "usage: %s DIR [--batch N] | --make-demo DIR\n", argv[0]);
+  CLI::App app{
+      "The cats_vs_dogs input pipeline: the images of DIR (one subfolder per class) read, "
+      "decoded, resized to 256x256, shuffled, batched and prefetched."};
+  std::string dir, demo;
+  int64_t batch = 32;
+  app.add_option("DIR", dir, "Folder with one subfolder of images per class");
+  app.add_option("--batch", batch, "Batch size")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--make-demo", demo,
+                 "Write 24 small JPEGs in 2 class folders into this folder, then stop");
+  if (std::optional<int> status = samples::ParseCommandLine(app, argc, argv)) return *status;
+  if (!demo.empty()) return MakeDemo(demo);
+  if (dir.empty()) {
+    std::fprintf(stderr, "image_folder_pipeline: give DIR, or --make-demo DIR\n\n%s",
+                 app.help().c_str());
     return 2;
   }
-  int64_t batch = 32;
-  if (argc >= 4 && std::strcmp(argv[2], "--batch") == 0) batch = std::atoll(argv[3]);
 
   // One subfolder per class; labels in sorted order of the class names.
   std::vector<std::string> classes, files;
   std::vector<int32_t> labels;
-  for (const auto& e : fs::directory_iterator(argv[1])) {
+  for (const auto& e : fs::directory_iterator(dir)) {
     if (e.is_directory()) classes.push_back(e.path().filename().string());
   }
   std::sort(classes.begin(), classes.end());
   for (size_t c = 0; c < classes.size(); ++c) {
     std::vector<std::string> in_class;
-    for (const auto& e : fs::directory_iterator(fs::path(argv[1]) / classes[c])) {
+    for (const auto& e : fs::directory_iterator(fs::path(dir) / classes[c])) {
       if (e.is_regular_file()) in_class.push_back(e.path().string());
     }
     std::sort(in_class.begin(), in_class.end());
@@ -83,7 +92,7 @@ int main(int argc, char** argv) {
     }
   }
   if (files.empty()) {
-    std::fprintf(stderr, "no files under class folders in %s\n", argv[1]);
+    std::fprintf(stderr, "no files under class folders in %s\n", dir.c_str());
     return 1;
   }
 
