@@ -16,7 +16,7 @@ case "${1:-}" in "" | --check) ;; *) args_die "unknown option $1" ;; esac
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build ccache pkg-config make
-  # libraries (ARCHITECTURE.md: Debian packages only, found with CMake)
+  # libraries (docs/architecture.md: Debian packages only, found with CMake)
   zlib1g-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libtbb-dev
