@@ -3,22 +3,28 @@
 //
 //   build/samples/distributed_input --make-demo /tmp/dist   # one process
 //   mpirun -np 2 build/samples/distributed_input /tmp/dist  # two ranks
+//   sluice convert images photos --out /tmp/photos/train --index
+//   mpirun -np 2 build/samples/distributed_input /tmp/photos --batch 8
 //
-// With --make-demo, rank 0 writes the demo files (6 indexed TFRecord files
-// of 1,000 tf.train.Examples) while the others wait; every rank then runs
-//   TFRecordDataset(files).global_shuffle(seed)
+// The input: a folder of indexed .tfrecord files (a .idx beside each) of
+// tf.train.Examples with an int64 label, "image/class/label" unless --label
+// says otherwise: what `sluice convert images ... --index` writes. With
+// --make-demo, rank 0 first writes 6 such files of 1,000 Examples while the
+// others wait. Every rank then runs
+//   TFRecordDataset(files).enumerate()       // each record's position
+//       .global_shuffle(seed)
 //       .apply(distribute(input_context))   // RECORD: positions r, r+W, ...
 //       .map(parse).batch(per_replica_batch)
 // and the ranks compare notes through the communicator: the same number of
-// steps everywhere, every record read once, none twice.
-#include <CLI/CLI.hpp>
-
+// steps everywhere, every record (by its position in the files) read once,
+// none twice.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "command_line.h"
 #include "sluice/distribute/communicator.h"
 #include "sluice/distribute/distribute.h"
 #include "sluice/pipeline/parse_example.h"
@@ -29,6 +35,7 @@ namespace {
 
 using sluice::Status;
 
+// Examples of the schema `sluice convert images` writes, without the image.
 Status MakeDemo(const std::string& dir, int files, int records) {
   std::filesystem::create_directories(dir);
   int id = 0;
@@ -39,7 +46,10 @@ Status MakeDemo(const std::string& dir, int files, int records) {
     SLUICE_ASSIGN_OR_RETURN(sluice::TFRecordWriter w, sluice::TFRecordWriter::Open(path, o));
     for (int r = 0; r < records; ++r, ++id) {
       sluice::ExampleBuilder b;
-      b.AddInt64("id", id).AddInt64("label", id % 10).AddBytes("image", std::string(64, 'x'));
+      const std::string text = "class" + std::to_string(id % 10);
+      b.AddInt64("image/class/label", id % 10)
+          .AddBytes("image/class/text", text)
+          .AddBytes("image/filename", text + "/record-" + std::to_string(id));
       SLUICE_RETURN_IF_ERROR(w.Write(b.Serialize()));
     }
     SLUICE_RETURN_IF_ERROR(w.Close());
@@ -47,7 +57,8 @@ Status MakeDemo(const std::string& dir, int files, int records) {
   return Status::OK();
 }
 
-int Run(const std::string& dir, bool make_demo, int64_t batch, uint64_t seed) {
+int Run(const std::string& dir, bool make_demo, int64_t batch, uint64_t seed,
+        const std::string& label) {
   // The communicator: MPI under mpirun or srun, a single rank otherwise.
   auto comm = sluice::Connect();
   if (!comm.ok()) {
@@ -76,39 +87,50 @@ int Run(const std::string& dir, bool make_demo, int64_t batch, uint64_t seed) {
   if (files.empty()) return fail(Status::NotFound("no .tfrecord files in " + dir));
 
   const sluice::InputContext input = sluice::InputContext::FromCommunicator(*comm);
-  sluice::Dataset records = sluice::TFRecordDataset(files).global_shuffle({.seed = seed});
+  // (position, record): the position is what the ranks compare notes on.
+  sluice::Dataset records =
+      sluice::TFRecordDataset(files).enumerate().global_shuffle({.seed = seed});
   auto plan = sluice::PlanDistribution(records, input);
   if (!plan.ok()) return fail(plan.status());
-  // parse_example runs on whole batches (it is fused with batch).
-  sluice::Dataset ds = records.apply(sluice::distribute(input))
-                           .map(sluice::parse_example(
-                               {{"id", sluice::FixedLenFeature(sluice::DType::kInt64, {})},
-                                {"label", sluice::FixedLenFeature(sluice::DType::kInt64, {})}}))
-                           .batch(batch, {.drop_remainder = true});
+  // parse_example parses component 0 and keeps the others; it runs on whole
+  // batches (it is fused with batch).
+  auto record_first = [](sluice::Element e) -> sluice::Result<sluice::Element> {
+    return sluice::Element({e[1], e[0]}, {"record", "position"});
+  };
+  sluice::Dataset ds =
+      records.apply(sluice::distribute(input))
+          .map(record_first)
+          .map(sluice::parse_example({{label, sluice::FixedLenFeature(sluice::DType::kInt64, {})}}))
+          .batch(batch, {.drop_remainder = true});
   if (c.rank() == 0) std::printf("%s\n", plan->ToString().c_str());
 
-  int64_t steps = 0, first = -1;
-  std::vector<int64_t> ids;
+  int64_t steps = 0, first = -1, first_label = -1;
+  std::vector<int64_t> positions;
   auto it = ds.iterator();
   if (!it.ok()) return fail(it.status());
   for (;;) {
     auto b = it->next();
     if (!b.ok()) return fail(b.status());
     if (!b->has_value()) break;
-    for (int64_t id : (**b)[0].flat<int64_t>()) ids.push_back(id);
-    if (first < 0) first = (**b)[0].flat<int64_t>()[0];
+    const sluice::Element& e = **b;  // (label, position), batched
+    for (int64_t p : e.find("position")->flat<int64_t>()) positions.push_back(p);
+    if (first < 0) {
+      first = e.find("position")->flat<int64_t>()[0];
+      first_label = e.find(label)->flat<int64_t>()[0];
+    }
     ++steps;
   }
-  std::printf("rank %d of %d: %lld steps of %lld, first record id %lld\n", c.rank(), c.size(),
-              static_cast<long long>(steps), static_cast<long long>(batch),
-              static_cast<long long>(first));
+  std::printf("rank %d of %d: %lld steps of %lld, first record %lld (label %lld)\n", c.rank(),
+              c.size(), static_cast<long long>(steps), static_cast<long long>(batch),
+              static_cast<long long>(first), static_cast<long long>(first_label));
   std::fflush(stdout);
 
-  // Compare notes: equal steps, and every id read once across the ranks.
+  // Compare notes: equal steps, and every position read once across the ranks.
   auto lo = c.AllReduceInt(steps, sluice::ReduceOp::kMin);
   auto hi = c.AllReduceInt(steps, sluice::ReduceOp::kMax);
   if (!lo.ok() || !hi.ok()) return fail(!lo.ok() ? lo.status() : hi.status());
-  std::string mine(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(int64_t));
+  std::string mine(reinterpret_cast<const char*>(positions.data()),
+                   positions.size() * sizeof(int64_t));
   auto all = c.AllGatherBytes(mine);
   if (!all.ok()) return fail(all.status());
   if (c.rank() == 0) {
@@ -119,10 +141,10 @@ int Run(const std::string& dir, bool make_demo, int64_t batch, uint64_t seed) {
     }
     std::sort(seen.begin(), seen.end());
     const bool unique = std::adjacent_find(seen.begin(), seen.end()) == seen.end();
-    std::printf("every rank ran %s steps (%lld..%lld); %zu records read, %s\n",
+    std::printf("every rank ran %s steps (%lld..%lld); %zu of %lld records read, %s\n",
                 *lo == *hi ? "the same number of" : "DIFFERENT numbers of",
                 static_cast<long long>(*lo), static_cast<long long>(*hi), seen.size(),
-                unique ? "each once" : "SOME TWICE");
+                static_cast<long long>(records.cardinality()), unique ? "each once" : "SOME TWICE");
     if (*lo != *hi || !unique) return 1;
   }
   return 0;
@@ -131,20 +153,27 @@ int Run(const std::string& dir, bool make_demo, int64_t batch, uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Every rank reads its exact share of indexed TFRecords (run under mpirun)"};
-  std::string dir, demo;
+  CLI::App app{
+      "Every rank reads its exact share of indexed TFRecords (run under mpirun). DIR holds "
+      ".tfrecord files, each with its .idx, of tf.train.Examples with an int64 label feature: "
+      "what `sluice convert images DIR --out OUT/train --index` writes, or --make-demo."};
+  std::string dir, demo, label = "image/class/label";
   int64_t batch = 32;
   uint64_t seed = 7;
-  app.add_option("dir", dir, "Folder of indexed .tfrecord files");
+  app.add_option("DIR", dir, "Folder of indexed .tfrecord files");
   app.add_option("--make-demo", demo,
                  "Write 6 indexed demo files of 1000 Examples into this folder, then read them");
-  app.add_option("--batch", batch, "Per-replica batch size")->check(CLI::PositiveNumber);
-  app.add_option("--seed", seed, "Seed of the global shuffle");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--label", label, "The int64 feature parsed as the label")->capture_default_str();
+  app.add_option("--batch", batch, "Per-replica batch size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--seed", seed, "Seed of the global shuffle")->capture_default_str();
+  if (std::optional<int> status = samples::ParseCommandLine(app, argc, argv)) return *status;
   if (!demo.empty()) dir = demo;
   if (dir.empty()) {
-    std::fprintf(stderr, "give a folder of .tfrecord files, or --make-demo FOLDER\n");
+    std::fprintf(stderr, "distributed_input: give DIR, or --make-demo DIR\n\n%s",
+                 app.help().c_str());
     return 2;
   }
-  return Run(dir, !demo.empty(), batch, seed);
+  return Run(dir, !demo.empty(), batch, seed, label);
 }

@@ -18,13 +18,12 @@
 // Every replica reads its exact share of the indexed TFRecords (RECORD
 // sharding of one global shuffle); the global batch is split among the
 // replicas. Only the chief writes the TensorBoard logs and the checkpoints.
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
 
+#include "command_line.h"
 #include "sample_data.h"
 #include "sluice/distribute/cluster_resolver.h"
 #include "sluice/nn/checkpoint.h"
@@ -87,7 +86,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   app.add_option("--seed", seed, "Seed of the weights and the shuffle")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> status = samples::ParseCommandLine(app, argc, argv)) return *status;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
   // The processes' communicator: MPI under mpirun or srun, else one rank.

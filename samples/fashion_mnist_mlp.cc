@@ -15,11 +15,10 @@
 //                             layers.Dense(128, activation="relu"), layers.Dense(10)])
 //   ckpt = tf.train.Checkpoint(step=tf.Variable(1), optimizer=opt, net=model, iterator=it)
 //   manager = tf.train.CheckpointManager(ckpt, "./tf_ckpts", max_to_keep=3)
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
 
+#include "command_line.h"
 #include "gpu_support.h"
 #include "sample_data.h"
 #include "sluice/nn/checkpoint.h"
@@ -70,7 +69,7 @@ int main(int argc, char** argv) {
   std::string device = "cpu";
   app.add_option("--device", device, "cpu, or gpu[:N] when sluice is built with CUDA")
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> status = samples::ParseCommandLine(app, argc, argv)) return *status;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they happen
   samples::EnableGpuDevices();
   const nn::Device dev = Check(nn::Device::Parse(device), "--device");

@@ -11,13 +11,12 @@
 //
 // Without --test-dir, the last of 10 shuffled shards is held out for
 // validation. `make demo` runs it on Fashion-MNIST written out as a folder.
-#include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
+#include "command_line.h"
 #include "gpu_support.h"
 #include "sample_data.h"
 #include "sluice/nn/checkpoint.h"
@@ -102,7 +101,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"float32", "mixed_bfloat16"}))
       ->capture_default_str();
   app.add_option("--seed", seed, "Seed of the weights and the shuffles")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> status = samples::ParseCommandLine(app, argc, argv)) return *status;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they happen
 
   // The device first: a typo should not wait for a conversion.

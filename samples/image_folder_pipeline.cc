@@ -5,19 +5,25 @@
 //   build/samples/image_folder_pipeline DIR [--batch 32]
 //   build/samples/image_folder_pipeline --make-demo DIR   # a small folder to try it on
 //
+// DIR is listed as `sluice convert images` lists it (image_folder.h): images
+// at any depth below a class folder count; .txt files, hidden files and
+// files directly in DIR are ignored, as convert ignores them. An image that
+// does not decode (a .gif, a corrupt JPEG) stops the run with its name;
+// convert skips and lists such files instead.
+//
 // Python, for comparison:
 //   dataset = tf.data.Dataset.from_tensor_slices((filenames, labels))
 //   dataset = dataset.map(_decode_and_resize).shuffle(23000).batch(32)
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "command_line.h"
+#include "image_folder.h"
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/jpeg.h"
 #include "sluice/ops/read_file.h"
@@ -56,34 +62,43 @@ int MakeDemo(const fs::path& dir) {
 }
 
 int main(int argc, char** argv) {
-  if (argc >= 3 && std::strcmp(argv[1], "--make-demo") == 0) return MakeDemo(argv[2]);
-  if (argc < 2 || argv[1][0] == '-') {
-    std::fprintf(stderr, "usage: %s DIR [--batch N] | --make-demo DIR\n", argv[0]);
+  CLI::App app{
+      "The cats_vs_dogs input pipeline: the images of DIR (one subfolder per class, listed as "
+      "`sluice convert images` lists it) read, decoded, resized to 256x256, shuffled, batched "
+      "and prefetched."};
+  std::string dir, demo;
+  int64_t batch = 32;
+  app.add_option("DIR", dir, "Folder with one subfolder of images per class");
+  app.add_option("--batch", batch, "Batch size")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--make-demo", demo,
+                 "Write 24 small JPEGs in 2 class folders into this folder, then stop");
+  if (std::optional<int> status = samples::ParseCommandLine(app, argc, argv)) return *status;
+  if (!demo.empty()) return MakeDemo(demo);
+  if (dir.empty()) {
+    std::fprintf(stderr, "image_folder_pipeline: give DIR, or --make-demo DIR\n\n%s",
+                 app.help().c_str());
     return 2;
   }
-  int64_t batch = 32;
-  if (argc >= 4 && std::strcmp(argv[2], "--batch") == 0) batch = std::atoll(argv[3]);
 
   // One subfolder per class; labels in sorted order of the class names.
-  std::vector<std::string> classes, files;
-  std::vector<int32_t> labels;
-  for (const auto& e : fs::directory_iterator(argv[1])) {
-    if (e.is_directory()) classes.push_back(e.path().filename().string());
+  Result<samples::ImageFolderListing> listing = samples::ListImageFolder(dir);
+  if (!listing.ok()) {
+    std::fprintf(stderr, "image_folder_pipeline: %s\n", listing.status().ToString().c_str());
+    return 1;
   }
-  std::sort(classes.begin(), classes.end());
-  for (size_t c = 0; c < classes.size(); ++c) {
-    std::vector<std::string> in_class;
-    for (const auto& e : fs::directory_iterator(fs::path(argv[1]) / classes[c])) {
-      if (e.is_regular_file()) in_class.push_back(e.path().string());
-    }
-    std::sort(in_class.begin(), in_class.end());
-    for (auto& f : in_class) {
-      files.push_back(std::move(f));
-      labels.push_back(static_cast<int32_t>(c));
-    }
+  const std::vector<std::string>& files = listing->files;
+  std::printf("found %zu images in %zu classes under %s\n", files.size(), listing->classes.size(),
+              dir.c_str());
+  if (!listing->ignored.empty()) {
+    std::printf(
+        "ignored %zu files without an image extension or outside a class folder "
+        "(e.g. %s)\n",
+        listing->ignored.size(), listing->ignored.front().c_str());
   }
   if (files.empty()) {
-    std::fprintf(stderr, "no files under class folders in %s\n", argv[1]);
+    std::fprintf(stderr,
+                 "image_folder_pipeline: no images found; expected %s/<class>/<image>.jpg\n",
+                 dir.c_str());
     return 1;
   }
 
@@ -97,9 +112,9 @@ int main(int argc, char** argv) {
     return Element({resized, e[1]}, {"image", "label"});
   };
   auto dataset =
-      sluice::Dataset::from_tensor_slices(
-          {Tensor::FromStrings(files).value(), Tensor::FromVector<int32_t>(labels).value()},
-          {"filename", "label"})
+      sluice::Dataset::from_tensor_slices({Tensor::FromStrings(files).value(),
+                                           Tensor::FromVector<int32_t>(listing->labels).value()},
+                                          {"filename", "label"})
           .map(decode_and_resize, {.parallelism = sluice::kAutotune, .name = "decode_and_resize"})
           .shuffle(23000, {.seed = 1})
           .batch(batch)
@@ -125,6 +140,6 @@ int main(int argc, char** argv) {
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%lld images in %zu classes, %.0f images/s\n%s", static_cast<long long>(images),
-              classes.size(), images / s, it->stats().ToString().c_str());
+              listing->classes.size(), images / s, it->stats().ToString().c_str());
   return 0;
 }

@@ -3,7 +3,7 @@
 // verifies it, indexes it, seeks with the index, and reads everything back
 // through the batch parser, printing what it did and how fast.
 //
-//   tfrecord_demo [OUTPUT_DIR] [NUM_EXAMPLES]
+//   tfrecord_demo [OUTPUT_DIR] [NUM_EXAMPLES]    (default: demo 5000)
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "command_line.h"
 #include "sluice/core/rng.h"
 #include "sluice/records/example_builder.h"
 #include "sluice/records/example_parser.h"
@@ -55,8 +56,18 @@ std::string FakeImage(sluice::Rng& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1] : "demo";
-  const int n = argc > 2 ? std::atoi(argv[2]) : 5000;
+  CLI::App app{
+      "The TFRecord tutorial in C++: writes NUM_EXAMPLES tf.train.Examples to "
+      "OUTPUT_DIR/train.tfrecord.gz (about 3 KB each), verifies, indexes, seeks and reads "
+      "them back."};
+  std::string dir = "demo";
+  int n = 5000;
+  app.add_option("OUTPUT_DIR", dir, "Folder to write into (made if missing)")
+      ->capture_default_str();
+  app.add_option("NUM_EXAMPLES", n, "Examples to write")
+      ->check(CLI::Range(1, 10'000'000))
+      ->capture_default_str();
+  if (std::optional<int> status = samples::ParseCommandLine(app, argc, argv)) return *status;
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/train.tfrecord.gz";
   std::printf("sluice TFRecord demo: %d examples -> %s\n\n", n, path.c_str());

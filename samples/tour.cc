@@ -10,9 +10,12 @@
 //   for x, y in dataset: print(x.numpy(), y.numpy())
 #include <cstdio>
 
+#include "command_line.h"
 #include "sluice/pipeline/dataset.h"
 
-int main() {
+int main(int argc, char** argv) {
+  CLI::App app{"The tf.data tour: from_tensor_slices of (year, price) pairs, map, shuffle, batch."};
+  if (std::optional<int> status = samples::ParseCommandLine(app, argc, argv)) return *status;
   using sluice::Dataset;
   using sluice::Element;
   using sluice::Tensor;

@@ -4,7 +4,7 @@
 # cache warm. Reports images/s and MB/s for both and the ratio
 # cat time / convert time (target: >= 0.8).
 #
-#   scripts/bench-convert.sh [--build BUILD_DIR] [--images DIR] [--count 5000]
+# Usage: scripts/bench-convert.sh [--build BUILD_DIR] [--images DIR] [--count 5000]
 #       [--workers N] [--shards N] [--runs 3] [--work DIR]
 #
 # The images come from scripts/make-imagenet-like.sh (made once, kept in
@@ -14,6 +14,8 @@
 # --runs is reported for both sides.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/args.sh"
+args_help "$@"
 build=$root/build
 images=/tmp/sluice-imagenet-like
 work=/tmp/sluice-bench-convert
@@ -23,16 +25,20 @@ workers=""
 shards=16
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --build) build=$2; shift 2 ;;
-    --images) images=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --count) count=$2; shift 2 ;;
-    --workers) workers=$2; shift 2 ;;
-    --shards) shards=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench-convert: unknown option $1 (try --help)" >&2; exit 2 ;;
+    --build|--images|--work|--count|--workers|--shards|--runs)
+      [[ $# -ge 2 ]] || args_die "$1 needs a value" ;;
+    *) args_die "unknown option $1" ;;
   esac
+  case $1 in
+    --build) build=$2 ;;
+    --images) images=$2 ;;
+    --work) work=$2 ;;
+    --count) count=$2 ;;
+    --workers) workers=$2 ;;
+    --shards) shards=$2 ;;
+    --runs) runs=$2 ;;
+  esac
+  shift 2
 done
 sluice=$build/tools/sluice
 [[ -x $sluice ]] || { echo "bench-convert: no $sluice (build first, or pass --build)" >&2; exit 1; }

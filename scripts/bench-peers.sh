@@ -5,7 +5,7 @@
 # core, page-cache read and memcpy). Writes the table between the markers
 # `<!-- peers:begin -->` and `<!-- peers:end -->` of docs/perf.md.
 #
-#   scripts/bench-peers.sh [BUILD_DIR]        (default: build/)
+# Usage: scripts/bench-peers.sh [BUILD_DIR]        (default: build/)
 #   scripts/bench-peers.sh --check-venvs      the peers' Python venvs: ready,
 #       missing or incomplete (what a run would do); nothing is changed or
 #       downloaded. Exit status 0 if all are ready.
@@ -43,6 +43,8 @@
 # with no pipeline: how much of a gap to the bare limit is the work itself.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/args.sh"
+args_help "$@"
 command_line="ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10} WARMUP=${WARMUP:-3} CORES=${CORES:-$(nproc)}${CASES:+ CASES=\"$CASES\"} scripts/bench-peers.sh $*"
 mode=run
 positional=()
@@ -50,11 +52,11 @@ for arg in "$@"; do
   case $arg in
     --check-venvs) mode=check ;;
     --setup-venvs) mode=setup ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "bench-peers: unknown option $arg (see --help)" >&2; exit 2 ;;
+    -*) args_die "unknown option $arg" ;;
     *) positional+=("$arg") ;;
   esac
 done
+((${#positional[@]} <= 1)) || args_die "one BUILD_DIR at most, got: ${positional[*]}"
 build=${positional[0]:-$root/build}
 [[ $build = /* ]] || build=$PWD/$build
 ROUNDS=${ROUNDS:-3}

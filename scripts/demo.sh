@@ -14,12 +14,15 @@
 #   5. train a small CNN on an AUTOTUNE pipeline: it validates each epoch,
 #      checkpoints and writes TensorBoard logs, then reports the test accuracy
 #
-#   scripts/demo.sh [BUILD_DIR] [OUT_DIR]      (env DEMO_EPOCHS, default 8)
+# Usage: scripts/demo.sh [BUILD_DIR] [OUT_DIR]      (env DEMO_EPOCHS, default 8)
 #
 # BUILD_DIR must be configured (the Makefile does it). Everything lands
 # under OUT_DIR (default BUILD_DIR/demo); a second run reuses the folder and
 # the records and resumes from the last checkpoint.
 set -euo pipefail
+. "$(dirname "$0")/lib/args.sh"
+args_help "$@"
+args_positional 2 "$@"
 BUILD=${1:-build}
 OUT=${2:-$BUILD/demo}
 EPOCHS=${DEMO_EPOCHS:-8}

@@ -11,12 +11,14 @@
 # Without it the decoder is built without nvJPEG (CPU decode only) and
 # everything else builds and works as before.
 #
-#   scripts/fetch-nvjpeg.sh [DEST]     (default build/nvjpeg; relative to the repository root)
+# Usage: scripts/fetch-nvjpeg.sh [DEST]     (default build/nvjpeg; relative to the repository root)
 # Env: PIP (default "python3 -m pip").
 set -euo pipefail
+. "$(dirname "$0")/lib/args.sh"
+args_help "$@"
+args_positional 1 "$@"
 cd "$(dirname "$0")/.."
 DEST=${1:-build/nvjpeg}
-case "${1:-}" in -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;; esac
 VERSION=13.3.2.43
 WHEEL=nvidia_nvjpeg-$VERSION-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
 SHA256=27f9c4a25a73f1d1ad35c342c8d657c8ff43e23877f338ef15fb2602ac2e5aa8

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Usage: scripts/fuzz-campaign.sh BUILD_DIR SECONDS OUT_DIR
+#        scripts/fuzz-campaign.sh --minimize BUILD_DIR OUT_DIR
+#
 # A recorded fuzzing campaign (outside CI): runs every libFuzzer target in
 # BUILD_DIR for SECONDS each, one at a time (-j1 style: one core), from its
 # committed seed corpus plus a working corpus in OUT_DIR/<name>/, and writes
@@ -14,6 +17,10 @@
 #   scripts/fuzz-campaign.sh build-fuzz 360 /tmp/fuzz-campaign
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/args.sh"
+args_help "$@"
+if [[ ${1:-} == --minimize ]]; then args_positional 2 "${@:2}"; else args_positional 3 "$@"; fi
+(($# == 3)) || args_die "three arguments expected, got $#"
 
 if [[ "${1:-}" == "--minimize" ]]; then
   build=${2:?build dir}

@@ -21,15 +21,17 @@
 #   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh mpi")
 #   run(carry=[".gpu-bundle"], command="bash .gpu-bundle/run.sh jpeg")
 #
-#   scripts/gpu-bundle.sh [BUILD_DIR [DEST]]
+# Usage: scripts/gpu-bundle.sh [BUILD_DIR [DEST]]
 #     BUILD_DIR: default build; must have the gpu module
 #     DEST: default .gpu-bundle (tests/gpu/gpu_bundle_test.sh packs elsewhere)
 #   Env PIPELINE_IMAGES: JPEGs for the pipeline phase (default 320; 0: none).
 set -euo pipefail
+. "$(dirname "$0")/lib/args.sh"
+args_help "$@"
+args_positional 2 "$@"
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 DEST=${2:-.gpu-bundle}
-case "${1:-}" in -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;; esac
 [ -d "$BUILD/tests/gpu" ] || { echo "gpu-bundle: no $BUILD/tests/gpu (build with the gpu module first: make build)" >&2; exit 1; }
 FASHION=/usr/share/datasets/fashion-mnist
 # Replace only an earlier bundle or an empty folder, never anything else.

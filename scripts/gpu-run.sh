@@ -3,7 +3,7 @@
 # scripts/gpu-bundle.sh packs (it copies this file to .gpu-bundle/run.sh).
 # Logs and results go to $OUT (default /tmp/gpu-out), at most 8 files.
 #
-#   bash .gpu-bundle/run.sh [PHASE...]          (default: tests samples)
+# Usage: bash .gpu-bundle/run.sh [PHASE...]          (default: tests samples)
 #
 # Phases, in the order given:
 #   tests     every gpu test binary; their /gpu:0 cases run here   -> tests.log
@@ -61,7 +61,21 @@ EPOCHS=${EPOCHS:-2}
 ROOT=${SLUICE_GPU_ROOT:-/tmp/sluice-gpu}
 WORK=$ROOT/work
 SUMMARY=$OUT/summary.txt
-case "${1:-}" in -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;; esac
+# The command-line conventions of scripts/lib/args.sh, which does not travel
+# with the bundle: --help, and an unknown phase or option refused up front.
+usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; }
+for arg in "$@"; do
+  case $arg in
+    -h|--help) usage; exit 0 ;;
+  esac
+done
+for arg in "$@"; do
+  case $arg in
+    tests|samples|bench|trainbench|sanitize|pipeline|profile|mpi|jpeg|all) ;;
+    -*) { echo "run.sh: unknown option $arg"; echo; usage; } >&2; exit 2 ;;
+    *) { echo "run.sh: unknown phase '$arg'"; echo; usage; } >&2; exit 2 ;;
+  esac
+done
 
 mkdir -p "$OUT" "$WORK"
 # Unpacked once per payload (a newer bundle replaces what an older one left).

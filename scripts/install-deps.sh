@@ -5,14 +5,18 @@
 # calls apt-get for what is missing, so on a warm machine it costs a few
 # milliseconds. Run as root or with sudo available.
 #
-#   scripts/install-deps.sh          # build + test dependencies
-#   scripts/install-deps.sh --check  # list what is missing, install nothing
+# Usage: scripts/install-deps.sh          # build + test dependencies
+#        scripts/install-deps.sh --check  # list what is missing, install nothing
 set -euo pipefail
+. "$(dirname "$0")/lib/args.sh"
+args_help "$@"
+case "${1:-}" in "" | --check) ;; *) args_die "unknown option $1" ;; esac
+(($# <= 1)) || args_die "one option at most, got: $*"
 
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build ccache pkg-config make
-  # libraries (ARCHITECTURE.md: Debian packages only, found with CMake)
+  # libraries (docs/architecture.md: Debian packages only, found with CMake)
   zlib1g-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libtbb-dev

@@ -4,7 +4,7 @@
 # mate-backgrounds package (bench/ops/make_imagenet_like.cc does the work
 # with sluice's own ops: DecodeJpeg, Crop, Resize, EncodeJpeg).
 #
-#   scripts/make-imagenet-like.sh [--out DIR] [--count 5000] [--classes 10]
+# Usage: scripts/make-imagenet-like.sh [--out DIR] [--count 5000] [--classes 10]
 #       [--width 500] [--height 375] [--quality 90] [--seed 1] [--threads N]
 #       [--build BUILD_DIR]
 #
@@ -13,17 +13,23 @@
 # /tmp/sluice-imagenet-like; an existing DIR is replaced.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/args.sh"
+args_help "$@"
 out=/tmp/sluice-imagenet-like
 build=$root/build
 args=()
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --out) out=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --count|--classes|--width|--height|--quality|--seed|--threads) args+=("$1" "$2"); shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "make-imagenet-like: unknown option $1 (try --help)" >&2; exit 2 ;;
+    --out|--build|--count|--classes|--width|--height|--quality|--seed|--threads)
+      [[ $# -ge 2 ]] || args_die "$1 needs a value" ;;
+    *) args_die "unknown option $1" ;;
   esac
+  case $1 in
+    --out) out=$2 ;;
+    --build) build=$2 ;;
+    *) args+=("$1" "$2") ;;
+  esac
+  shift 2
 done
 
 src=/usr/share/backgrounds/mate

@@ -33,9 +33,13 @@
 # Proven with tests/distribute/openmpi_reloc_test.sh: mpirun -np 2 from a
 # copy of DEST, with the system's Open MPI and PMIx hidden.
 #
-#   scripts/pack-openmpi.sh DEST
+# Usage: scripts/pack-openmpi.sh DEST
 set -euo pipefail
-DEST=${1:?usage: scripts/pack-openmpi.sh DEST}
+. "$(dirname "$0")/lib/args.sh"
+args_help "$@"
+args_positional 1 "$@"
+(($# == 1)) || args_die "give DEST"
+DEST=$1
 ARCH=/usr/lib/x86_64-linux-gnu
 OMPI=$ARCH/openmpi/lib
 PMIX=$ARCH/pmix2

@@ -2,9 +2,13 @@
 # Runs every libFuzzer target in BUILD_DIR for SECONDS each, starting from its
 # committed seed corpus (tests/fuzz/corpus/<name>/, read-only) plus a scratch
 # corpus. Fails if any target finds a crash.
-#   scripts/run-fuzzers.sh build-fuzz 30
+# Usage: scripts/run-fuzzers.sh BUILD_DIR [SECONDS]     (default 30; e.g. build-fuzz 30)
 set -euo pipefail
-build=${1:?build dir}
+. "$(dirname "$0")/lib/args.sh"
+args_help "$@"
+args_positional 2 "$@"
+(($# >= 1)) || args_die "give BUILD_DIR"
+build=$1
 seconds=${2:-30}
 root=$(cd "$(dirname "$0")/.." && pwd)
 fuzzers=$(find "$build/tests/fuzz" -maxdepth 1 -type f -name '*_fuzz' -perm -u+x | sort)

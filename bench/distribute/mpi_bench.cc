@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "sluice/distribute/communicator.h"
@@ -244,6 +245,18 @@ BENCHMARK(BM_CnnStep)
 }  // namespace sluice
 
 int main(int argc, char** argv) {
+  // The command line first, before MPI starts: --help prints this line and
+  // Google Benchmark's flags (exit status 0); anything else it does not
+  // know is refused.
+  constexpr const char* kUsage = "usage: mpirun -np N mpi_bench [--benchmark_* flags]\n";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0) std::fputs(kUsage, stdout);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
   // MPI itself, under mpirun or as a single rank without it.
   auto comm = sluice::MpiCommunicator::Create();
   if (!comm.ok()) {
@@ -254,7 +267,6 @@ int main(int argc, char** argv) {
   sluice::g_cpu_threads = sluice::nn::GetBackend(sluice::nn::Device::Cpu()).value()->num_threads();
   MPI_Comm_dup(MPI_COMM_WORLD, &sluice::g_bare);
   if (sluice::g_comm->rank() != 0) std::freopen("/dev/null", "w", stdout);
-  benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   MPI_Comm_free(&sluice::g_bare);

@@ -50,6 +50,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -85,13 +86,15 @@ struct Args {
   std::vector<int> prefetch = {0, 2};   // the stage's JpegBatchesOptions::prefetch values
 };
 
+constexpr const char* kUsage =
+    "usage: gpu_jpeg_bench --images DIR [--batches 128,256] "
+    "[--seconds 2] [--threads 16] [--device gpu|cpu] [--states 1,2,3]\n"
+    "       [--tfrecords GLOB (sluice convert's image records, for the stage)] "
+    "[--prefetch 0,2]\n";
+
+// A bad command line: why, and the usage, on stderr; exit status 2.
 [[noreturn]] void Usage(const char* why) {
-  std::fprintf(stderr,
-               "gpu_jpeg_bench: %s\nusage: gpu_jpeg_bench --images DIR [--batches 128,256] "
-               "[--seconds 2] [--threads 16] [--device gpu|cpu] [--states 1,2,3]\n"
-               "       [--tfrecords GLOB (sluice convert's image records, for the stage)] "
-               "[--prefetch 0,2]\n",
-               why);
+  std::fprintf(stderr, "gpu_jpeg_bench: %s\n%s", why, kUsage);
   std::exit(2);
 }
 
@@ -114,7 +117,18 @@ std::vector<int> IntList(const std::string& flag, const std::string& v) {
 Args Parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+  }
+  static const char* const kFlags[] = {"--images",  "--batches", "--tfrecords", "--prefetch",
+                                       "--seconds", "--threads", "--device",    "--states"};
+  for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (std::find(std::begin(kFlags), std::end(kFlags), flag) == std::end(kFlags)) {
+      Usage(("unknown flag " + flag).c_str());
+    }
     if (i + 1 >= argc) Usage(("missing value after " + flag).c_str());
     const std::string v = argv[++i];
     if (flag == "--images") {

@@ -6,13 +6,16 @@
 # train_on_batch. Prints a table and the ratio (Keras ms / sluice ms;
 # above 1 means sluice is faster). Not run in CI (needs TensorFlow from PyPI).
 #
-#   bench/nn/compare_keras.sh [BUILD_DIR] [CORES] [ROUNDS]
+# Usage: bench/nn/compare_keras.sh [BUILD_DIR] [CORES] [ROUNDS]
 #   e.g. bench/nn/compare_keras.sh build 0,1 3
 #
 # Python: $TF_PYTHON, or ~/.cache/sluice/tf-venv/bin/python (make it with
 # `python3 -m venv ~/.cache/sluice/tf-venv && ~/.cache/sluice/tf-venv/bin/pip
 # install tensorflow-cpu`).
 set -euo pipefail
+. "$(dirname "$0")/../../scripts/lib/args.sh"
+args_help "$@"
+args_positional 3 "$@"
 BUILD=${1:-build}
 CORES=${2:-0,1}
 ROUNDS=${3:-3}

@@ -58,23 +58,39 @@ struct Args {
   std::exit(1);
 }
 
+constexpr const char* kUsage =
+    "usage: make_imagenet_like --out DIR [--count 5000] [--classes 10] [--width 500] "
+    "[--height 375] [--quality 90] [--seed 1] [--threads N] [--source DIR]\n";
+
+// A bad command line: the message and the usage on stderr, exit status 2.
+[[noreturn]] void UsageError(const std::string& msg) {
+  fmt::print(stderr, "make_imagenet_like: {}\n{}", msg, kUsage);
+  std::exit(2);
+}
+
 Args ParseArgs(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
-      fmt::print(
-          "usage: make_imagenet_like --out DIR [--count 5000] [--classes 10] [--width 500] "
-          "[--height 375] [--quality 90] [--seed 1] [--threads N] [--source DIR]\n");
+      fmt::print("{}", kUsage);
       std::exit(0);
     }
-    if (i + 1 >= argc) Die("missing value after " + flag);
+  }
+  static const char* const kFlags[] = {"--out",    "--source",  "--count", "--classes", "--width",
+                                       "--height", "--quality", "--seed",  "--threads"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (std::find(std::begin(kFlags), std::end(kFlags), flag) == std::end(kFlags)) {
+      UsageError("unknown flag " + flag);
+    }
+    if (i + 1 >= argc) UsageError("missing value after " + flag);
     const std::string v = argv[++i];
     auto number = [&](int lo, int hi) {
       char* end = nullptr;
       const long n = std::strtol(v.c_str(), &end, 10);
-      if (*end != '\0' || n < lo || n > hi)
-        Die(fmt::format("{} wants {}..{}, got {}", flag, lo, hi, v));
+      if (v.empty() || *end != '\0' || n < lo || n > hi)
+        UsageError(fmt::format("{} wants {}..{}, got {}", flag, lo, hi, v));
       return static_cast<int>(n);
     };
     if (flag == "--out")
@@ -95,10 +111,8 @@ Args ParseArgs(int argc, char** argv) {
       a.seed = static_cast<uint64_t>(number(0, 2'000'000'000));
     else if (flag == "--threads")
       a.threads = number(1, 1024);
-    else
-      Die("unknown flag " + flag + " (try --help)");
   }
-  if (a.out.empty()) Die("--out DIR is required");
+  if (a.out.empty()) UsageError("--out DIR is required");
   return a;
 }
 

@@ -48,13 +48,16 @@ constexpr char kProgram[] = "bare_decode";
 
 Args ParseArgs(int argc, char** argv) {
   Args a;
-  sluice::peers::PeerArgs(kProgram)
-      .Add("--mode", &a.mode)
+  sluice::peers::PeerArgs args(kProgram, "--mode decode --images DIR | --mode read --files GLOB");
+  args.Add("--mode", &a.mode)
       .Add("--images", &a.images)
       .Add("--files", &a.files)
       .Add("--threads", &a.threads)
       .Add("--seconds", &a.seconds)
       .Parse(argc, argv);
+  if (!(a.mode == "decode" && !a.images.empty()) && !(a.mode == "read" && !a.files.empty())) {
+    args.UsageError("need --mode decode --images DIR, or --mode read --files GLOB");
+  }
   if (a.threads <= 0) a.threads = static_cast<int>(std::thread::hardware_concurrency());
   return a;
 }
@@ -173,6 +176,5 @@ int Read(const Args& a) {
 int main(int argc, char** argv) {
   Args a = ParseArgs(argc, argv);
   if (a.mode == "decode" && !a.images.empty()) return Decode(a);
-  if (a.mode == "read" && !a.files.empty()) return Read(a);
-  Die("usage: bare_decode --mode decode --images DIR | --mode read --files GLOB");
+  return Read(a);
 }

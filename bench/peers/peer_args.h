@@ -3,12 +3,16 @@
 // standard C++ only, so that bare_decode stays free of sluice's libraries.
 //
 //   Args a;
-//   PeerArgs p("bare_decode");
+//   PeerArgs p("bare_decode", "--mode decode --images DIR | --mode read --files GLOB");
 //   p.Add("--mode", &a.mode).Add("--threads", &a.threads).Add("--seconds", &a.seconds);
-//   p.Parse(argc, argv);  // exits with a message naming the program and flag
+//   p.Parse(argc, argv);
 //
 // Every flag takes a value; numbers must parse whole ("--threads 4x" is an
-// error). Not thread-safe; used once at start-up.
+// error). --help (or -h) prints the usage on stdout and exits with status
+// 0; a bad command line (an unknown flag, a missing or malformed value)
+// prints "PROGRAM: what is wrong" and the usage on stderr and exits with
+// status 2, as every program of the repository does. Not thread-safe; used
+// once at start-up.
 #ifndef SLUICE_BENCH_PEERS_PEER_ARGS_H_
 #define SLUICE_BENCH_PEERS_PEER_ARGS_H_
 
@@ -92,7 +96,9 @@ struct Usage {
 
 class PeerArgs {
  public:
-  explicit PeerArgs(std::string program) : program_(std::move(program)) {}
+  // `synopsis`: how the flags go together, printed after the flag list.
+  explicit PeerArgs(std::string program, std::string synopsis = "")
+      : program_(std::move(program)), synopsis_(std::move(synopsis)) {}
 
   template <typename T>
   PeerArgs& Add(std::string flag, T* value) {
@@ -103,14 +109,36 @@ class PeerArgs {
   void Parse(int argc, char** argv) const {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
-      const Flag* f = Find(flag);
-      if (f == nullptr) peers::Die(program_, "unknown flag " + flag + " (flags: " + Names() + ")");
-      if (i + 1 >= argc) peers::Die(program_, "missing value after " + flag);
-      const std::string value = argv[++i];
-      if (!std::visit([&](auto* out) { return Set(value, out); }, f->value)) {
-        peers::Die(program_, flag + ": expected a number, got '" + value + "'");
+      if (flag == "--help" || flag == "-h") {
+        std::fputs(Usage().c_str(), stdout);
+        std::exit(0);
       }
     }
+    for (int i = 1; i < argc; ++i) {
+      const std::string flag = argv[i];
+      const Flag* f = Find(flag);
+      if (f == nullptr) UsageError("unknown flag " + flag + " (flags: " + Names() + ")");
+      if (i + 1 >= argc) UsageError("missing value after " + flag);
+      const std::string value = argv[++i];
+      if (!std::visit([&](auto* out) { return Set(value, out); }, f->value)) {
+        UsageError(flag + ": expected a number, got '" + value + "'");
+      }
+    }
+  }
+
+  // "usage: PROGRAM [--flag VALUE]...", then the synopsis.
+  std::string Usage() const {
+    std::string usage = "usage: " + program_;
+    for (const Flag& f : flags_) usage += " [" + f.name + " VALUE]";
+    usage += "\n";
+    if (!synopsis_.empty()) usage += "  " + program_ + " " + synopsis_ + "\n";
+    return usage;
+  }
+
+  // "PROGRAM: MESSAGE" and the usage on stderr, exit status 2.
+  [[noreturn]] void UsageError(const std::string& message) const {
+    std::fprintf(stderr, "%s: %s\n%s", program_.c_str(), message.c_str(), Usage().c_str());
+    std::exit(2);
   }
 
   [[noreturn]] void Die(const std::string& message) const { peers::Die(program_, message); }
@@ -145,6 +173,7 @@ class PeerArgs {
   }
 
   std::string program_;
+  std::string synopsis_;
   std::vector<Flag> flags_;
 };
 

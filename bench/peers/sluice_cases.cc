@@ -107,8 +107,9 @@ constexpr char kProgram[] = "sluice_cases";
 
 Args ParseArgs(int argc, char** argv) {
   Args a;
-  peers::PeerArgs(kProgram)
-      .Add("--case", &a.kase)
+  peers::PeerArgs args(kProgram,
+                       "--case decode|fused|read|parse --files GLOB ... | --make-records PREFIX");
+  args.Add("--case", &a.kase)
       .Add("--files", &a.files)
       .Add("--cores", &a.cores)
       .Add("--seconds", &a.seconds)
@@ -128,7 +129,12 @@ Args ParseArgs(int argc, char** argv) {
       .Add("--stats", &a.stats)
       .Add("--cache", &a.cache)
       .Parse(argc, argv);
-  if (a.ops != "fused" && a.ops != "separate") Die("--ops is fused or separate, not " + a.ops);
+  if (a.ops != "fused" && a.ops != "separate") {
+    args.UsageError("--ops is fused or separate, not " + a.ops);
+  }
+  if (a.make_records.empty() && (a.kase.empty() || a.files.empty())) {
+    args.UsageError("need --case and --files (or --make-records)");
+  }
   return a;
 }
 
@@ -434,6 +440,5 @@ int Run(const Args& a) {
 int main(int argc, char** argv) {
   sluice::bench::Args a = sluice::bench::ParseArgs(argc, argv);
   if (!a.make_records.empty()) return sluice::bench::MakeRecords(a);
-  if (a.kase.empty() || a.files.empty()) sluice::bench::Die("need --case and --files");
   return a.loop ? sluice::bench::RunLoop(a) : sluice::bench::Run(a);
 }

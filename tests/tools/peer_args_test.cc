@@ -44,16 +44,44 @@ TEST(PeerArgsTest, ParsesEachType) {
   EXPECT_EQ(defaults.count, 7);
 }
 
+// A bad command line is a usage error: the message, then the usage, on
+// stderr, exit status 2.
 TEST(PeerArgsDeathTest, ClearErrors) {
   Args a;
-  EXPECT_EXIT(Parse(&a, {"--thread", "4"}), ::testing::ExitedWithCode(1),
-              "prog: unknown flag --thread \\(flags: --mode --threads --count --seconds\\)");
-  EXPECT_EXIT(Parse(&a, {"--threads"}), ::testing::ExitedWithCode(1),
-              "prog: missing value after --threads");
-  EXPECT_EXIT(Parse(&a, {"--threads", "4x"}), ::testing::ExitedWithCode(1),
+  EXPECT_EXIT(Parse(&a, {"--thread", "4"}), ::testing::ExitedWithCode(2),
+              "prog: unknown flag --thread \\(flags: --mode --threads --count --seconds\\)\n"
+              "usage: prog \\[--mode VALUE\\]");
+  EXPECT_EXIT(Parse(&a, {"--threads"}), ::testing::ExitedWithCode(2),
+              "prog: missing value after --threads\nusage: prog");
+  EXPECT_EXIT(Parse(&a, {"--threads", "4x"}), ::testing::ExitedWithCode(2),
               "prog: --threads: expected a number, got '4x'");
-  EXPECT_EXIT(Parse(&a, {"--seconds", ""}), ::testing::ExitedWithCode(1),
+  EXPECT_EXIT(Parse(&a, {"--seconds", ""}), ::testing::ExitedWithCode(2),
               "--seconds: expected a number");
+}
+
+TEST(PeerArgsTest, UsageListsFlagsAndSynopsis) {
+  Args a;
+  PeerArgs p("prog", "--mode read --count N");
+  p.Add("--mode", &a.mode).Add("--count", &a.count);
+  EXPECT_EQ(p.Usage(),
+            "usage: prog [--mode VALUE] [--count VALUE]\n  prog --mode read --count N\n");
+}
+
+// --help wins over anything else on the line: the usage on stdout, status 0.
+TEST(PeerArgsDeathTest, HelpPrintsUsageAndExitsZero) {
+  Args a;
+  EXPECT_EXIT(
+      {
+        Parse(&a, {"--thread", "4", "--help"});
+        std::exit(1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(
+      {
+        Parse(&a, {"-h"});
+        std::exit(1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(PeerArgsTest, GlobSkipsSidecars) {
