@@ -251,5 +251,32 @@ TEST(CliInputTest, VerifyTellsUnreadableFromCorrupt) {
   EXPECT_TRUE(Has(r.err, "2 of 3 files failed verification (1 corrupt, 1 unreadable)")) << r.err;
 }
 
+// Item 5: `count` said 5 for a 1-record file rewritten at the same size
+// beside its old index, and 2 for a forged index whose sizes add up.
+TEST(CliInputTest, CountDoesNotTrustAnIndexThatDoesNotDescribeTheFile) {
+  ScratchDir dir;
+  const std::string path = dir.file("same.tfrecord");
+  auto write = [&](int n, size_t length, bool index) {
+    TFRecordWriterOptions opts;
+    opts.write_index = index;
+    SLUICE_ASSERT_OK_AND_ASSIGN(TFRecordWriter w, TFRecordWriter::Open(path, opts));
+    for (int i = 0; i < n; ++i) SLUICE_ASSERT_OK(w.Write(std::string(length, 'r')));
+    SLUICE_ASSERT_OK(w.Close());
+  };
+  write(5, 100, true);
+  const std::string old_index = ReadFileOrDie(path + ".idx");
+  write(1, 5 * 116 - 16, false);
+  WriteFileOrDie(path + ".idx", old_index);
+  ShellRun r = Shell(dir, "$S count " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1\t" + path + "\n");
+  EXPECT_TRUE(Has(r.err, "note: " + path + ".idx: stale index: entry 0 says a record of 100 bytes"))
+      << r.err;
+  write(2, 100, false);
+  WriteFileOrDie(path + ".idx", "0 27\n27 205\n");
+  r = Shell(dir, "$S count " + path);
+  EXPECT_EQ(r.out, "2\t" + path + "\n");
+}
+
 }  // namespace
 }  // namespace sluice
