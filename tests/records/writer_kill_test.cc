@@ -8,6 +8,7 @@
 // another version's index.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,8 +33,14 @@ constexpr int kKills = 60;
 // is most of a version's time, while the previous index is still there).
 int RecordsOf(uint64_t v) { return static_cast<int>(v % 7) + 1; }
 
-[[noreturn]] void RewriteForever(const std::string& path, Compression c) {
-  for (uint64_t v = 1;; ++v) {
+// Until killed; it dies with the test (PR_SET_PDEATHSIG), and gives up
+// after a minute in any case, so that no writer outlives a test killed by a
+// debugger or a timeout.
+[[noreturn]] void RewriteForever(const std::string& path, Compression c, pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) _exit(5);  // the test already ended
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  for (uint64_t v = 1; std::chrono::steady_clock::now() < give_up; ++v) {
     TFRecordWriterOptions opts;
     opts.compression = c;
     opts.write_index = true;
@@ -45,6 +52,7 @@ int RecordsOf(uint64_t v) { return static_cast<int>(v % 7) + 1; }
     }
     if (!w->Close().ok()) _exit(4);
   }
+  _exit(6);
 }
 
 TEST(WriterKillTest, KilledAnywhereTheIndexBesideTheFileDescribesIt) {
@@ -57,9 +65,10 @@ TEST(WriterKillTest, KilledAnywhereTheIndexBesideTheFileDescribesIt) {
     const std::string path = dir.file("f.tfrecord");
     int with_index = 0, without = 0, no_file = 0;
     for (int k = 0; k < kKills; ++k) {
+      const pid_t parent = ::getpid();
       const pid_t pid = fork();
       ASSERT_GE(pid, 0);
-      if (pid == 0) RewriteForever(path, c);
+      if (pid == 0) RewriteForever(path, c, parent);
       std::this_thread::sleep_for(std::chrono::microseconds(us(rng)));
       ::kill(pid, SIGKILL);
       int status = 0;

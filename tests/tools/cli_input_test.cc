@@ -2,6 +2,7 @@
 // records that inflate to hundreds of MB, pipes instead of files, a Ctrl-C
 // mid-write, unreadable files, and the wording of the results.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -158,11 +159,11 @@ TEST(CliInputTest, PipesAndStandardStreams) {
   EXPECT_EQ(r.out, "8\t" + fifo + "\n");
   // write - | cat -: the records go to standard output, the summary to stderr.
   WriteFileOrDie(dir.file("in.json"), R"({"features":{}})" "\n" R"({"features":{}})" "\n");
-  r = Shell(dir, "$S write - < " + dir.file("in.json") + " | $S count -");
+  r = Shell(dir, "cd " + dir.path() + " && $S write - < in.json | $S count -");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "2\t-\n");
   EXPECT_TRUE(Has(r.err, "wrote 2 records")) << r.err;
-  EXPECT_FALSE(fs::exists("-"));
+  EXPECT_FALSE(fs::exists(dir.file("-")));  // not a file named "-"
   r = Shell(dir, "$S write --index - < " + dir.file("in.json") + " > /dev/null");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Has(r.err, "cannot have an index")) << r.err;
@@ -183,9 +184,13 @@ TEST(CliInputTest, InterruptedWriteLeavesNoTemporaryFile) {
   WriteFileOrDie(out, "old");
   for (int sig : {SIGINT, SIGKILL}) {
     SCOPED_TRACE(sig);
-    // stdin: the FIFO, kept open by a writer that sends one line and waits.
-    const std::string cmd = "(echo '{\"features\":{}}'; sleep 30) > " + fifo + " & exec " +
-                            std::string(SLUICE_BINARY) + " write " + out + " < " + fifo;
+    // stdin: the FIFO, held open for writing by this process (O_RDWR does
+    // not wait for a reader), one line in it, then nothing more.
+    const int writer = ::open(fifo.c_str(), O_RDWR);
+    ASSERT_GE(writer, 0);
+    const std::string line = "{\"features\":{}}\n";
+    ASSERT_EQ(::write(writer, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+    const std::string cmd = "exec " + std::string(SLUICE_BINARY) + " write " + out + " < " + fifo;
     ChildProcess child({"/bin/sh", "-c", cmd}, dir.file("log"));
     // Wait until its temporary file exists.
     bool started = false;
@@ -198,7 +203,7 @@ TEST(CliInputTest, InterruptedWriteLeavesNoTemporaryFile) {
     ASSERT_TRUE(started);
     child.Kill(sig);
     EXPECT_EQ(child.Wait(), 128 + sig);
-    ::system(("pkill -f 'sleep 30' 2>/dev/null; true"));
+    ::close(writer);
     EXPECT_EQ(ReadFileOrDie(out), "old");  // untouched
     size_t temporaries = 0;
     for (const auto& e : fs::directory_iterator(dir.file("out"))) {
