@@ -148,7 +148,12 @@ class Dataset {
   Dataset apply(const std::function<Dataset(const Dataset&)>& transformation) const;
 
   // ---- Consuming -------------------------------------------------------
-  // Folds fn over every element, from `initial`.
+  // Folds fn over every element, in order, from `initial` (the dataset's
+  // own iterator, read to its end); an empty dataset returns `initial`.
+  // InvalidArgument for an empty fn, an infinite dataset, or a state that
+  // fn returns with other components or dtypes than `initial` (shapes may
+  // change). The first error ends it: the pipeline's (naming the stage) or
+  // fn's (its code, with "reduce: the function failed on element N").
   Result<Element> reduce(Element initial, ReduceFn fn) const;
   // A new, independent iterator, or the build error.
   Result<Iterator> iterator() const;
