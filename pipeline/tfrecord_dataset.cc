@@ -689,10 +689,11 @@ Dataset MakeTFRecordDataset(std::vector<std::string> files, TFRecordDatasetOptio
     return Dataset::FromError(Status::InvalidArgument("TFRecordDataset: no files given"));
   }
   if (options.num_parallel_reads == kAutotune) {
-    // As tf.data: as many files at once as this process has CPUs. The
-    // order then depends on the machine; give a number to fix it.
+    // Not the CPU count (tf.data's choice): the order follows this number
+    // and must be the same on any machine. The reads ahead still run as
+    // the CPU budget allows.
     options.num_parallel_reads =
-        std::min<int64_t>(DefaultCpuBudget(), static_cast<int64_t>(files.size()));
+        std::min<int64_t>(kAutotuneCycleLength, static_cast<int64_t>(files.size()));
   }
   if (options.num_parallel_reads < 1) {
     return Dataset::FromError(
