@@ -76,7 +76,9 @@ class Dataset {
   static Dataset from_generator(std::function<GeneratorFn()> make,
                                 ElementSpec spec = ElementSpec::Unknown());
   // File names matching the glob pattern(s), as string scalars, in sorted
-  // order (or shuffled with options.seed). NotFound if nothing matches.
+  // order (or shuffled with options.seed). NotFound if nothing matches; a
+  // folder a pattern needs that cannot be read (EACCES, EIO, ELOOP...) is an
+  // error (code from errno) naming the pattern, the folder and the cause.
   static Dataset list_files(const std::string& pattern, ListFilesOptions options = {});
   static Dataset list_files(const std::vector<std::string>& patterns,
                             ListFilesOptions options = {});
