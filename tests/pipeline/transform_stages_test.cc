@@ -377,7 +377,10 @@ TEST(InterleaveTest, AutotuneCycleLengthIsAConstantNotTheCpuBudget) {
   for (int64_t round = 0; round < 2; ++round) {
     for (int64_t i = 16; i < 20; ++i) want.push_back(i);
   }
-  for (int budget : {1, 2, 16, 64}) EXPECT_EQ(ReadInts(make(budget)), want) << budget;
+  // Budgets up to 8: a budget raises the process's TBB worker limit for
+  // good (EnsureWorkers), and later tests would share the cores with that
+  // many spinning workers.
+  for (int budget : {1, 2, 3, 8}) EXPECT_EQ(ReadInts(make(budget)), want) << budget;
   EXPECT_EQ(Dataset::range(3).interleave(nullptr).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Dataset::range(3)
                 .interleave([](const Element&) -> Result<Dataset> { return Dataset::range(1); },
