@@ -10,10 +10,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "sluice/core/internal/os_error.h"
+#include "sluice/core/os_error.h"
 
 namespace sluice {
-namespace core_internal {
 
 Status OsError(const std::string& what, int err) {
   const std::string msg = what + ": " + std::strerror(err);
@@ -30,11 +29,7 @@ Status OsError(const std::string& what, int err) {
   }
 }
 
-}  // namespace core_internal
-
 namespace {
-
-using core_internal::OsError;
 
 // Reads until `n` bytes or the end of the file; EINTR is retried. pread for
 // files that can seek, read (at the current position, which must be

@@ -12,12 +12,10 @@
 #include <cstring>
 #include <random>
 
-#include "sluice/core/internal/os_error.h"
+#include "sluice/core/os_error.h"
 
 namespace sluice {
 namespace {
-
-using core_internal::OsError;
 
 std::string DirName(const std::string& path) {
   const size_t slash = path.rfind('/');

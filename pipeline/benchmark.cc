@@ -86,23 +86,9 @@ IteratorStats Delta(const IteratorStats& now, const IteratorStats& before) {
   return d;
 }
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-// A finite number for JSON (NaN and infinities are not JSON).
-std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "0"; }
+// A finite number for JSON (the report keeps 0 where a ratio had no
+// measured time).
+double Finite(double v) { return std::isfinite(v) ? v : 0; }
 
 }  // namespace
 
@@ -204,18 +190,15 @@ Result<BenchmarkReport> Benchmark(const Dataset& ds, const BenchmarkOptions& o) 
   return report;
 }
 
-std::string BenchmarkReport::ToJson() const {
-  std::string j = "{\n";
-  auto num = [&](const char* k, double v) {
-    j += fmt::format("  \"{}\": {},\n", k, JsonNumber(v));
-  };
-  auto integer = [&](const char* k, int64_t v) { j += fmt::format("  \"{}\": {},\n", k, v); };
-  j += "  \"pipeline\": " + JsonString(pipeline) + ",\n";
-  j += std::string("  \"batched\": ") + (batched ? "true" : "false") + ",\n";
-  integer("batches", batches);
-  integer("elements", elements);
-  integer("bytes", bytes);
-  integer("epochs", epochs);
+void BenchmarkReport::WriteJson(JsonWriter& w) const {
+  auto num = [&](const char* k, double v) { w.Key(k).Double(Finite(v), 6); };
+  w.BeginObject();
+  w.Key("pipeline").String(pipeline);
+  w.Key("batched").Bool(batched);
+  w.Key("batches").Int(batches);
+  w.Key("elements").Int(elements);
+  w.Key("bytes").Int(bytes);
+  w.Key("epochs").Int(epochs);
   num("seconds", seconds);
   num("warmup_seconds", warmup_seconds);
   num("elements_per_s", elements_per_s);
@@ -224,20 +207,19 @@ std::string BenchmarkReport::ToJson() const {
   num("cpu_seconds", cpu_seconds);
   num("cores_used", cores_used);
   num("cpu_utilisation", cpu_utilisation);
-  integer("cpu_budget", stats.cpu_budget);
-  integer("peak_rss_bytes", peak_rss_bytes);
-  integer("ram_peak", ram_peak);
-  integer("ram_budget", stats.ram_budget);
-  // The iterator's stats, indented one level deeper.
-  std::string s = stats.ToJson();
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  std::string indented;
-  for (char c : s) {
-    indented += c;
-    if (c == '\n') indented += "  ";
-  }
-  j += "  \"stats\": " + indented + "\n}\n";
-  return j;
+  w.Key("cpu_budget").Int(stats.cpu_budget);
+  w.Key("peak_rss_bytes").Int(peak_rss_bytes);
+  w.Key("ram_peak").Int(ram_peak);
+  w.Key("ram_budget").Int(stats.ram_budget);
+  w.Key("stats");
+  stats.WriteJson(w);
+  w.EndObject();
+}
+
+std::string BenchmarkReport::ToJson() const {
+  JsonWriter w({.indent = 2});
+  WriteJson(w);
+  return w.Take() + "\n";
 }
 
 std::string BenchmarkReport::ToString() const {

@@ -77,8 +77,11 @@ struct BenchmarkReport {
   IteratorStats stats;
   std::string pipeline;  // Dataset::DebugString()
 
-  // Pretty JSON: the fields above, with "stages" as IteratorStats::ToJson.
+  // Pretty JSON: the fields above, with "stats" as IteratorStats::ToJson
+  // (JsonWriter: valid JSON whatever the names; non-finite ratios as 0).
   std::string ToJson() const;
+  // The same object as one value of `w` (inside a larger document).
+  void WriteJson(JsonWriter& w) const;
   // A readable summary and a per-stage table.
   std::string ToString() const;
 };

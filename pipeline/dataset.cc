@@ -191,16 +191,6 @@ Result<Iterator> Dataset::iterator() const {
   return Iterator(node_, std::move(ctx), std::move(root));
 }
 
-Result<Element> Dataset::reduce(Element initial, ReduceFn fn) const {
-  SLUICE_ASSIGN_OR_RETURN(Iterator it, iterator());
-  Element state = std::move(initial);
-  for (;;) {
-    SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, it.next());
-    if (!e) return state;
-    SLUICE_ASSIGN_OR_RETURN(state, fn(std::move(state), std::move(*e)));
-  }
-}
-
 Dataset::RangeIterator Dataset::begin() const {
   Result<Iterator> it = iterator();
   if (!it.ok()) throw Error(it.status());

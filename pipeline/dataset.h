@@ -76,7 +76,9 @@ class Dataset {
   static Dataset from_generator(std::function<GeneratorFn()> make,
                                 ElementSpec spec = ElementSpec::Unknown());
   // File names matching the glob pattern(s), as string scalars, in sorted
-  // order (or shuffled with options.seed). NotFound if nothing matches.
+  // order (or shuffled with options.seed). NotFound if nothing matches; a
+  // folder a pattern needs that cannot be read (EACCES, EIO, ELOOP...) is an
+  // error (code from errno) naming the pattern, the folder and the cause.
   static Dataset list_files(const std::string& pattern, ListFilesOptions options = {});
   static Dataset list_files(const std::vector<std::string>& patterns,
                             ListFilesOptions options = {});
@@ -148,7 +150,12 @@ class Dataset {
   Dataset apply(const std::function<Dataset(const Dataset&)>& transformation) const;
 
   // ---- Consuming -------------------------------------------------------
-  // Folds fn over every element, from `initial`.
+  // Folds fn over every element, in order, from `initial` (the dataset's
+  // own iterator, read to its end); an empty dataset returns `initial`.
+  // InvalidArgument for an empty fn, an infinite dataset, or a state that
+  // fn returns with other components or dtypes than `initial` (shapes may
+  // change). The first error ends it: the pipeline's (naming the stage) or
+  // fn's (its code, with "reduce: the function failed on element N").
   Result<Element> reduce(Element initial, ReduceFn fn) const;
   // A new, independent iterator, or the build error.
   Result<Iterator> iterator() const;

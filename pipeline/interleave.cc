@@ -309,7 +309,9 @@ class InterleaveNode : public DatasetNode {
                                                      const IteratorParams& params) const override {
     SLUICE_ASSIGN_OR_RETURN(auto input, MakeIteratorOf(*inputs()[0], ctx, params));
     InterleaveConfig c;
-    c.cycle_length = o_.cycle_length == kAutotune ? std::max(1, ctx.cpu_budget()) : o_.cycle_length;
+    // The order follows cycle_length, so kAutotune is a constant; only the
+    // threads (parallelism) follow the CPU budget.
+    c.cycle_length = o_.cycle_length == kAutotune ? kAutotuneCycleLength : o_.cycle_length;
     c.block_length = o_.block_length;
     c.autotune_parallelism = o_.parallelism == kAutotune;
     c.parallelism = c.autotune_parallelism

@@ -3,11 +3,16 @@
 // global_shuffle (a new order each iteration, as tf.data, from options.seed
 // or the pipeline's seed). The names are listed when the dataset is built
 // (NotFound if no pattern matches anything) and held in memory, so the
-// dataset allows random access.
+// dataset allows random access. A folder the pattern needs that cannot be
+// read (EACCES, EIO, ELOOP...) is an error naming the pattern, the folder
+// and the cause, never a silently shorter list; one that does not exist
+// (ENOENT, ENOTDIR: a file where a folder would be) simply matches nothing.
 #include <glob.h>
 
 #include <algorithm>
+#include <cerrno>
 
+#include "sluice/core/os_error.h"
 #include "sluice/pipeline/internal/indexed_iterator.h"
 #include "sluice/pipeline/internal/stages.h"
 
@@ -40,6 +45,23 @@ class ListFilesNode : public DatasetNode {
   std::string describe_;
 };
 
+// glob(3)'s errfunc has no user data: the first folder it could not read,
+// for this thread's glob() call.
+struct GlobError {
+  std::string folder;
+  int err = 0;
+};
+thread_local GlobError* tls_glob_error = nullptr;
+
+int OnGlobError(const char* folder, int err) {
+  if (err == ENOENT || err == ENOTDIR) return 0;  // nothing there: no match
+  if (tls_glob_error != nullptr && tls_glob_error->err == 0) {
+    tls_glob_error->folder = folder;
+    tls_glob_error->err = err;
+  }
+  return 1;  // stop: the list would be incomplete
+}
+
 }  // namespace
 
 Dataset MakeListFiles(const std::vector<std::string>& patterns, ListFilesOptions options) {
@@ -49,7 +71,10 @@ Dataset MakeListFiles(const std::vector<std::string>& patterns, ListFilesOptions
   std::vector<std::string> files;
   for (const std::string& pattern : patterns) {
     glob_t g{};
-    const int rc = glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g);
+    GlobError error;
+    tls_glob_error = &error;
+    const int rc = glob(pattern.c_str(), GLOB_NOSORT, OnGlobError, &g);
+    tls_glob_error = nullptr;
     if (rc == 0) {
       for (size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
     }
@@ -57,6 +82,14 @@ Dataset MakeListFiles(const std::vector<std::string>& patterns, ListFilesOptions
     if (rc == GLOB_NOSPACE) {
       return Dataset::FromError(
           Status::ResourceExhausted("list_files: out of memory expanding '" + pattern + "'"));
+    }
+    if (rc == GLOB_ABORTED) {
+      return Dataset::FromError(
+          error.err != 0 ? OsError("list_files: expanding '" + pattern +
+                                       "': cannot read the folder '" + error.folder + "'",
+                                   error.err)
+                         : Status::Unavailable("list_files: expanding '" + pattern +
+                                               "': a folder could not be read"));
     }
   }
   if (files.empty()) {

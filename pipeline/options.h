@@ -23,6 +23,15 @@ namespace sluice {
 // A parameter the autotuner chooses (and re-chooses) while the pipeline runs.
 inline constexpr int64_t kAutotune = -1;
 
+// What kAutotune stands for where the count decides the order of the
+// elements: InterleaveOptions::cycle_length, and
+// TFRecordDatasetOptions::num_parallel_reads (capped at the file count).
+// A constant, not the CPU count (tf.data's choice), so that the same
+// pipeline and seed give the same elements in the same order on any
+// machine, whatever cpu_budget or CPU affinity; the threads that fill the
+// open inputs and read ahead in them still follow the cores.
+inline constexpr int64_t kAutotuneCycleLength = 16;
+
 // Pipeline-wide options (tf.data.Options), set with Dataset::with_options.
 // When several with_options stages are chained, the outermost set field wins.
 struct Options {
@@ -84,13 +93,15 @@ struct FilterOptions {
 };
 
 struct InterleaveOptions {
-  // Input elements whose datasets are open at once (default kAutotune: the
-  // CPU budget, as tf.data).
+  // Input elements whose datasets are open at once; it decides the order.
+  // Default kAutotune: kAutotuneCycleLength (tf.data uses the CPU count,
+  // which makes the order depend on the machine).
   int64_t cycle_length = kAutotune;
   // Consecutive elements taken from each before moving on (default 1).
   int64_t block_length = 1;
   // Threads filling the open datasets' buffers: 1 (default: sequential, in
-  // the caller's thread), N, or kAutotune.
+  // the caller's thread), N, or kAutotune (starts at the CPU budget, at most
+  // cycle_length). It never changes the order.
   int64_t parallelism = 1;
   std::optional<bool> deterministic;
   std::string name;
@@ -160,12 +171,13 @@ struct TFRecordDatasetOptions {
   Compression compression = Compression::kAuto;
   // Bytes read per system call (default 1 MiB; tf.data's 256 KiB is slower).
   int64_t buffer_size = 1 << 20;
-  // Files read at once, interleaved record by record (1: one after another).
-  // kAutotune: as many as the CPUs this process may use (capped at the file
-  // count), as tf.data; the record order then depends on the machine. More
-  // than 1 also reads in parallel: each open file's next buffer_size of
-  // records is read (checked, inflated) ahead in a task of the pipeline,
-  // charged to the RAM budget; 1 reads in the thread that pulls the records.
+  // Files read at once, interleaved record by record (1: one after another);
+  // it decides the order. kAutotune: kAutotuneCycleLength, capped at the
+  // file count (tf.data uses the CPU count, which makes the order depend on
+  // the machine). More than 1 also reads in parallel: each open file's next
+  // buffer_size of records is read (checked, inflated) ahead in a task of
+  // the pipeline, charged to the RAM budget, as many at once as the CPU
+  // budget allows; 1 reads in the thread that pulls the records.
   int64_t num_parallel_reads = 1;
   bool verify_checksums = true;
   // Use FILE.idx where present: exact cardinality, random access (global

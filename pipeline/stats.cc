@@ -3,73 +3,55 @@
 #include <cstdio>
 
 namespace sluice {
-namespace {
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof(b), "\\u%04x", c);
-      out += b;
-    } else {
-      out += c;
+
+void IteratorStats::WriteJson(JsonWriter& w) const {
+  w.BeginObject();
+  w.Key("elapsed_ns").Int(elapsed_ns);
+  w.Key("elements").Int(elements);
+  w.Key("cpu_budget").Int(cpu_budget);
+  w.Key("ram_budget").Int(ram_budget);
+  w.Key("ram_used").Int(ram_used);
+  w.Key("ram_peak").Int(ram_peak);
+  w.Key("tuner_steps").Int(tuner_steps);
+  w.Key("cpu_wait_ns").Int(cpu_wait_ns);
+  w.Key("stages").BeginArray();
+  for (const StageStats& s : stages) {
+    w.BeginObject(/*one_line=*/true);
+    w.Key("name").String(s.name);
+    w.Key("kind").String(s.kind);
+    w.Key("elements").Int(s.elements);
+    w.Key("bytes").Int(s.bytes);
+    w.Key("busy_ns").Int(s.busy_ns);
+    w.Key("wait_ns").Int(s.wait_ns);
+    w.Key("input_wait_ns").Int(s.input_wait_ns);
+    w.Key("room_wait_ns").Int(s.room_wait_ns);
+    w.Key("input_hold_ns").Int(s.input_hold_ns);
+    w.Key("lock_wait_ns").Int(s.lock_wait_ns);
+    w.Key("reads_ahead").Int(s.reads_ahead);
+    w.Key("reads_in_place").Int(s.reads_in_place);
+    w.Key("read_wait_ns").Int(s.read_wait_ns);
+    w.Key("parallelism").Int(s.parallelism);
+    w.Key("buffer_depth").Int(s.buffer_depth);
+    w.Key("buffer_capacity").Int(s.buffer_capacity);
+    w.Key("buffered_bytes").Int(s.buffered_bytes);
+    w.Key("errors_ignored").Int(s.errors_ignored);
+    w.Key("autotuned").Bool(s.autotuned);
+    w.Key("tuner_reason").String(s.tuner_reason);
+    if (!s.errors.empty()) {
+      w.Key("errors").BeginArray();
+      for (const std::string& e : s.errors) w.String(e);
+      w.EndArray();
     }
+    w.EndObject();
   }
-  return out + "\"";
+  w.EndArray();
+  w.EndObject();
 }
-}  // namespace
 
 std::string IteratorStats::ToJson() const {
-  std::string o = "{\n";
-  auto kv = [&](const char* k, long long v, bool comma = true) {
-    o += "  \"" + std::string(k) + "\": " + std::to_string(v) + (comma ? ",\n" : "\n");
-  };
-  kv("elapsed_ns", elapsed_ns);
-  kv("elements", elements);
-  kv("cpu_budget", cpu_budget);
-  kv("ram_budget", ram_budget);
-  kv("ram_used", ram_used);
-  kv("ram_peak", ram_peak);
-  kv("tuner_steps", tuner_steps);
-  kv("cpu_wait_ns", cpu_wait_ns);
-  o += "  \"stages\": [";
-  for (size_t i = 0; i < stages.size(); ++i) {
-    const StageStats& s = stages[i];
-    o += i ? ",\n    {" : "\n    {";
-    o += "\"name\": " + Quote(s.name) + ", \"kind\": " + Quote(s.kind);
-    auto f = [&](const char* k, long long v) {
-      o += ", \"" + std::string(k) + "\": " + std::to_string(v);
-    };
-    f("elements", s.elements);
-    f("bytes", s.bytes);
-    f("busy_ns", s.busy_ns);
-    f("wait_ns", s.wait_ns);
-    f("input_wait_ns", s.input_wait_ns);
-    f("room_wait_ns", s.room_wait_ns);
-    f("input_hold_ns", s.input_hold_ns);
-    f("lock_wait_ns", s.lock_wait_ns);
-    f("reads_ahead", s.reads_ahead);
-    f("reads_in_place", s.reads_in_place);
-    f("read_wait_ns", s.read_wait_ns);
-    f("parallelism", s.parallelism);
-    f("buffer_depth", s.buffer_depth);
-    f("buffer_capacity", s.buffer_capacity);
-    f("buffered_bytes", s.buffered_bytes);
-    f("errors_ignored", s.errors_ignored);
-    o += std::string(", \"autotuned\": ") + (s.autotuned ? "true" : "false");
-    o += ", \"tuner_reason\": " + Quote(s.tuner_reason);
-    if (!s.errors.empty()) {
-      o += ", \"errors\": [";
-      for (size_t k = 0; k < s.errors.size(); ++k) o += (k ? ", " : "") + Quote(s.errors[k]);
-      o += "]";
-    }
-    o += "}";
-  }
-  o += "\n  ]\n}\n";
-  return o;
+  JsonWriter w({.indent = 2});
+  WriteJson(w);
+  return w.Take() + "\n";
 }
 
 std::string IteratorStats::ToString() const {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/core/json_writer.h"
 #include "sluice/core/status.h"
 
 namespace sluice {
@@ -68,8 +69,11 @@ struct IteratorStats {
   // (Options::cpu_budget), summed over threads.
   int64_t cpu_wait_ns = 0;
 
-  // Pretty JSON ({"elapsed_ns":..., "stages":[{...}]}).
+  // Pretty JSON ({"elapsed_ns":..., "stages":[{...}]}, one stage a line),
+  // written with JsonWriter: any stage name or error text gives valid JSON.
   std::string ToJson() const;
+  // The same object as one value of `w` (inside a larger document).
+  void WriteJson(JsonWriter& w) const;
   // A human-readable table, one stage per line.
   std::string ToString() const;
 };

@@ -634,9 +634,20 @@ class TFRecordIterator : public IteratorNode {
         }
       }
       if (!sought) {
+        // Read up to the record again. One that fails its checks on the way
+        // was returned as an error before the save (and skipped, under
+        // ignore_errors): pass over it as the reader allows (it goes on
+        // after a record whose data is corrupt). Before, such a record ended
+        // the restore, and the slot lost the rest of its file.
         while (rd->next_record_number() < static_cast<uint64_t>(s.record)) {
           if (ctx()->cancelled()) return Status::Cancelled("TFRecordDataset: cancelled");
-          SLUICE_ASSIGN_OR_RETURN(std::optional<Record> rec, rd->Next());
+          const uint64_t before = rd->next_record_number();
+          Result<std::optional<Record>> next = rd->Next();
+          if (!next.ok()) {
+            if (rd->next_record_number() > before) continue;
+            return next.status();
+          }
+          const std::optional<Record>& rec = *next;
           if (!rec) {
             return Status::DataLoss(path + ": cannot restore to record " +
                                     std::to_string(s.record) + ": the file has only " +
@@ -679,10 +690,11 @@ Dataset MakeTFRecordDataset(std::vector<std::string> files, TFRecordDatasetOptio
     return Dataset::FromError(Status::InvalidArgument("TFRecordDataset: no files given"));
   }
   if (options.num_parallel_reads == kAutotune) {
-    // As tf.data: as many files at once as this process has CPUs. The
-    // order then depends on the machine; give a number to fix it.
+    // Not the CPU count (tf.data's choice): the order follows this number
+    // and must be the same on any machine. The reads ahead still run as
+    // the CPU budget allows.
     options.num_parallel_reads =
-        std::min<int64_t>(DefaultCpuBudget(), static_cast<int64_t>(files.size()));
+        std::min<int64_t>(kAutotuneCycleLength, static_cast<int64_t>(files.size()));
   }
   if (options.num_parallel_reads < 1) {
     return Dataset::FromError(

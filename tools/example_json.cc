@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "example_json_shape.h"
+#include "sluice/core/json_writer.h"
 #include "sluice/records/proto/example.pb.h"
 
 namespace sluice::tools {
@@ -38,59 +39,49 @@ std::string SerializeDeterministic(const pb::Message& m) {
   return out;
 }
 
-// The canonical proto3 JSON mapping, written by hand so that floats use the
-// shortest text that reads back as the same float32 (as python does), -0.0
-// keeps its sign (protobuf's C++ parser reads "-0" as the integer 0), and map
-// keys come out sorted.
-class JsonWriter {
+// The canonical proto3 JSON mapping, written with the library's JsonWriter
+// so that floats use the shortest text that reads back as the same float32
+// (as python does), -0.0 keeps its sign (protobuf's C++ parser reads "-0" as
+// the integer 0), and map keys come out sorted.
+class ExamplePrinter {
  public:
-  std::string Take() { return std::move(out_); }
+  std::string Take() { return w_.Take(); }
 
   void Example(const sluice::proto::Example& ex) {
-    out_ += '{';
+    w_.BeginObject();
     if (ex.has_features()) {
-      out_ += "\"features\":";
+      w_.Key("features");
       FeaturesMsg(ex.features());
     }
-    out_ += '}';
+    w_.EndObject();
   }
 
   void SequenceExample(const sluice::proto::SequenceExample& ex) {
-    out_ += '{';
-    bool first = true;
+    w_.BeginObject();
     if (ex.has_context()) {
-      out_ += "\"context\":";
+      w_.Key("context");
       FeaturesMsg(ex.context());
-      first = false;
     }
     if (ex.has_feature_lists()) {
-      if (!first) out_ += ',';
-      out_ += "\"featureLists\":{";
+      w_.Key("featureLists").BeginObject();
       const auto& lists = ex.feature_lists().feature_list();
       if (!lists.empty()) {
-        out_ += "\"featureList\":{";
-        bool first_key = true;
+        w_.Key("featureList").BeginObject();
         for (const std::string* key : SortedKeys(lists)) {
-          if (!first_key) out_ += ',';
-          first_key = false;
-          String(*key);
-          out_ += ":{";
+          w_.Key(*key).BeginObject();
           const auto& steps = lists.at(*key).feature();
           if (!steps.empty()) {
-            out_ += "\"feature\":[";
-            for (int i = 0; i < steps.size(); ++i) {
-              if (i) out_ += ',';
-              FeatureMsg(steps[i]);
-            }
-            out_ += ']';
+            w_.Key("feature").BeginArray();
+            for (const Feature& step : steps) FeatureMsg(step);
+            w_.EndArray();
           }
-          out_ += '}';
+          w_.EndObject();
         }
-        out_ += '}';
+        w_.EndObject();
       }
-      out_ += '}';
+      w_.EndObject();
     }
-    out_ += '}';
+    w_.EndObject();
   }
 
  private:
@@ -104,75 +95,58 @@ class JsonWriter {
   }
 
   void FeaturesMsg(const Features& f) {
-    out_ += '{';
+    w_.BeginObject();
     if (!f.feature().empty()) {
-      out_ += "\"feature\":{";
-      bool first = true;
+      w_.Key("feature").BeginObject();
       for (const std::string* key : SortedKeys(f.feature())) {
-        if (!first) out_ += ',';
-        first = false;
-        String(*key);
-        out_ += ':';
+        w_.Key(*key);
         FeatureMsg(f.feature().at(*key));
       }
-      out_ += '}';
+      w_.EndObject();
     }
-    out_ += '}';
+    w_.EndObject();
   }
 
   void FeatureMsg(const Feature& f) {
-    out_ += '{';
+    w_.BeginObject();
     switch (f.kind_case()) {
       case Feature::kBytesList:
-        List("bytesList", f.bytes_list().value(), [this](const std::string& v) {
-          out_ += '"';
-          Base64(v);
-          out_ += '"';
-        });
+        List("bytesList", f.bytes_list().value(),
+             [this](const std::string& v) { w_.String(Base64(v)); });
         break;
       case Feature::kFloatList:
         List("floatList", f.float_list().value(), [this](float v) { Float(v); });
         break;
       case Feature::kInt64List:
-        List("int64List", f.int64_list().value(), [this](int64_t v) {
-          out_ += '"';
-          out_ += std::to_string(v);
-          out_ += '"';
-        });
+        List("int64List", f.int64_list().value(),
+             [this](int64_t v) { w_.String(std::to_string(v)); });
         break;
       case Feature::KIND_NOT_SET: break;
     }
-    out_ += '}';
+    w_.EndObject();
   }
 
   // "<name>":{"value":[...]}, with "value" omitted when empty (proto3 JSON).
   template <typename Values, typename EmitOne>
   void List(std::string_view name, const Values& values, EmitOne emit_one) {
-    out_ += '"';
-    out_ += name;
-    out_ += "\":{";
+    w_.Key(name).BeginObject();
     if (!values.empty()) {
-      out_ += "\"value\":[";
-      bool first = true;
-      for (const auto& v : values) {
-        if (!first) out_ += ',';
-        first = false;
-        emit_one(v);
-      }
-      out_ += ']';
+      w_.Key("value").BeginArray();
+      for (const auto& v : values) emit_one(v);
+      w_.EndArray();
     }
-    out_ += '}';
+    w_.EndObject();
   }
 
   void Float(float v) {
     if (std::isnan(v)) {
-      out_ += "\"NaN\"";
+      w_.String("NaN");
     } else if (std::isinf(v)) {
-      out_ += v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+      w_.String(v > 0 ? "Infinity" : "-Infinity");
     } else if (v == 0 && std::signbit(v)) {
-      out_ += "-0.0";
+      w_.NumberText("-0.0");
     } else {
-      out_ += PythonFloat(v);
+      w_.NumberText(PythonFloat(v));
     }
   }
 
@@ -214,50 +188,35 @@ class JsonWriter {
     return sign + digits.substr(0, exp + 1) + "." + digits.substr(exp + 1);
   }
 
-  void String(const std::string& s) {
-    static const char kHex[] = "0123456789abcdef";
-    out_ += '"';
-    for (unsigned char c : s) {
-      if (c == '"' || c == '\\') {
-        out_ += '\\';
-        out_ += static_cast<char>(c);
-      } else if (c < 0x20) {
-        out_ += "\\u00";
-        out_ += kHex[c >> 4];
-        out_ += kHex[c & 15];
-      } else {
-        out_ += static_cast<char>(c);  // UTF-8 passes through (proto3 keys are valid UTF-8)
-      }
-    }
-    out_ += '"';
-  }
-
-  void Base64(const std::string& s) {
+  static std::string Base64(const std::string& s) {
     static const char kAlphabet[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((s.size() + 2) / 3 * 4);
     size_t i = 0;
     for (; i + 3 <= s.size(); i += 3) {
       const uint32_t v = (uint8_t(s[i]) << 16) | (uint8_t(s[i + 1]) << 8) | uint8_t(s[i + 2]);
-      out_ += kAlphabet[v >> 18];
-      out_ += kAlphabet[(v >> 12) & 63];
-      out_ += kAlphabet[(v >> 6) & 63];
-      out_ += kAlphabet[v & 63];
+      out += kAlphabet[v >> 18];
+      out += kAlphabet[(v >> 12) & 63];
+      out += kAlphabet[(v >> 6) & 63];
+      out += kAlphabet[v & 63];
     }
     if (i + 1 == s.size()) {
       const uint32_t v = uint8_t(s[i]) << 16;
-      out_ += kAlphabet[v >> 18];
-      out_ += kAlphabet[(v >> 12) & 63];
-      out_ += "==";
+      out += kAlphabet[v >> 18];
+      out += kAlphabet[(v >> 12) & 63];
+      out += "==";
     } else if (i + 2 == s.size()) {
       const uint32_t v = (uint8_t(s[i]) << 16) | (uint8_t(s[i + 1]) << 8);
-      out_ += kAlphabet[v >> 18];
-      out_ += kAlphabet[(v >> 12) & 63];
-      out_ += kAlphabet[(v >> 6) & 63];
-      out_ += '=';
+      out += kAlphabet[v >> 18];
+      out += kAlphabet[(v >> 12) & 63];
+      out += kAlphabet[(v >> 6) & 63];
+      out += '=';
     }
+    return out;
   }
 
-  std::string out_;
+  JsonWriter w_;
 };
 
 }  // namespace
@@ -279,7 +238,7 @@ Result<std::string> SerializedToJson(std::string_view serialized, ProtoType type
       !m->ParseFromArray(serialized.data(), static_cast<int>(serialized.size()))) {
     return Status::DataLoss("not a valid " + std::string(ProtoTypeName(type)));
   }
-  JsonWriter w;
+  ExamplePrinter w;
   if (type == ProtoType::kExample) {
     w.Example(static_cast<const sluice::proto::Example&>(*m));
   } else {

@@ -70,14 +70,11 @@ void Autotuner::Record(Tunable* t, const std::string& reason) {
     std::lock_guard<std::mutex> l(t->stage->reason_mu);
     t->stage->tuner_reason = reason;
   }
-  std::string esc;
-  for (char c : reason) esc += (c == '"' || c == '\\') ? '\'' : c;
-  char buf[512];
-  std::snprintf(buf, sizeof(buf),
-                R"({"name":"autotune %s","ph":"i","s":"g","pid":1,"tid":0,"ts":%.3f,)"
-                R"("args":{"reason":"%s"}})",
-                t->stage->name.c_str(), ctx_->TraceTimeUs(), esc.c_str());
-  ctx_->AddTraceEvent(buf);
+  ctx_->AddTraceEvent({.phase = 'i',
+                       .name = "autotune " + t->stage->name,
+                       .tid = 0,
+                       .ts_us = ctx_->TraceTimeUs(),
+                       .reason = reason});
 }
 
 void Autotuner::Tick(int64_t now_ns, double rate) {

@@ -11,12 +11,13 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <random>
-#include <sstream>
 #include <thread>
 
 #include <oneapi/tbb/global_control.h>
 
+#include "sluice/core/json_writer.h"
 #include "sluice/pipeline/internal/autotune.h"
 #include "sluice/pipeline/internal/node.h"
 
@@ -348,10 +349,10 @@ double IteratorContext::TraceTimeUs() const {
   return static_cast<double>(NowNs() - start_ns_) / 1e3;
 }
 
-void IteratorContext::AddTraceEvent(std::string json) {
+void IteratorContext::AddTraceEvent(TraceEvent event) {
   std::lock_guard<std::mutex> l(trace_mu_);
   if (trace_.size() >= kMaxTraceEvents) trace_.pop_front();
-  trace_.push_back(std::move(json));
+  trace_.push_back(std::move(event));
 }
 
 void IteratorContext::RecordCounters(int64_t now_ns) {
@@ -369,33 +370,57 @@ void IteratorContext::RecordCounters(int64_t now_ns) {
     const int64_t prev = trace_busy_.count(s) ? trace_busy_[s] : busy;
     trace_busy_[s] = busy;
     const double util = dt > 0 ? static_cast<double>(busy - prev) / static_cast<double>(dt) : 0;
-    char buf[512];
-    std::snprintf(
-        buf, sizeof(buf),
-        R"({"name":"%s","ph":"C","pid":1,"tid":%zu,"ts":%.3f,"args":{"busy_threads":%.3f,)"
-        R"("buffer_depth":%lld,"parallelism":%lld}})",
-        s->name.c_str(), i + 1, ts, util, static_cast<long long>(s->buffer_depth.load()),
-        static_cast<long long>(s->parallelism.load()));
-    AddTraceEvent(buf);
+    AddTraceEvent({.phase = 'C',
+                   .name = s->name,
+                   .tid = i + 1,
+                   .ts_us = ts,
+                   .busy_threads = util,
+                   .buffer_depth = s->buffer_depth.load(),
+                   .parallelism = s->parallelism.load()});
   }
 }
 
 std::string IteratorContext::TraceJson() const {
-  std::ostringstream out;
-  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  out << R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"sluice pipeline"}})";
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("displayTimeUnit").String("ms");
+  w.Key("traceEvents").BeginArray();
+  const auto metadata = [&](const char* name, std::optional<size_t> tid, std::string_view value) {
+    w.BeginObject().Key("name").String(name).Key("ph").String("M").Key("pid").Int(1);
+    if (tid) w.Key("tid").Int(static_cast<int64_t>(*tid));
+    w.Key("args").BeginObject().Key("name").String(value).EndObject();
+    w.EndObject();
+  };
+  metadata("process_name", std::nullopt, "sluice pipeline");
   {
     std::lock_guard<std::mutex> l(mu_);
     for (size_t i = 0; i < stage_order_.size(); ++i) {
-      out << ",\n"
-          << R"({"name":"thread_name","ph":"M","pid":1,"tid":)" << i + 1 << R"(,"args":{"name":")"
-          << stage_order_[i]->name << "\"}}";
+      metadata("thread_name", i + 1, stage_order_[i]->name);
     }
   }
   std::lock_guard<std::mutex> l(trace_mu_);
-  for (const std::string& e : trace_) out << ",\n" << e;
-  out << "\n]}\n";
-  return out.str();
+  for (const TraceEvent& e : trace_) {
+    w.BeginObject();
+    w.Key("name").String(e.name);
+    w.Key("ph").String(std::string_view(&e.phase, 1));
+    if (e.phase == 'i') w.Key("s").String("g");  // a global instant event
+    w.Key("pid").Int(1);
+    w.Key("tid").Int(static_cast<int64_t>(e.tid));
+    w.Key("ts").Double(e.ts_us);
+    w.Key("args").BeginObject();
+    if (e.phase == 'C') {
+      w.Key("busy_threads").Double(e.busy_threads, 4);
+      w.Key("buffer_depth").Int(e.buffer_depth);
+      w.Key("parallelism").Int(e.parallelism);
+    } else {
+      w.Key("reason").String(e.reason);
+    }
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.Take() + "\n";
 }
 
 IteratorStats IteratorContext::Snapshot() const {

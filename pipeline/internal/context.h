@@ -251,8 +251,21 @@ class IteratorContext {
   double TraceTimeUs() const;
   // Adds counter events for every stage to the trace (the tuner's tick).
   void RecordCounters(int64_t now_ns);
-  // Trace events (Chrome JSON objects, one per string).
-  void AddTraceEvent(std::string json);
+  // One event of the Chrome trace: a stage's counters ('C', on the stage's
+  // track) or an autotuner decision ('i', an instant event).
+  struct TraceEvent {
+    char phase = 'C';
+    std::string name;  // the stage's name; "autotune <stage>" for a decision
+    size_t tid = 0;    // the stage's track (its place + 1); 0 for a decision
+    double ts_us = 0;
+    double busy_threads = 0;  // 'C'
+    int64_t buffer_depth = 0;
+    int64_t parallelism = 0;
+    std::string reason;  // 'i'
+  };
+  // Keeps the last 200,000 events.
+  void AddTraceEvent(TraceEvent event);
+  // The trace as Chrome JSON (JsonWriter: valid whatever the stage names).
   std::string TraceJson() const;
 
  private:
@@ -296,7 +309,7 @@ class IteratorContext {
   int64_t trace_last_ns_ = 0;
 
   mutable std::mutex trace_mu_;
-  std::deque<std::string> trace_;
+  std::deque<TraceEvent> trace_;
 };
 
 // "16 MiB (16777216 bytes)": sizes in RAM budget errors.

@@ -235,6 +235,28 @@ TEST_F(SequentialCorruptTest, Interleave) {
   }
 }
 
+TEST_F(SequentialCorruptTest, RestorePastTheCorruptRecordGivesTheRest) {
+  // Without an index the restore reads file 0 up to record 10 again, over
+  // the corrupt record 7; before, that error ended the restore and the slot
+  // lost the rest of the file.
+  const Dataset ds = TFRecordDataset(files_).ignore_errors();
+  const Outcome all = ReadIgnoringErrors(TFRecordDataset(files_));
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+  for (int i = 0; i < 9; ++i) SLUICE_ASSERT_OK(it.next().status());  // records 0-6, 8, 9
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::string state, it.save());
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator restored, ds.iterator());
+  SLUICE_ASSERT_OK(restored.restore(state));
+  std::vector<std::string> rest;
+  for (;;) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(auto e, restored.next());
+    if (!e) break;
+    rest.emplace_back((*e)[0].scalar<std::string_view>());
+  }
+  EXPECT_EQ(rest, std::vector<std::string>(all.records.begin() + 9, all.records.end()));
+  ASSERT_FALSE(rest.empty());
+  EXPECT_EQ(rest.front(), RecordText(0, 10));
+}
+
 TEST_F(SequentialCorruptTest, WithoutIgnoreErrorsTheFirstErrorEndsThePipeline) {
   auto it = TFRecordDataset(files_).iterator();
   ASSERT_TRUE(it.ok());

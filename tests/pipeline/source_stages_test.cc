@@ -1,15 +1,21 @@
 // from_generator, list_files, TFRecordDataset, cache, global_shuffle and
 // shard: conformance and semantics.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "conformance.h"
 #include "sluice/pipeline/dataset.h"
-#include "sluice/pipeline/internal/context.h"
 #include "sluice/records/tfrecord_writer.h"
 #include "test_util.h"
 
@@ -148,6 +154,68 @@ TEST(ListFilesTest, SortedDedupedAndShuffled) {
                       "list_files: no files match '" + dir.file("*.none") + "'");
 }
 
+// A folder the pattern needs that cannot be read is an error naming the
+// pattern, the folder and the cause; glob(3) used to skip it silently (no
+// match, or a shorter list). A symlink loop (ELOOP) fails even for root.
+TEST(ListFilesTest, UnreadableFolderIsAnErrorNamingIt) {
+  ScratchDir dir;
+  std::filesystem::create_directory(dir.file("ok"));
+  WriteFileOrDie(dir.file("ok/a.rec"), "x");
+  WriteFileOrDie(dir.file("file"), "x");
+  std::filesystem::create_directory_symlink("loop", dir.file("loop"));  // loop -> loop
+  std::filesystem::create_directory_symlink("nowhere", dir.file("dangling"));
+  const std::string pattern = dir.file("loop/*.rec");
+  SLUICE_EXPECT_ERROR(Dataset::list_files(pattern).status(), StatusCode::kUnavailable,
+                      "list_files: expanding '" + pattern + "': cannot read the folder '" +
+                          dir.file("loop") + "': " + std::strerror(ELOOP));
+  // With a readable pattern beside it: an error, not the shorter list.
+  SLUICE_EXPECT_ERROR(Dataset::list_files({dir.file("ok/*.rec"), pattern}).status(),
+                      StatusCode::kUnavailable, dir.file("loop"));
+  // A folder that does not exist, or a file where a folder would be, holds
+  // no match (NotFound if nothing else matches); a wildcard passing over
+  // them lists what the real folders hold.
+  SLUICE_EXPECT_ERROR(Dataset::list_files(dir.file("missing/*.rec")).status(),
+                      StatusCode::kNotFound, "list_files: no files match");
+  SLUICE_EXPECT_ERROR(Dataset::list_files(dir.file("file/*.rec")).status(), StatusCode::kNotFound,
+                      "list_files: no files match");
+  EXPECT_EQ(ReadAll(Dataset::list_files(dir.file("*/*.rec"))),
+            StringElements({dir.file("ok/a.rec")}));
+}
+
+// The same for a folder without read permission (chmod 000). Root reads it
+// anyway, so as root the listing runs in a thread that drops to nobody
+// (65534) with the raw setresuid system call, which changes only the
+// calling thread's credentials; skipped where that is not allowed.
+TEST(ListFilesTest, FolderWithoutPermissionIsAnErrorNamingIt) {
+  ScratchDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
+  std::filesystem::create_directory(dir.file("locked"));
+  WriteFileOrDie(dir.file("locked/b.rec"), "x");
+  std::filesystem::permissions(dir.file("locked"), std::filesystem::perms::none);
+  const std::string pattern = dir.file("locked/*.rec");
+  std::string skip;
+  Status status;
+  std::thread([&] {
+    if (geteuid() == 0 && syscall(SYS_setresuid, 65534, 65534, 65534) != 0) {
+      skip = std::string("cannot drop root in a thread: ") + std::strerror(errno);
+      return;
+    }
+    if (DIR* d = opendir(dir.file("locked").c_str())) {
+      closedir(d);
+      skip = "permission bits do not stop reads here";
+      return;
+    }
+    status = Dataset::list_files(pattern).status();
+  }).join();
+  // A change of effective uid made the process undumpable; undo that.
+  prctl(PR_SET_DUMPABLE, 1);
+  std::filesystem::permissions(dir.file("locked"), std::filesystem::perms(0755));
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  SLUICE_EXPECT_ERROR(status, StatusCode::kFailedPrecondition,
+                      "list_files: expanding '" + pattern + "': cannot read the folder '" +
+                          dir.file("locked") + "': " + std::strerror(EACCES));
+}
+
 // ---- TFRecordDataset ------------------------------------------------------
 
 TEST(TFRecordDatasetTest, IndexedAndSequentialConformance) {
@@ -261,10 +329,11 @@ TEST(TFRecordDatasetTest, ParallelReadsRoundRobinSameWithAndWithoutIndex) {
   EXPECT_EQ(ReadAll(TFRecordDataset(plain, {.num_parallel_reads = 2})),
             StringElements({"f0r0", "f1r0", "f0r1", "f3r0", "f0r2", "f3r1", "f4r0", "f3r2", "f4r1",
                             "f3r3", "f5r0", "f5r1", "f5r2", "f5r3", "f5r4"}));
-  // kAutotune: the CPUs of this process, capped at the file count.
-  const int64_t cpus = std::min<int64_t>(pipeline_internal::DefaultCpuBudget(), 6);
+  // kAutotune: kAutotuneCycleLength on every machine, capped at the file
+  // count (6 here: every file at once).
+  static_assert(kAutotuneCycleLength >= 6);
   EXPECT_EQ(ReadAll(TFRecordDataset(plain, {.num_parallel_reads = kAutotune})),
-            ReadAll(TFRecordDataset(plain, {.num_parallel_reads = cpus})));
+            ReadAll(TFRecordDataset(plain, {.num_parallel_reads = 6})));
 }
 
 TEST(TFRecordDatasetTest, GzipViewsAndOrigin) {

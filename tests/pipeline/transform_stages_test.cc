@@ -359,13 +359,28 @@ TEST(InterleaveTest, NonDeterministicIsAPermutation) {
                   .ordered = false});
 }
 
-TEST(InterleaveTest, AutotuneCycleLengthIsTheCpuBudget) {
-  auto ds = Dataset::range(3)
-                .interleave([](const Element& e) -> Result<Dataset> {
-                  return Dataset::from_tensors(Element({e[0]})).repeat(2);
-                })
-                .with_options({.cpu_budget = 2});
-  EXPECT_EQ(ReadInts(ds), (std::vector<int64_t>{0, 1, 0, 1, 2, 2}));
+TEST(InterleaveTest, AutotuneCycleLengthIsAConstantNotTheCpuBudget) {
+  // kAutotune is kAutotuneCycleLength whatever the CPU budget (the order
+  // must not depend on the machine): 20 inputs, 16 open at once.
+  static_assert(kAutotuneCycleLength == 16);
+  const auto make = [](int cpu_budget) {
+    return Dataset::range(20)
+        .interleave([](const Element& e) -> Result<Dataset> {
+          return Dataset::from_tensors(Element({e[0]})).repeat(2);
+        })
+        .with_options({.cpu_budget = cpu_budget});
+  };
+  std::vector<int64_t> want;
+  for (int64_t round = 0; round < 2; ++round) {
+    for (int64_t i = 0; i < 16; ++i) want.push_back(i);
+  }
+  for (int64_t round = 0; round < 2; ++round) {
+    for (int64_t i = 16; i < 20; ++i) want.push_back(i);
+  }
+  // Budgets up to 8: a budget raises the process's TBB worker limit for
+  // good (EnsureWorkers), and later tests would share the cores with that
+  // many spinning workers.
+  for (int budget : {1, 2, 3, 8}) EXPECT_EQ(ReadInts(make(budget)), want) << budget;
   EXPECT_EQ(Dataset::range(3).interleave(nullptr).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Dataset::range(3)
                 .interleave([](const Element&) -> Result<Dataset> { return Dataset::range(1); },
