@@ -197,16 +197,28 @@ Status TFRecordWriter::Close() {
     s = m.Deflate(Z_FINISH);
   }
   if (s.ok()) s = m.FlushBuffer();
-  // The index of an older PATH goes first, so that no crash can leave it
-  // beside the new data; the new one follows the data (docs/formats.md).
+  // The new index is written (under its temporary name) first, so that the
+  // time without one is short; the index of an older PATH is removed before
+  // the new data is renamed in, so that no crash can leave it beside the new
+  // data; the new index is renamed in last (docs/formats.md).
+  std::unique_ptr<OutputFile> idx;
+  if (s.ok() && m.opts.write_index) {
+    Result<std::unique_ptr<OutputFile>> created = OutputFile::Create(
+        RecordIndex::PathFor(m.path), {.atomic = true, .sync = m.opts.sync_on_close});
+    if (created.ok()) {
+      idx = std::move(created).value();
+      s = idx->Append(RecordIndex(std::move(m.index), m.file).ToText());
+    } else {
+      s = created.status();
+    }
+  }
   if (s.ok() && m.opts.atomic && !m.out->is_stream()) s = RemoveStaleIndex(m.path);
   if (s.ok()) s = m.out->Commit();
   if (!s.ok()) return m.Fail(s);
   m.out.reset();
-  if (m.opts.write_index) {
-    Status idx = RecordIndex(std::move(m.index), m.file)
-                     .Save(RecordIndex::PathFor(m.path), m.opts.sync_on_close);
-    if (!idx.ok()) return m.Fail(idx);
+  if (idx) {
+    Status published = idx->Commit();
+    if (!published.ok()) return m.Fail(published);
   }
   return Status::OK();
 }

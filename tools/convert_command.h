@@ -4,8 +4,6 @@
 #ifndef SLUICE_TOOLS_CONVERT_COMMAND_H_
 #define SLUICE_TOOLS_CONVERT_COMMAND_H_
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -15,6 +13,12 @@
 #include "convert_runner.h"
 #include "convert_tasks.h"
 #include "sluice/core/status.h"
+
+// CLI11's App, declared only: what includes this header (the conversion's
+// pieces) need not compile CLI11; the commands' files include it.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace sluice::tools {
 

@@ -15,13 +15,24 @@
 #include <random>
 #include <thread>
 
+#include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include "sluice/core/json_writer.h"
 #include "sluice/pipeline/internal/autotune.h"
 #include "sluice/pipeline/internal/node.h"
 
 namespace sluice::pipeline_internal {
+
+// Destroyed in reverse order of the members: the node, then the graph, then
+// the arena (the destructor of IteratorContext has waited for the graph).
+struct IteratorContext::Executor {
+  using Node = tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>;
+  std::unique_ptr<tbb::task_arena> arena;
+  std::unique_ptr<tbb::flow::graph> graph;
+  std::unique_ptr<Node> node;
+};
 namespace {
 constexpr size_t kMaxTraceEvents = 200'000;
 
@@ -193,28 +204,33 @@ IteratorContext::IteratorContext(const Options& o)
       memory_(o.ram_budget.value_or(DefaultRamBudget())),
       cpu_(std::max(1, cpu_budget_)) {
   EnsureWorkers(max_threads_);
+  exec_ = std::make_unique<Executor>();
   // No slot reserved for a master: the consumer helps from outside.
-  arena_ = std::make_unique<tbb::task_arena>(max_threads_, 0);
+  exec_->arena = std::make_unique<tbb::task_arena>(max_threads_, 0);
   // A graph runs its tasks in the arena it was made in.
-  arena_->execute([this] { graph_ = std::make_unique<tbb::flow::graph>(); });
-  executor_ =
-      std::make_unique<tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>>(
-          *graph_, tbb::flow::unlimited, [this](const std::function<void()>& work) {
-            SLUICE_TSAN_ACQUIRE(&submitted_);
-            running_tasks_.fetch_add(1, std::memory_order_acq_rel);
-            work();
-            running_tasks_.fetch_sub(1, std::memory_order_acq_rel);
-            SLUICE_TSAN_RELEASE(&finished_);
-            return tbb::flow::continue_msg();
-          });
+  exec_->arena->execute([this] { exec_->graph = std::make_unique<tbb::flow::graph>(); });
+  exec_->node = std::make_unique<Executor::Node>(
+      *exec_->graph, tbb::flow::unlimited, [this](const std::function<void()>& work) {
+        SLUICE_TSAN_ACQUIRE(&submitted_);
+        running_tasks_.fetch_add(1, std::memory_order_acq_rel);
+        work();
+        running_tasks_.fetch_sub(1, std::memory_order_acq_rel);
+        SLUICE_TSAN_RELEASE(&finished_);
+        return tbb::flow::continue_msg();
+      });
   tuner_ = std::make_unique<Autotuner>(this);
 }
 
 IteratorContext::~IteratorContext() {
   Cancel();
-  arena_->execute([this] { graph_->wait_for_all(); });
+  exec_->arena->execute([this] { exec_->graph->wait_for_all(); });
   SLUICE_TSAN_ACQUIRE(&finished_);
-  executor_.reset();
+  exec_->node.reset();
+}
+
+void IteratorContext::Submit(std::function<void()> work) {
+  SLUICE_TSAN_RELEASE(&submitted_);
+  exec_->node->try_put(std::move(work));
 }
 
 void IteratorContext::Cancel() {

@@ -1,15 +1,14 @@
 // IteratorContext: what all stages of one running iterator share.
 //
 // Owns the task arena (max_threads() slots) and the TBB flow graph in
-// which asynchronous stages run their work, the cancellation flag, the RAM
+// which asynchronous stages run their work (both kept in context.cc: this
+// header, which every stage includes, needs none of TBB), the cancellation
+// flag, the RAM
 // budget's accounting, the per-stage counters, the autotuner and the trace.
 // Created by Dataset::iterator(), owned by the Iterator (shared with its
 // stages), destroyed after every stage iterator. Thread-safe.
 #ifndef SLUICE_PIPELINE_INTERNAL_CONTEXT_H_
 #define SLUICE_PIPELINE_INTERNAL_CONTEXT_H_
-
-#include <oneapi/tbb/flow_graph.h>
-#include <oneapi/tbb/task_arena.h>
 
 #include <atomic>
 #include <deque>
@@ -201,15 +200,10 @@ class IteratorContext {
   // Keeps the CPU the pipeline's threads use within cpu_budget().
   CpuGovernor* cpu() { return &cpu_; }
 
-  tbb::task_arena& arena() { return *arena_; }
-  tbb::flow::graph& graph() { return *graph_; }
   // Runs `work` as a task of the graph (in the arena). The node lives as
   // long as the context, so a stage may be destroyed as soon as its own
   // bodies have returned.
-  void Submit(std::function<void()> work) {
-    SLUICE_TSAN_RELEASE(&submitted_);
-    executor_->try_put(std::move(work));
-  }
+  void Submit(std::function<void()> work);
   const std::atomic<bool>& cancel_flag() const { return cancelled_; }
   bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
   // Asks every stage to stop; their destructors then wait for their tasks.
@@ -282,10 +276,9 @@ class IteratorContext {
   std::atomic<bool> cancelled_{false};
   std::atomic<int64_t> running_tasks_{0};  // graph tasks inside their work
   char submitted_ = 0, finished_ = 0;      // addresses for the TSan annotations
-  std::unique_ptr<tbb::task_arena> arena_;
-  std::unique_ptr<tbb::flow::graph> graph_;
-  std::unique_ptr<tbb::flow::function_node<std::function<void()>, tbb::flow::continue_msg>>
-      executor_;
+  // The task arena, the flow graph and the node that runs submitted work.
+  struct Executor;
+  std::unique_ptr<Executor> exec_;
 
   mutable std::mutex mu_;
   struct Alias {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -51,6 +52,10 @@ int RecordsOf(uint64_t v) { return static_cast<int>(v % 7) + 1; }
       if (!w->Write(payload).ok()) _exit(3);
     }
     if (!w->Close().ok()) _exit(4);
+    // A pause between versions, as a real writer has: kills then also land
+    // while the index is there (publishing a version is mostly the data's
+    // rename, during which there is none).
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
   _exit(6);
 }
@@ -108,7 +113,9 @@ TEST(WriterKillTest, KilledAnywhereTheIndexBesideTheFileDescribesIt) {
     // Some kills leave a file with its index, so that the pairing was
     // checked (on a busy machine most land while no index is there: between
     // the removal of the old one and the rename of the new one).
-    EXPECT_GE(with_index, 3) << CompressionName(c) << ": " << without << " without, " << no_file
+    std::printf("%s: %d kills with the index there, %d without, %d before the first file\n",
+                std::string(CompressionName(c)).c_str(), with_index, without, no_file);
+    EXPECT_GE(with_index, kKills / 10) << CompressionName(c) << ": " << without << " without, " << no_file
                              << " before the first file";
   }
 }
