@@ -5,7 +5,8 @@
 //   build/samples/image_folder_pipeline DIR [--batch 32]
 //   build/samples/image_folder_pipeline --make-demo DIR   # a small folder to try it on
 //
-// DIR is listed as `sluice convert images` lists it (image_folder.h): images
+// DIR is listed with sluice::ScanImageFolder (sluice/pipeline/image_folder.h),
+// as `sluice convert images` lists it: images
 // at any depth below a class folder count; .txt files, hidden files and
 // files directly in DIR are ignored, as convert ignores them. An image that
 // does not decode (a .gif, a corrupt JPEG) stops the run with its name;
@@ -23,12 +24,12 @@
 #include <vector>
 
 #include "command_line.h"
-#include "image_folder.h"
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/jpeg.h"
 #include "sluice/ops/read_file.h"
 #include "sluice/ops/resize.h"
 #include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/image_folder.h"
 
 namespace fs = std::filesystem;
 using sluice::Element;
@@ -81,12 +82,17 @@ int main(int argc, char** argv) {
   }
 
   // One subfolder per class; labels in sorted order of the class names.
-  Result<samples::ImageFolderListing> listing = samples::ListImageFolder(dir);
+  Result<sluice::ImageFolder> listing = sluice::ScanImageFolder(dir);
   if (!listing.ok()) {
     std::fprintf(stderr, "image_folder_pipeline: %s\n", listing.status().ToString().c_str());
     return 1;
   }
-  const std::vector<std::string>& files = listing->files;
+  std::vector<std::string> files;
+  std::vector<int32_t> labels;
+  for (const sluice::ImageFile& f : listing->files) {
+    files.push_back(listing->root + "/" + f.relative);
+    labels.push_back(static_cast<int32_t>(f.label));
+  }
   std::printf("found %zu images in %zu classes under %s\n", files.size(), listing->classes.size(),
               dir.c_str());
   if (!listing->ignored.empty()) {
@@ -113,7 +119,7 @@ int main(int argc, char** argv) {
   };
   auto dataset =
       sluice::Dataset::from_tensor_slices({Tensor::FromStrings(files).value(),
-                                           Tensor::FromVector<int32_t>(listing->labels).value()},
+                                           Tensor::FromVector<int32_t>(labels).value()},
                                           {"filename", "label"})
           .map(decode_and_resize, {.parallelism = sluice::kAutotune, .name = "decode_and_resize"})
           .shuffle(23000, {.seed = 1})

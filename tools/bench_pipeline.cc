@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "image_folder.h"
+#include "sluice/pipeline/image_folder.h"
 #include "record_files.h"
 #include "sluice/core/file.h"
 #include "sluice/ops/decode_crop_resize.h"

@@ -11,7 +11,7 @@
 #include "convert_command.h"
 #include "convert_output.h"
 #include "image_convert.h"
-#include "image_folder.h"
+#include "sluice/pipeline/image_folder.h"
 #include "interrupt.h"
 #include "memory_gate.h"
 #include "sluice/ops/image_limits.h"
@@ -134,6 +134,13 @@ int RunConvertImages(const ConvertImagesOptions& o) {
   if (!st.ok()) return Fail(kCommand, st);
   Result<ImageFolder> folder = ScanImageFolder(o.dir);
   if (!folder.ok()) return Fail(kCommand, folder.status());
+  for (const std::string& name : folder->classes) {
+    if (name.find_first_of("\t\n\r") != std::string::npos) {
+      return Fail(kCommand, Status::InvalidArgument(
+                                "class folder " + o.dir + "/" + name +
+                                ": a name with a tab or newline cannot go in the labels file"));
+    }
+  }
   if (folder->classes.empty() || folder->files.empty()) {
     return Fail(kCommand,
                 Status::InvalidArgument(fmt::format(

@@ -51,10 +51,15 @@ Result<std::optional<ConvertManifest>> ReadManifest(const std::string& path) {
     if (text.status().code() == StatusCode::kNotFound) return std::optional<ConvertManifest>();
     return text.status();
   }
+  SLUICE_ASSIGN_OR_RETURN(ConvertManifest m, ParseManifest(*text, path));
+  return std::optional<ConvertManifest>(std::move(m));
+}
+
+Result<ConvertManifest> ParseManifest(std::string_view text, const std::string& path) {
   const auto bad = [&](std::string_view why) {
     return Status::DataLoss(fmt::format("{} is not a sluice convert manifest: {}", path, why));
   };
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
   if (j.value("manifest", "") != "sluice convert") return bad("no \"manifest\": \"sluice convert\"");
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"] != kVersion) {
@@ -91,10 +96,10 @@ Result<std::optional<ConvertManifest>> ReadManifest(const std::string& path) {
     }
     m.complete[number] = std::move(shard);
   }
-  return std::optional<ConvertManifest>(std::move(m));
+  return m;
 }
 
-Status WriteManifest(const std::string& path, const ConvertManifest& m, bool sync) {
+std::string ManifestText(const ConvertManifest& m) {
   nlohmann::ordered_json j;
   j["manifest"] = "sluice convert";
   j["version"] = kVersion;
@@ -115,8 +120,11 @@ Status WriteManifest(const std::string& path, const ConvertManifest& m, bool syn
   }
   j["complete"] = std::move(complete);
   // Bytes that are not UTF-8 (file names) are replaced rather than refused.
-  const std::string text =
-      j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+Status WriteManifest(const std::string& path, const ConvertManifest& m, bool sync) {
+  const std::string text = ManifestText(m);
   OutputFileOptions file_options;
   file_options.sync = sync;
   return WriteFileAtomically(path, text, file_options);

@@ -25,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "sluice/core/result.h"
 
@@ -55,6 +56,10 @@ std::string ManifestPath(const std::string& prefix);
 // The manifest at `path`: nullopt if there is none, DataLoss naming the
 // file if it is not one (a 16 MiB cap keeps a wrong file from being read whole).
 Result<std::optional<ConvertManifest>> ReadManifest(const std::string& path);
+// The manifest in `text`; DataLoss naming `name` and what is wrong.
+Result<ConvertManifest> ParseManifest(std::string_view text, const std::string& name);
+// Its text, as WriteManifest writes it.
+std::string ManifestText(const ConvertManifest& manifest);
 // Writes it atomically (fsynced with `sync`).
 Status WriteManifest(const std::string& path, const ConvertManifest& manifest, bool sync);
 

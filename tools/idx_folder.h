@@ -1,5 +1,5 @@
 // IdxFolder: the images of IDX files (idx_file.h) written out as an image
-// folder (image_folder.h), as `sluice convert idx --to-folder DIR` does:
+// folder (sluice/pipeline/image_folder.h), as `sluice convert idx --to-folder DIR` does:
 //
 //   DIR/<class folder>/<name prefix>-<index in the IDX file, 5 digits>.png
 //

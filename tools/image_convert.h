@@ -38,7 +38,7 @@
 #include <string_view>
 
 #include "convert_runner.h"
-#include "image_folder.h"
+#include "sluice/pipeline/image_folder.h"
 #include "memory_gate.h"
 #include "sluice/core/result.h"
 #include "sluice/ops/resize.h"

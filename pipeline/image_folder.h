@@ -15,17 +15,21 @@
 //     not listed.
 // The content, not the extension, decides the format later.
 //
-// A value; ScanImageFolder touches only the file system it lists.
-#ifndef SLUICE_TOOLS_IMAGE_FOLDER_H_
-#define SLUICE_TOOLS_IMAGE_FOLDER_H_
+// `sluice convert images`, `sluice bench --images` and the samples list
+// folders with it, so that they all see the same images with the same
+// labels (docs/convert.md, "the input folder"). A value; ScanImageFolder
+// touches only the file system it lists and is thread-safe.
+#ifndef SLUICE_PIPELINE_IMAGE_FOLDER_H_
+#define SLUICE_PIPELINE_IMAGE_FOLDER_H_
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sluice/core/result.h"
 
-namespace sluice::tools {
+namespace sluice {
 
 struct ImageFile {
   std::string relative;  // path relative to DIR, '/'-separated
@@ -45,10 +49,9 @@ struct ImageFolder {
 bool HasImageExtension(std::string_view filename);
 
 // Lists `dir`. NotFound / FailedPrecondition naming the folder if it or a
-// class folder cannot be read; InvalidArgument if a class name holds a tab
-// or a newline (the labels file is tab-separated lines).
+// class folder cannot be read.
 Result<ImageFolder> ScanImageFolder(const std::string& dir);
 
-}  // namespace sluice::tools
+}  // namespace sluice
 
-#endif  // SLUICE_TOOLS_IMAGE_FOLDER_H_
+#endif  // SLUICE_PIPELINE_IMAGE_FOLDER_H_

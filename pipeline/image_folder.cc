@@ -1,10 +1,10 @@
-#include "image_folder.h"
+#include "sluice/pipeline/image_folder.h"
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 
-namespace sluice::tools {
+namespace sluice {
 namespace {
 
 namespace fs = std::filesystem;
@@ -87,12 +87,7 @@ Result<ImageFolder> ScanImageFolder(const std::string& dir) {
   });
   folder.class_counts.assign(class_dirs.size(), 0);
   for (size_t label = 0; label < class_dirs.size(); ++label) {
-    std::string name = class_dirs[label].filename().string();
-    if (name.find_first_of("\t\n\r") != std::string::npos) {
-      return Status::InvalidArgument("class folder " + class_dirs[label].string() +
-                                     ": a name with a tab or newline cannot go in the labels file");
-    }
-    folder.classes.push_back(std::move(name));
+    folder.classes.push_back(class_dirs[label].filename().string());
     SLUICE_RETURN_IF_ERROR(ScanClass(root, class_dirs[label], static_cast<int64_t>(label), folder));
   }
   std::sort(folder.files.begin(), folder.files.end(), [](const ImageFile& a, const ImageFile& b) {
@@ -102,4 +97,4 @@ Result<ImageFolder> ScanImageFolder(const std::string& dir) {
   return folder;
 }
 
-}  // namespace sluice::tools
+}  // namespace sluice
