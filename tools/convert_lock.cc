@@ -10,6 +10,19 @@
 #include <fmt/format.h>
 
 namespace sluice::tools {
+namespace {
+
+// The lock request for bytes [start, start + length) of the file.
+struct flock Range(short type, off_t start, off_t length) {
+  struct flock fl = {};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = start;
+  fl.l_len = length;
+  return fl;
+}
+
+}  // namespace
 
 std::string ConvertLock::PathFor(const std::string& prefix) {
   const size_t slash = prefix.rfind('/');
@@ -52,22 +65,14 @@ ConvertLock::~ConvertLock() {
 }
 
 Status ConvertLock::Set(short type, off_t start, off_t length, std::string_view what) {
-  struct flock fl = {};
-  fl.l_type = type;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = start;
-  fl.l_len = length;
+  struct flock fl = Range(type, start, length);
   if (::fcntl(fd_, F_SETLK, &fl) == 0) return Status::OK();
   const int err = errno;
   if (err != EACCES && err != EAGAIN) {
     return Status::FailedPrecondition(
         fmt::format("cannot lock {}: {}", path_, std::strerror(err)));
   }
-  struct flock holder = {};
-  holder.l_type = type;
-  holder.l_whence = SEEK_SET;
-  holder.l_start = start;
-  holder.l_len = length;
+  struct flock holder = Range(type, start, length);
   std::string who = "another process", held = std::string(what);
   if (::fcntl(fd_, F_GETLK, &holder) == 0 && holder.l_type != F_UNLCK) {
     who = fmt::format("process {}", holder.l_pid);
@@ -89,11 +94,7 @@ Status ConvertLock::Set(short type, off_t start, off_t length, std::string_view 
 }
 
 Status ConvertLock::LockManifest() {
-  struct flock fl = {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = 0;
-  fl.l_len = 1;
+  struct flock fl = Range(F_WRLCK, 0, 1);
   while (::fcntl(fd_, F_SETLKW, &fl) != 0) {
     if (errno == EINTR) continue;
     return Status::FailedPrecondition(
@@ -103,11 +104,7 @@ Status ConvertLock::LockManifest() {
 }
 
 void ConvertLock::UnlockManifest() {
-  struct flock fl = {};
-  fl.l_type = F_UNLCK;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = 0;
-  fl.l_len = 1;
+  struct flock fl = Range(F_UNLCK, 0, 1);
   (void)::fcntl(fd_, F_SETLK, &fl);
 }
 

@@ -148,9 +148,11 @@ inline size_t FindJpegMarker(const std::string& jpeg, uint8_t code) {
   return std::string::npos;
 }
 
-// rgb420_q90.jpg with its SOF0 claiming width x height.
-inline std::string JpegClaiming(int width, int height) {
-  std::string jpeg = CodecGolden::Read("rgb420_q90.jpg");
+// A golden JPEG (rgb420_q90.jpg unless told) with its SOF0 claiming width x
+// height.
+inline std::string JpegClaiming(int width, int height,
+                                const std::string& golden = "rgb420_q90.jpg") {
+  std::string jpeg = CodecGolden::Read(golden);
   const size_t sof = FindJpegMarker(jpeg, 0xC0);
   EXPECT_NE(sof, std::string::npos);
   if (sof == std::string::npos) return jpeg;

@@ -18,20 +18,11 @@ namespace sluice::ops {
 namespace {
 
 using testing::CodecGolden;
-using testing::FindJpegMarker;
 
 // big420_q85.jpg (1768 bytes, the size of the review's file) with its SOF0
 // claiming width x height.
 std::string BigClaiming(int width, int height) {
-  std::string jpeg = CodecGolden::Read("big420_q85.jpg");
-  const size_t sof = FindJpegMarker(jpeg, 0xC0);
-  EXPECT_NE(sof, std::string::npos);
-  if (sof == std::string::npos) return jpeg;
-  jpeg[sof + 5] = static_cast<char>(height >> 8);
-  jpeg[sof + 6] = static_cast<char>(height & 0xFF);
-  jpeg[sof + 7] = static_cast<char>(width >> 8);
-  jpeg[sof + 8] = static_cast<char>(width & 0xFF);
-  return jpeg;
+  return testing::JpegClaiming(width, height, "big420_q85.jpg");
 }
 
 // The first half of a JPEG and an EOI: no bytes are missing as far as

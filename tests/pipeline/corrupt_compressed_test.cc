@@ -24,6 +24,7 @@
 
 #include "sluice/pipeline/dataset.h"
 #include "sluice/records/tfrecord_writer.h"
+#include "ignore_errors_util.h"
 #include "test_util.h"
 
 namespace sluice {
@@ -113,28 +114,8 @@ std::vector<std::string> WriteDamaged(const ScratchDir& dir, Compression c, bool
   return paths;
 }
 
-struct Outcome {
-  std::vector<std::string> records;  // in order of arrival
-  int64_t skipped = -1;
-  std::vector<std::string> errors;
-};
-
-Outcome ReadIgnoringErrors(const Dataset& ds) {
-  Outcome o;
-  auto it = ds.ignore_errors().iterator();
-  EXPECT_TRUE(it.ok()) << it.status();
-  if (!it.ok()) return o;
-  for (;;) {
-    auto e = it->next();
-    EXPECT_TRUE(e.ok()) << e.status();
-    if (!e.ok() || !e->has_value()) break;
-    o.records.emplace_back((**e)[0].scalar<std::string_view>());
-  }
-  for (const StageStats& s : it->stats().stages) {
-    if (s.kind == "ignore_errors") o.skipped = s.errors_ignored, o.errors = s.errors;
-  }
-  return o;
-}
+using Outcome = testing::IgnoredErrors;
+using testing::ReadIgnoringErrors;
 
 bool Lost(int f, int r) { return (f == 0 && r == kBadRecord) || (f > 0 && r >= kIntact); }
 

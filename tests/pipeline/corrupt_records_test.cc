@@ -13,6 +13,7 @@
 #include "sluice/pipeline/dataset.h"
 #include "sluice/records/record_index.h"
 #include "sluice/records/tfrecord_writer.h"
+#include "ignore_errors_util.h"
 #include "test_util.h"
 
 namespace sluice {
@@ -60,28 +61,8 @@ void Truncate(const std::string& path, size_t n) {
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - n);
 }
 
-struct Outcome {
-  std::vector<std::string> records;  // in order of arrival
-  int64_t skipped = -1;
-  std::vector<std::string> errors;
-};
-
-Outcome ReadIgnoringErrors(const Dataset& ds) {
-  Outcome o;
-  auto it = ds.ignore_errors().iterator();
-  EXPECT_TRUE(it.ok()) << it.status();
-  if (!it.ok()) return o;
-  for (;;) {
-    auto e = it->next();
-    EXPECT_TRUE(e.ok()) << e.status();
-    if (!e.ok() || !e->has_value()) break;
-    o.records.emplace_back((**e)[0].scalar<std::string_view>());
-  }
-  for (const StageStats& s : it->stats().stages) {
-    if (s.kind == "ignore_errors") o.skipped = s.errors_ignored, o.errors = s.errors;
-  }
-  return o;
-}
+using Outcome = testing::IgnoredErrors;
+using testing::ReadIgnoringErrors;
 
 // Every record but the named ones, sorted.
 std::vector<std::string> AllBut(const std::set<std::string>& missing) {

@@ -37,6 +37,18 @@ void MakeImages(const std::string& root, int n) {
   }
 }
 
+// Waits (up to 4 s) until `dir` holds a temporary file: a convert is writing.
+bool WaitForATemporaryFile(const std::string& dir) {
+  for (int i = 0; i < 2000; ++i) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      if (Contains(e.path().filename().string(), ".tmp-")) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
 // Item 1: --resume refuses another conversion's manifest, naming what differs.
 TEST(ConvertResumeTest, ResumeWithOtherOptionsIsRefusedNamingThem) {
   ScratchDir dir;
@@ -130,15 +142,7 @@ TEST(ConvertResumeTest, TwoConvertsAtOnceTheSecondFailsNamingTheFirst) {
   ChildProcess first({SLUICE_BINARY, "convert", "images", in, "--out", dir.file("out/t"),
                       "--shards", "3", "--workers", "1", "--check", "full"},
                      dir.file("first.log"));
-  bool writing = false;
-  for (int i = 0; i < 2000 && !writing; ++i) {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir.file("out"), ec)) {
-      if (Contains(e.path().filename().string(), ".tmp-")) writing = true;
-    }
-    if (!writing) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  ASSERT_TRUE(writing) << ReadFileOrDie(dir.file("first.log"));
+  ASSERT_TRUE(WaitForATemporaryFile(dir.file("out"))) << ReadFileOrDie(dir.file("first.log"));
   first.Kill(SIGSTOP);
   const CliRun second = Sluice(dir, cmd);
   first.Kill(SIGCONT);
@@ -194,15 +198,7 @@ TEST(ConvertResumeTest, InterruptedRunSaysToResume) {
                 .exit_code,
             0);
   ChildProcess child(argv, dir.file("log"));
-  bool writing = false;
-  for (int i = 0; i < 2000 && !writing; ++i) {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir.file("out"), ec)) {
-      if (Contains(e.path().filename().string(), ".tmp-")) writing = true;
-    }
-    if (!writing) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  ASSERT_TRUE(writing);
+  ASSERT_TRUE(WaitForATemporaryFile(dir.file("out")));
   child.Kill(SIGINT);
   EXPECT_EQ(child.Wait(), 128 + SIGINT);
   const std::string log = ReadFileOrDie(dir.file("log"));
