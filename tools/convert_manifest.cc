@@ -61,7 +61,12 @@ Result<ConvertManifest> ParseManifest(std::string_view text, const std::string& 
   };
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
-  if (j.value("manifest", "") != "sluice convert") return bad("no \"manifest\": \"sluice convert\"");
+  // Every member's type is checked before it is read: nlohmann throws on a
+  // wrong one (convert_manifest_fuzz found `"manifest": []`).
+  if (!j.contains("manifest") || !j["manifest"].is_string() ||
+      j["manifest"].get<std::string>() != "sluice convert") {
+    return bad("no \"manifest\": \"sluice convert\"");
+  }
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"] != kVersion) {
     return bad(fmt::format("version is not {}", kVersion));
   }

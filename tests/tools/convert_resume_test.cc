@@ -239,5 +239,30 @@ TEST(ConvertResumeTest, SummaryReadsRight) {
   EXPECT_TRUE(Contains(one.out, "into 1 shard in")) << one.out;
 }
 
+// A manifest that is not one (edited, damaged, of another tool) stops a
+// --resume with a reason, and a new run replaces it.
+TEST(ConvertResumeTest, ABrokenManifestIsAnErrorNotACrash) {
+  ScratchDir dir;
+  const std::string in = dir.file("in");
+  MakeImages(in, 6);
+  const std::string cmd = "convert images " + in + " --out " + dir.file("out/t") + " --shards 2";
+  ASSERT_EQ(Sluice(dir, cmd).exit_code, 0);
+  for (const std::string& text :
+       {std::string(R"({"manifest": "sluice convert", "manifest": [1], "version": 1})"),
+        std::string(R"({"manifest": "sluice convert", "version": "1"})"), std::string("[]"),
+        std::string("{"), std::string(R"({"manifest": "sluice convert", "version": 1, )"
+                                      R"("command": "convert images", "options": {"a": 1}})")}) {
+    SCOPED_TRACE(text);
+    testing::WriteFileOrDie(dir.file("out/t-manifest.json"), text);
+    const CliRun r = Sluice(dir, cmd + " --resume");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(Contains(r.err, "cannot resume: ")) << r.err;
+    EXPECT_TRUE(Contains(r.err, "t-manifest.json is not a sluice convert manifest")) << r.err;
+  }
+  const CliRun fresh = Sluice(dir, cmd);
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
+  EXPECT_EQ(Sluice(dir, cmd + " --resume").exit_code, 0);
+}
+
 }  // namespace
 }  // namespace sluice
