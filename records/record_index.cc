@@ -10,8 +10,7 @@
 
 namespace sluice {
 
-RecordIndex::RecordIndex(std::vector<RecordIndexEntry> entries,
-                         std::optional<RecordIndexData> data)
+RecordIndex::RecordIndex(std::vector<RecordIndexEntry> entries, std::optional<RecordIndexData> data)
     : entries_(std::move(entries)), data_(data) {}
 
 namespace {
@@ -121,8 +120,7 @@ Result<RecordIndex> RecordIndex::Parse(std::string_view text, const std::string&
       continue;
     }
     if (data) {
-      return Status::DataLoss(
-          fmt::format("{}:{}: an entry after the trailer line", name, line_no));
+      return Status::DataLoss(fmt::format("{}:{}: an entry after the trailer line", name, line_no));
     }
     const size_t sep = line.find_first_of(" \t");
     RecordIndexEntry e;
@@ -176,9 +174,8 @@ Result<RecordIndex> RecordIndex::LoadFor(const std::string& tfrecord_path) {
       DetectCompression(std::string_view(reinterpret_cast<const char*>(head), got));
   SLUICE_ASSIGN_OR_RETURN(uint64_t size, file->Size());
   const auto stale = [&](const std::string& why) {
-    return Status::FailedPrecondition(
-        fmt::format("{}: stale index: {}; rebuild it with `sluice index {}`", idx, why,
-                    tfrecord_path));
+    return Status::FailedPrecondition(fmt::format(
+        "{}: stale index: {}; rebuild it with `sluice index {}`", idx, why, tfrecord_path));
   };
   if (index.data() && index.data()->bytes != size) {
     return stale(fmt::format("it was made for a file of {} bytes but {} has {}",
@@ -225,14 +222,15 @@ Status RecordIndex::CheckAgainst(const std::string& tfrecord_path) const {
   file->AdviseSequential();
   for (size_t i = 0; i < entries_.size(); ++i) {
     const RecordIndexEntry& e = entries_[i];
-    if (e.offset < window_offset || e.offset + tfrecord::kHeaderSize > window_offset + window_size) {
+    if (e.offset < window_offset ||
+        e.offset + tfrecord::kHeaderSize > window_offset + window_size) {
       const size_t want = e.length >= kWindow / 4 ? tfrecord::kHeaderSize : kWindow;
       SLUICE_ASSIGN_OR_RETURN(window_size, file->ReadAt(e.offset, window.data(), want));
       window_offset = e.offset;
       if (window_size < tfrecord::kHeaderSize) {
-        return Status::FailedPrecondition(fmt::format(
-            "{}: stale index: entry {} starts at offset {}, where {} ends", idx, i, e.offset,
-            tfrecord_path));
+        return Status::FailedPrecondition(
+            fmt::format("{}: stale index: entry {} starts at offset {}, where {} ends", idx, i,
+                        e.offset, tfrecord_path));
       }
     }
     const uint8_t* header = window.data() + (e.offset - window_offset);
@@ -243,7 +241,7 @@ Status RecordIndex::CheckAgainst(const std::string& tfrecord_path) const {
           "there",
           idx, i, e.payload_length(), e.offset, tfrecord_path,
           tfrecord::HeaderChecksumOk(header) ? fmt::format("a record of {} bytes", length)
-                                              : std::string("no record header")));
+                                             : std::string("no record header")));
     }
   }
   return Status::OK();

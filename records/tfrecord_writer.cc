@@ -22,9 +22,9 @@ namespace {
 Status RemoveStaleIndex(const std::string& path) {
   const std::string idx = RecordIndex::PathFor(path);
   if (::unlink(idx.c_str()) == 0 || errno == ENOENT || errno == ENOTDIR) return Status::OK();
-  return Status::FailedPrecondition(fmt::format(
-      "writing {}: cannot remove the index of the file it replaces, {}: {}", path, idx,
-      std::strerror(errno)));
+  return Status::FailedPrecondition(
+      fmt::format("writing {}: cannot remove the index of the file it replaces, {}: {}", path, idx,
+                  std::strerror(errno)));
 }
 
 }  // namespace

@@ -118,9 +118,9 @@ int main(int argc, char** argv) {
     return Element({resized, e[1]}, {"image", "label"});
   };
   auto dataset =
-      sluice::Dataset::from_tensor_slices({Tensor::FromStrings(files).value(),
-                                           Tensor::FromVector<int32_t>(labels).value()},
-                                          {"filename", "label"})
+      sluice::Dataset::from_tensor_slices(
+          {Tensor::FromStrings(files).value(), Tensor::FromVector<int32_t>(labels).value()},
+          {"filename", "label"})
           .map(decode_and_resize, {.parallelism = sluice::kAutotune, .name = "decode_and_resize"})
           .shuffle(23000, {.seed = 1})
           .batch(batch)

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "sluice/pipeline/image_folder.h"
 #include "record_files.h"
 #include "sluice/core/file.h"
 #include "sluice/ops/decode_crop_resize.h"
@@ -17,6 +16,7 @@
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/read_file.h"
 #include "sluice/ops/resize.h"
+#include "sluice/pipeline/image_folder.h"
 #include "sluice/records/example_parser.h"
 
 namespace sluice::tools {

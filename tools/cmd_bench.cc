@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <memory>
 
@@ -208,12 +208,12 @@ Status PinToCores(int cores) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
-    return Status::Unavailable(fmt::format("--cores {}: cannot read this process's CPUs: {}",
-                                           cores, std::strerror(errno)));
+    return Status::Unavailable(fmt::format("--cores {}: cannot read this process's CPUs: {}", cores,
+                                           std::strerror(errno)));
   }
   if (cores > CPU_COUNT(&allowed)) {
-    return Status::InvalidArgument(fmt::format("--cores {}: this process may run on {} CPUs",
-                                               cores, CPU_COUNT(&allowed)));
+    return Status::InvalidArgument(
+        fmt::format("--cores {}: this process may run on {} CPUs", cores, CPU_COUNT(&allowed)));
   }
   cpu_set_t pinned;
   CPU_ZERO(&pinned);

@@ -214,8 +214,8 @@ int ReportConversion(std::string_view command, const ConvertCommonOptions& o, co
     fmt::print(stderr,
                "sluice {}: {}{}\n{} of {}{} complete; run {} again with --resume to finish\n",
                command, who, r.status.ToString(), complete,
-               Count(r.shards_owned, "shard is", "shards are"),
-               task.split() ? " of this task" : "", task.split() ? "this task" : "it");
+               Count(r.shards_owned, "shard is", "shards are"), task.split() ? " of this task" : "",
+               task.split() ? "this task" : "it");
     return 1;
   }
   const double secs = r.seconds > 0 ? r.seconds : 1e-9;
@@ -225,8 +225,8 @@ int ReportConversion(std::string_view command, const ConvertCommonOptions& o, co
              r.seconds, r.items_processed / secs, unit, r.bytes_in / 1e6 / secs,
              Bytes(r.bytes_out));
   if (r.shards_resumed > 0) {
-    fmt::print("{}resumed: {} of {} were complete already and were kept\n", who,
-               r.shards_resumed, Count(r.shards_owned, "shard", "shards"));
+    fmt::print("{}resumed: {} of {} were complete already and were kept\n", who, r.shards_resumed,
+               Count(r.shards_owned, "shard", "shards"));
   }
   size_t empty = 0;
   for (size_t s = 0; s < job.shards.size(); ++s) {

@@ -11,13 +11,13 @@
 #include "commands.h"
 #include "convert_command.h"
 #include "convert_output.h"
-#include "interrupt.h"
-#include "sluice/records/crc32c.h"
 #include "idx_file.h"
 #include "idx_folder.h"
 #include "image_example.h"
+#include "interrupt.h"
 #include "sluice/core/file.h"
 #include "sluice/ops/png.h"
+#include "sluice/records/crc32c.h"
 
 namespace sluice::tools {
 namespace {
@@ -200,8 +200,8 @@ int RunConvertIdx(const ConvertIdxOptions& o) {
   ConvertManifest manifest;
   manifest.command = std::string(kCommand);
   manifest.options = CommonManifestOptions(c);
-  manifest.options["input"] = fmt::format("{}; {}", Fingerprint(o.images, *images),
-                                          Fingerprint(o.labels, *labels));
+  manifest.options["input"] =
+      fmt::format("{}; {}", Fingerprint(o.images, *images), Fingerprint(o.labels, *labels));
   uint32_t names_crc = 0;
   for (const std::string& name : names) {
     names_crc = crc32c::Extend(names_crc, name.data(), name.size() + 1);  // with its NUL

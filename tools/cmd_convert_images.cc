@@ -11,10 +11,10 @@
 #include "convert_command.h"
 #include "convert_output.h"
 #include "image_convert.h"
-#include "sluice/pipeline/image_folder.h"
 #include "interrupt.h"
 #include "memory_gate.h"
 #include "sluice/ops/image_limits.h"
+#include "sluice/pipeline/image_folder.h"
 #include "sluice/records/crc32c.h"
 
 namespace sluice::tools {
@@ -106,16 +106,15 @@ std::string ListingFingerprint(const ImageFolder& folder) {
 }
 
 // This conversion, as PREFIX-manifest.json records it.
-ConvertManifest Manifest(const ConvertImagesOptions& o, const std::string& listing,
-                         size_t shards) {
+ConvertManifest Manifest(const ConvertImagesOptions& o, const std::string& listing, size_t shards) {
   ConvertManifest m;
   m.command = std::string(kCommand);
   m.options = CommonManifestOptions(o.common);
   m.options["input"] = listing;
   m.options["--shard-size"] =
-      o.common.shards > 0 ? "" : fmt::format("{}", o.common.shard_size_mb > 0
-                                                       ? o.common.shard_size_mb
-                                                       : kDefaultShardMb);
+      o.common.shards > 0 ? ""
+                          : fmt::format("{}", o.common.shard_size_mb > 0 ? o.common.shard_size_mb
+                                                                         : kDefaultShardMb);
   m.options["--resize"] = o.resize;
   m.options["--keep-aspect"] = o.keep_aspect ? "yes" : "";
   m.options["--quality"] = o.resize.empty() ? "" : std::to_string(o.quality);

@@ -69,8 +69,7 @@ Status ConvertLock::Set(short type, off_t start, off_t length, std::string_view 
   if (::fcntl(fd_, F_SETLK, &fl) == 0) return Status::OK();
   const int err = errno;
   if (err != EACCES && err != EAGAIN) {
-    return Status::FailedPrecondition(
-        fmt::format("cannot lock {}: {}", path_, std::strerror(err)));
+    return Status::FailedPrecondition(fmt::format("cannot lock {}: {}", path_, std::strerror(err)));
   }
   struct flock holder = Range(type, start, length);
   std::string who = "another process", held = std::string(what);
@@ -78,9 +77,9 @@ Status ConvertLock::Set(short type, off_t start, off_t length, std::string_view 
     who = fmt::format("process {}", holder.l_pid);
     // What the holder has, in the layout's terms.
     const off_t first = std::max<off_t>(holder.l_start, start);
-    const off_t end = holder.l_len == 0 ? start + length
-                                        : std::min<off_t>(holder.l_start + holder.l_len,
-                                                          start + length);
+    const off_t end = holder.l_len == 0
+                          ? start + length
+                          : std::min<off_t>(holder.l_start + holder.l_len, start + length);
     if (first >= 2 && end - first == 1) {
       held = fmt::format("shard {}", first - 2);
     } else if (first >= 2 && end > first) {
@@ -119,8 +118,8 @@ Status ConvertLock::LockShards(std::span<const size_t> shards) {
     while (j < shards.size() && shards[j] == shards[j - 1] + 1) ++j;
     const std::string what = j - i == 1 ? fmt::format("shard {}", shards[i])
                                         : fmt::format("shards {}-{}", shards[i], shards[j - 1]);
-    SLUICE_RETURN_IF_ERROR(Set(F_WRLCK, static_cast<off_t>(2 + shards[i]),
-                               static_cast<off_t>(j - i), what));
+    SLUICE_RETURN_IF_ERROR(
+        Set(F_WRLCK, static_cast<off_t>(2 + shards[i]), static_cast<off_t>(j - i), what));
     i = j;
   }
   return Status::OK();

@@ -39,10 +39,10 @@ struct ConvertManifest {
     uint32_t crc32c = 0;  // of the file's bytes
     friend bool operator==(const Shard&, const Shard&) = default;
   };
-  std::string command;                        // "convert images"
+  std::string command;                         // "convert images"
   std::map<std::string, std::string> options;  // name -> value ("" when not given)
-  size_t shards = 0;                          // in the plan
-  std::map<size_t, Shard> complete;           // by shard number
+  size_t shards = 0;                           // in the plan
+  std::map<size_t, Shard> complete;            // by shard number
 
   // Whether `other` describes the same conversion (command, options, plan).
   bool SameConversion(const ConvertManifest& other) const;

@@ -52,8 +52,7 @@ std::string Damage(const std::string& path, const ConvertManifest::Shard& entry,
   if (!index) return "";
   Result<RecordIndex> idx = RecordIndex::LoadFor(path);
   if (!idx.ok()) return std::string(idx.status().message());
-  if (idx->data() != RecordIndexData{entry.bytes, entry.crc32c} ||
-      idx->size() != entry.records) {
+  if (idx->data() != RecordIndexData{entry.bytes, entry.crc32c} || idx->size() != entry.records) {
     return "its .idx does not describe the file the manifest recorded";
   }
   return "";
@@ -99,9 +98,9 @@ Result<std::unique_ptr<ConvertOutput>> PrepareConversion(const ConvertCommonOpti
     // A new conversion: no other run may be writing into PREFIX.
     SLUICE_RETURN_IF_ERROR(l.TakeConversion());
     if (o.resume) {
-      out->notes_.push_back(fmt::format(
-          "note: no {} records what the interrupted run finished: writing every shard",
-          manifest_path));
+      out->notes_.push_back(
+          fmt::format("note: no {} records what the interrupted run finished: writing every shard",
+                      manifest_path));
     }
   }
   const size_t n = wanted.shards;
@@ -144,10 +143,10 @@ Result<std::unique_ptr<ConvertOutput>> PrepareConversion(const ConvertCommonOpti
     }
   }
   if (!strays.empty()) {
-    out->notes_.push_back(fmt::format("--overwrite: deleted {} shard file{} of an earlier run "
-                                      "({}{})",
-                                      strays.size(), strays.size() == 1 ? "" : "s", strays[0],
-                                      strays.size() > 1 ? ", ..." : ""));
+    out->notes_.push_back(fmt::format(
+        "--overwrite: deleted {} shard file{} of an earlier run "
+        "({}{})",
+        strays.size(), strays.size() == 1 ? "" : "s", strays[0], strays.size() > 1 ? ", ..." : ""));
   }
 
   // What is complete already.
@@ -162,9 +161,8 @@ Result<std::unique_ptr<ConvertOutput>> PrepareConversion(const ConvertCommonOpti
       if (o.resume && ::stat(path.c_str(), &st) == 0) ++unrecorded;
       continue;
     }
-    const std::string why = it->second.file == BaseName(path)
-                                ? Damage(path, it->second, o.index)
-                                : "the manifest names another file";
+    const std::string why = it->second.file == BaseName(path) ? Damage(path, it->second, o.index)
+                                                              : "the manifest names another file";
     if (why.empty()) {
       out->keep_[s] = true;
     } else {

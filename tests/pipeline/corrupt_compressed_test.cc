@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "ignore_errors_util.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/records/tfrecord_writer.h"
-#include "ignore_errors_util.h"
 #include "test_util.h"
 
 namespace sluice {

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "conformance.h"
+#include "ignore_errors_util.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/records/record_index.h"
 #include "sluice/records/tfrecord_writer.h"
-#include "ignore_errors_util.h"
 #include "test_util.h"
 
 namespace sluice {

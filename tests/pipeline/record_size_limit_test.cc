@@ -14,8 +14,7 @@ namespace {
 
 using testing::ScratchDir;
 
-void Write(const std::string& path, Compression c, const std::vector<size_t>& lengths,
-           bool index) {
+void Write(const std::string& path, Compression c, const std::vector<size_t>& lengths, bool index) {
   TFRecordWriterOptions opts;
   opts.compression = c;
   opts.write_index = index;
@@ -34,8 +33,10 @@ TEST(RecordSizeLimitTest, ALongerRecordIsDataLossNamingFileAndOffset) {
     Compression c;
     bool index;
     int64_t reads;
-  } cases[] = {{Compression::kGzip, false, 1}, {Compression::kZlib, false, 2},
-               {Compression::kNone, false, 1}, {Compression::kNone, true, 1},
+  } cases[] = {{Compression::kGzip, false, 1},
+               {Compression::kZlib, false, 2},
+               {Compression::kNone, false, 1},
+               {Compression::kNone, true, 1},
                {Compression::kNone, false, 2}};
   for (const Case& k : cases) {
     const std::string path = dir.file("f-" + std::string(CompressionName(k.c)) +

@@ -27,8 +27,9 @@ TEST(RecordIndexTest, MatchesTfrecord2idxOutput) {
   // The same lines, then sluice's trailer naming the data file.
   const std::string golden = ReadFileOrDie(data + ".idx");
   SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndexData digest, DigestDataFile(data));
-  EXPECT_EQ(built.ToText(), golden + fmt::format("# sluice-index data-bytes={} data-crc32c={:08x}\n",
-                                                 digest.bytes, digest.crc32c));
+  EXPECT_EQ(built.ToText(),
+            golden + fmt::format("# sluice-index data-bytes={} data-crc32c={:08x}\n", digest.bytes,
+                                 digest.crc32c));
   EXPECT_EQ(built.data(), digest);
   // The package's index (no trailer) loads for an uncompressed file.
   SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex loaded, RecordIndex::LoadFor(data));
@@ -204,10 +205,9 @@ TEST(RecordIndexTest, WriterRemovesTheIndexOfTheFileItReplaces) {
 
 TEST(RecordIndexTest, TrailerParsing) {
   SLUICE_ASSERT_OK_AND_ASSIGN(
-      RecordIndex i,
-      RecordIndex::Parse("0 16\n16 20\n# a comment\n# sluice-index data-bytes=36 "
-                         "data-crc32c=0000abcd later-field=1\n",
-                         "t.idx"));
+      RecordIndex i, RecordIndex::Parse("0 16\n16 20\n# a comment\n# sluice-index data-bytes=36 "
+                                        "data-crc32c=0000abcd later-field=1\n",
+                                        "t.idx"));
   EXPECT_EQ(i.size(), 2u);
   ASSERT_TRUE(i.data().has_value());
   EXPECT_EQ(i.data()->bytes, 36u);

@@ -115,8 +115,8 @@ TEST(WriterKillTest, KilledAnywhereTheIndexBesideTheFileDescribesIt) {
     // the removal of the old one and the rename of the new one).
     std::printf("%s: %d kills with the index there, %d without, %d before the first file\n",
                 std::string(CompressionName(c)).c_str(), with_index, without, no_file);
-    EXPECT_GE(with_index, kKills / 10) << CompressionName(c) << ": " << without << " without, " << no_file
-                             << " before the first file";
+    EXPECT_GE(with_index, kKills / 10) << CompressionName(c) << ": " << without << " without, "
+                                       << no_file << " before the first file";
   }
 }
 

@@ -377,9 +377,10 @@ TEST_F(BenchCliTest, Help) {
 // --cores N: the process runs on N CPUs, so the report never says it used
 // more (it said 1.80 of 1: idle arena threads and the consumer ran beside).
 TEST_F(BenchCliTest, CoresPinsTheProcess) {
-  const CliRun r = Sluice(dir_,
-                          "bench --tfrecord 'recs/train-*.tfrecord' --decode --resize 16x16 "
-                          "--batch 4 --duration 1 --warmup 0.2 --parallelism 2 --cores 1 --json c.json");
+  const CliRun r =
+      Sluice(dir_,
+             "bench --tfrecord 'recs/train-*.tfrecord' --decode --resize 16x16 "
+             "--batch 4 --duration 1 --warmup 0.2 --parallelism 2 --cores 1 --json c.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("--cores 1: running on CPU "), std::string::npos) << r.err;
   const json j = json::parse(ReadFileOrDie(dir_.file("c.json")));
@@ -387,7 +388,8 @@ TEST_F(BenchCliTest, CoresPinsTheProcess) {
   // One CPU can give at most one second of CPU time a second (a little
   // slack for the clocks' grain).
   EXPECT_LE(j["cores_used"].get<double>(), 1.05) << j.dump();
-  const CliRun too_many = Sluice(dir_, "bench --tfrecord 'recs/train-*.tfrecord' --cores 4096 --epochs 1");
+  const CliRun too_many =
+      Sluice(dir_, "bench --tfrecord 'recs/train-*.tfrecord' --cores 4096 --epochs 1");
   EXPECT_EQ(too_many.exit_code, 1);
   EXPECT_NE(too_many.err.find("--cores 4096: this process may run on"), std::string::npos)
       << too_many.err;

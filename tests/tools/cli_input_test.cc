@@ -1,8 +1,8 @@
 // `sluice` on input a reviewer tried (issue 37): malformed JSON for `write`,
 // records that inflate to hundreds of MB, pipes instead of files, a Ctrl-C
 // mid-write, unreadable files, and the wording of the results.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -17,9 +17,9 @@
 #include <thread>
 
 #include "child_process.h"
+#include "sanitizer_slowdown.h"
 #include "sluice/records/record_index.h"
 #include "sluice/records/tfrecord_writer.h"
-#include "sanitizer_slowdown.h"
 #include "test_util.h"
 
 namespace sluice {
@@ -47,7 +47,9 @@ ShellRun Shell(const ScratchDir& dir, const std::string& shell) {
           ReadFileOrDie(dir.file("stderr"))};
 }
 
-bool Has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool Has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 std::string Example(const std::string& value_json) {
   return R"({"features":{"feature":{"x":{"int64List":{"value":)" + value_json + "}}}}}\n";
@@ -57,9 +59,9 @@ std::string Example(const std::string& value_json) {
 TEST(CliInputTest, WriteRejectsWhatIsNotAnExampleInCatsLayout) {
   ScratchDir dir;
   WriteFileOrDie(dir.file("good.json"), Example(R"(["1","2"])"));
-  ASSERT_EQ(Shell(dir, "$S write " + dir.file("ok.tfrecord") + " < " + dir.file("good.json"))
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Shell(dir, "$S write " + dir.file("ok.tfrecord") + " < " + dir.file("good.json")).exit_code,
+      0);
   struct Case {
     std::string json, message;
   } cases[] = {
@@ -71,16 +73,18 @@ TEST(CliInputTest, WriteRejectsWhatIsNotAnExampleInCatsLayout) {
   };
   for (const Case& c : cases) {
     WriteFileOrDie(dir.file("in.json"), "\n" + c.json);
-    const ShellRun r = Shell(dir, "$S write " + dir.file("bad.tfrecord") + " < " + dir.file("in.json"));
+    const ShellRun r =
+        Shell(dir, "$S write " + dir.file("bad.tfrecord") + " < " + dir.file("in.json"));
     EXPECT_EQ(r.exit_code, 1) << c.json.substr(0, 80);
     EXPECT_TRUE(Has(r.err, "stdin line 2")) << r.err;
     EXPECT_TRUE(Has(r.err, c.message)) << r.err;
     EXPECT_FALSE(fs::exists(dir.file("bad.tfrecord")));
   }
   // A SequenceExample's feature lists are lists of features.
-  WriteFileOrDie(dir.file("seq.json"),
-                 R"({"featureLists":{"featureList":{"t":{"feature":[{"int64List":{"value":["1"]}}]}}}})"
-                 "\n");
+  WriteFileOrDie(
+      dir.file("seq.json"),
+      R"({"featureLists":{"featureList":{"t":{"feature":[{"int64List":{"value":["1"]}}]}}}})"
+      "\n");
   EXPECT_EQ(Shell(dir, "$S write --type sequence_example " + dir.file("s.tfrecord") + " < " +
                            dir.file("seq.json"))
                 .exit_code,
@@ -88,11 +92,12 @@ TEST(CliInputTest, WriteRejectsWhatIsNotAnExampleInCatsLayout) {
   WriteFileOrDie(dir.file("seq.json"),
                  R"({"featureLists":{"featureList":{"t":{"feature":{"int64List":{}}}}}})"
                  "\n");
-  const ShellRun r = Shell(dir, "$S write --type sequence_example " + dir.file("s2.tfrecord") + " < " +
-                               dir.file("seq.json"));
+  const ShellRun r = Shell(dir, "$S write --type sequence_example " + dir.file("s2.tfrecord") +
+                                    " < " + dir.file("seq.json"));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_TRUE(Has(r.err, "$.featureLists.featureList[\"t\"].feature: an object where a list of "
-                         "features belongs"))
+  EXPECT_TRUE(Has(r.err,
+                  "$.featureLists.featureList[\"t\"].feature: an object where a list of "
+                  "features belongs"))
       << r.err;
 }
 
@@ -162,7 +167,10 @@ TEST(CliInputTest, PipesAndStandardStreams) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "8\t" + fifo + "\n");
   // write - | cat -: the records go to standard output, the summary to stderr.
-  WriteFileOrDie(dir.file("in.json"), R"({"features":{}})" "\n" R"({"features":{}})" "\n");
+  WriteFileOrDie(dir.file("in.json"), R"({"features":{}})"
+                                      "\n"
+                                      R"({"features":{}})"
+                                      "\n");
   r = Shell(dir, "cd " + dir.path() + " && $S write - < in.json | $S count -");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "2\t-\n");
@@ -215,7 +223,8 @@ TEST(CliInputTest, InterruptedWriteLeavesNoTemporaryFile) {
     }
     EXPECT_EQ(temporaries, sig == SIGINT ? 0u : 1u);
     if (sig == SIGINT) {
-      EXPECT_TRUE(Has(ReadFileOrDie(dir.file("log")), "interrupted after 1 lines")) << ReadFileOrDie(dir.file("log"));
+      EXPECT_TRUE(Has(ReadFileOrDie(dir.file("log")), "interrupted after 1 lines"))
+          << ReadFileOrDie(dir.file("log"));
     }
   }
   // The next write removes what SIGKILL left.

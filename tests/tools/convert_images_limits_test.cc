@@ -23,10 +23,10 @@
 #include "convert_cli_util.h"
 #include "image_memory.h"
 #include "memory_gate.h"
+#include "sanitizer_slowdown.h"
 #include "sluice/ops/decode_image.h"
 #include "sluice/ops/jpeg.h"
 #include "sluice/ops/png.h"
-#include "sanitizer_slowdown.h"
 #include "test_util.h"
 
 extern char** environ;

@@ -55,11 +55,12 @@ TEST(ConvertResumeTest, ResumeWithOtherOptionsIsRefusedNamingThem) {
   const std::string in = dir.file("in");
   MakeImages(in, 12);
   const std::string out = " --out " + dir.file("out/t") + " --shards 4";
-  ASSERT_EQ(Sluice(dir, "convert images " + in + out + " --shuffle --seed 3 --resize 20x20")
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Sluice(dir, "convert images " + in + out + " --shuffle --seed 3 --resize 20x20").exit_code,
+      0);
   const auto before = Snapshot(dir.file("out"));
-  CliRun r = Sluice(dir, "convert images " + in + out + " --shuffle --seed 4 --resize 16x16 --resume");
+  CliRun r =
+      Sluice(dir, "convert images " + in + out + " --shuffle --seed 4 --resize 16x16 --resume");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "cannot resume")) << r.err;
   EXPECT_TRUE(Contains(r.err, "--seed 3 (now 4)")) << r.err;
@@ -98,10 +99,12 @@ TEST(ConvertResumeTest, DamagedShardsAreWrittenAgain) {
     const CliRun r = Sluice(dir, cmd + " --resume");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(Contains(r.out, "resumed: 6 of 8 shards")) << r.out;
-    EXPECT_TRUE(Contains(r.out, "shard 3 (t-00003-of-00008.tfrecord): its file has 100 bytes, the "
-                                "manifest recorded"))
+    EXPECT_TRUE(Contains(r.out,
+                         "shard 3 (t-00003-of-00008.tfrecord): its file has 100 bytes, the "
+                         "manifest recorded"))
         << r.out;
-    EXPECT_TRUE(Contains(r.out, "shard 5 (t-00005-of-00008.tfrecord): its file has 0 bytes")) << r.out;
+    EXPECT_TRUE(Contains(r.out, "shard 5 (t-00005-of-00008.tfrecord): its file has 0 bytes"))
+        << r.out;
     EXPECT_TRUE(Contains(r.out, "into 2 shards")) << r.out;
     EXPECT_EQ(Snapshot(dir.file("out")), complete);
   }
@@ -160,9 +163,10 @@ TEST(ConvertResumeTest, ShardsOfAnotherPlanAreRefusedOrDeletedWithOverwrite) {
   ASSERT_EQ(Sluice(dir, base + " --shards 2").exit_code, 0);
   CliRun r = Sluice(dir, base + " --shards 3");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_TRUE(Contains(r.err, "holds 4 shard files of t that this conversion does not write "
-                              "(t-00000-of-00002.tfrecord, t-00000-of-00002.tfrecord.idx, "
-                              "t-00001-of-00002.tfrecord and 1 more)"))
+  EXPECT_TRUE(Contains(r.err,
+                       "holds 4 shard files of t that this conversion does not write "
+                       "(t-00000-of-00002.tfrecord, t-00000-of-00002.tfrecord.idx, "
+                       "t-00001-of-00002.tfrecord and 1 more)"))
       << r.err;
   EXPECT_TRUE(Contains(r.err, "--overwrite")) << r.err;
   EXPECT_TRUE(fs::exists(dir.file("out/t-00000-of-00002.tfrecord")));
@@ -190,9 +194,9 @@ TEST(ConvertResumeTest, InterruptedRunSaysToResume) {
   ScratchDir dir;
   const std::string in = dir.file("in");
   MakeImages(in, 300);
-  const std::vector<std::string> argv = {SLUICE_BINARY, "convert", "images", in, "--out",
-                                         dir.file("out/t"), "--shards", "6", "--workers", "1",
-                                         "--check", "full", "--index"};
+  const std::vector<std::string> argv = {
+      SLUICE_BINARY, "convert",   "images", in,        "--out", dir.file("out/t"), "--shards",
+      "6",           "--workers", "1",      "--check", "full",  "--index"};
   ASSERT_EQ(Sluice(dir, "convert images " + in + " --out " + dir.file("ref/t") +
                             " --shards 6 --check full --index")
                 .exit_code,
@@ -222,20 +226,22 @@ TEST(ConvertResumeTest, SummaryReadsRight) {
   Put(in + "/a/one.png", Png(40, 40, 3, 1));
   Put(in + "/a/bro\nken.jpg", "not a jpeg");
   fs::create_symlink(dir.file("nowhere.jpg"), in + "/a/dangling.jpg");
-  const CliRun r = Sluice(dir, "convert images " + in + " --out " + dir.file("out/t") +
-                                   " --shards 5");
+  const CliRun r =
+      Sluice(dir, "convert images " + in + " --out " + dir.file("out/t") + " --shards 5");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_TRUE(Contains(r.out, "found 3 images in 1 class under")) << r.out;
   EXPECT_TRUE(Contains(r.out, "converted 1 image into 5 shards")) << r.out;
   EXPECT_TRUE(Contains(r.out, " KB written")) << r.out;  // not "0.0 MB"
-  EXPECT_TRUE(Contains(r.out, "note: 2 of 5 shards are empty: there are more shards than images")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "note: 2 of 5 shards are empty: there are more shards than images"))
+      << r.out;
   EXPECT_TRUE(Contains(r.err, "skipped 2 images")) << r.err;
   EXPECT_TRUE(Contains(r.err, "  a/bro\\nken.jpg: ")) << r.err;  // one line
   // The path stays in the reason.
-  EXPECT_TRUE(Contains(r.err, "a/dangling.jpg: cannot open " + in + "/a/dangling.jpg: No such file"))
+  EXPECT_TRUE(
+      Contains(r.err, "a/dangling.jpg: cannot open " + in + "/a/dangling.jpg: No such file"))
       << r.err;
-  const CliRun one = Sluice(dir, "convert images " + in + " --out " + dir.file("one/t") +
-                                     " --shards 1");
+  const CliRun one =
+      Sluice(dir, "convert images " + in + " --out " + dir.file("one/t") + " --shards 1");
   EXPECT_TRUE(Contains(one.out, "into 1 shard in")) << one.out;
 }
 
@@ -250,8 +256,9 @@ TEST(ConvertResumeTest, ABrokenManifestIsAnErrorNotACrash) {
   for (const std::string& text :
        {std::string(R"({"manifest": "sluice convert", "manifest": [1], "version": 1})"),
         std::string(R"({"manifest": "sluice convert", "version": "1"})"), std::string("[]"),
-        std::string("{"), std::string(R"({"manifest": "sluice convert", "version": 1, )"
-                                      R"("command": "convert images", "options": {"a": 1}})")}) {
+        std::string("{"),
+        std::string(R"({"manifest": "sluice convert", "version": 1, )"
+                    R"("command": "convert images", "options": {"a": 1}})")}) {
     SCOPED_TRACE(text);
     testing::WriteFileOrDie(dir.file("out/t-manifest.json"), text);
     const CliRun r = Sluice(dir, cmd + " --resume");
