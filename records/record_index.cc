@@ -14,21 +14,50 @@ RecordIndex::RecordIndex(std::vector<RecordIndexEntry> entries, std::optional<Re
     : entries_(std::move(entries)), data_(data) {}
 
 namespace {
+
 constexpr std::string_view kTrailer = "# sluice-index ";
+
+// A file whose bytes are digested as a reader reads them, so that building
+// an index reads the file once. The reader reads in order (after a look at
+// the first bytes, which it reads again): each byte is digested the first
+// time a read reaches it; Finish() digests what no read reached.
+class DigestingFile final : public ReadableFile {
+ public:
+  explicit DigestingFile(std::unique_ptr<ReadableFile> file) : file_(std::move(file)) {}
+
+  Result<size_t> ReadAt(uint64_t offset, void* dst, size_t n) override {
+    SLUICE_ASSIGN_OR_RETURN(size_t got, file_->ReadAt(offset, dst, n));
+    if (offset <= d_.bytes && offset + got > d_.bytes) {
+      const size_t skip = static_cast<size_t>(d_.bytes - offset);
+      d_.crc32c = crc32c::Extend(d_.crc32c, static_cast<const char*>(dst) + skip, got - skip);
+      d_.bytes = offset + got;
+    }
+    return got;
+  }
+  Result<uint64_t> Size() override { return file_->Size(); }
+  const std::string& name() const override { return file_->name(); }
+  void AdviseSequential() override { file_->AdviseSequential(); }
+
+  // The digest of the whole file: the bytes no read reached are read here.
+  Result<RecordIndexData> Finish() {
+    std::vector<char> buf(size_t{1} << 20);
+    while (true) {
+      SLUICE_ASSIGN_OR_RETURN(size_t got, ReadAt(d_.bytes, buf.data(), buf.size()));
+      if (got == 0) return d_;
+    }
+  }
+
+ private:
+  std::unique_ptr<ReadableFile> file_;
+  RecordIndexData d_;
+};
+
 }  // namespace
 
 Result<RecordIndexData> DigestDataFile(const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> file, OpenReadableFile(path));
   file->AdviseSequential();
-  RecordIndexData d;
-  std::vector<char> buf(size_t{1} << 20);
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(size_t got, file->ReadAt(d.bytes, buf.data(), buf.size()));
-    if (got == 0) break;
-    d.crc32c = crc32c::Extend(d.crc32c, buf.data(), got);
-    d.bytes += got;
-  }
-  return d;
+  return DigestingFile(std::move(file)).Finish();
 }
 
 uint64_t RecordIndex::stream_size() const {
@@ -46,14 +75,18 @@ Result<RecordIndex> RecordIndex::Build(const std::string& tfrecord_path,
     return Status::InvalidArgument("cannot index " + file->name() +
                                    ": it is a stream (a pipe), and an index describes a file");
   }
-  SLUICE_ASSIGN_OR_RETURN(TFRecordReader reader, TFRecordReader::Open(std::move(file), options));
+  // The reader owns the file; `digest` stays valid while it lives.
+  auto digesting = std::make_unique<DigestingFile>(std::move(file));
+  DigestingFile* digest = digesting.get();
+  SLUICE_ASSIGN_OR_RETURN(TFRecordReader reader,
+                          TFRecordReader::Open(std::move(digesting), options));
   std::vector<RecordIndexEntry> entries;
   while (true) {
     SLUICE_ASSIGN_OR_RETURN(std::optional<RecordFrame> r, reader.NextFrame());
     if (!r) break;
     entries.push_back({r->offset, r->length + tfrecord::kFramingSize});
   }
-  SLUICE_ASSIGN_OR_RETURN(RecordIndexData data, DigestDataFile(tfrecord_path));
+  SLUICE_ASSIGN_OR_RETURN(RecordIndexData data, digest->Finish());
   return RecordIndex(std::move(entries), data);
 }
 
