@@ -14,6 +14,7 @@
 #include "convert_command.h"
 #include "convert_manifest.h"
 #include "interrupt.h"
+#include "plural.h"
 
 #include "sluice/core/file.h"
 
@@ -157,11 +158,6 @@ std::map<std::string, std::string> CommonManifestOptions(const ConvertCommonOpti
 
 namespace {
 
-// "1 shard", "2 shards".
-std::string Count(uint64_t n, std::string_view one, std::string_view many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
 // "12.3 KB", "4.56 MB", "1.23 GB" (10^3 steps, as the rates).
 std::string Bytes(uint64_t n) {
   if (n < 1000) return fmt::format("{} bytes", n);
@@ -197,7 +193,7 @@ int ReportConversion(std::string_view command, const ConvertCommonOptions& o, co
   const std::string who = task.split() ? TaskName(task) + ": " : "";
   if (r.stale_temporaries > 0) {
     fmt::print("{}removed {} left by an interrupted run\n", who,
-               Count(r.stale_temporaries, "temporary file", "temporary files"));
+               Plural(r.stale_temporaries, "temporary file", "temporary files"));
   }
   const size_t complete = r.shards_resumed + r.shards_written;
   if (r.interrupted) {
@@ -205,7 +201,7 @@ int ReportConversion(std::string_view command, const ConvertCommonOptions& o, co
     fmt::print(stderr,
                "sluice {}: {}interrupted: {} of {}{} complete; run the same command with "
                "--resume to finish\n",
-               command, who, complete, Count(r.shards_owned, "shard is", "shards are"),
+               command, who, complete, Plural(r.shards_owned, "shard is", "shards are"),
                task.split() ? " of this task" : "");
     return InterruptExitCode();
   }
@@ -214,19 +210,19 @@ int ReportConversion(std::string_view command, const ConvertCommonOptions& o, co
     fmt::print(stderr,
                "sluice {}: {}{}\n{} of {}{} complete; run {} again with --resume to finish\n",
                command, who, r.status.ToString(), complete,
-               Count(r.shards_owned, "shard is", "shards are"), task.split() ? " of this task" : "",
+               Plural(r.shards_owned, "shard is", "shards are"), task.split() ? " of this task" : "",
                task.split() ? "this task" : "it");
     return 1;
   }
   const double secs = r.seconds > 0 ? r.seconds : 1e-9;
   const std::string one(unit.substr(0, unit.size() - 1));  // "images" -> "image"
   fmt::print("{}converted {} into {} in {:.2f} s: {:.0f} {}/s, {:.1f} MB/s in, {} written\n", who,
-             Count(r.items_converted, one, unit), Count(r.shards_written, "shard", "shards"),
+             Plural(r.items_converted, one, unit), Plural(r.shards_written, "shard", "shards"),
              r.seconds, r.items_processed / secs, unit, r.bytes_in / 1e6 / secs,
              Bytes(r.bytes_out));
   if (r.shards_resumed > 0) {
     fmt::print("{}resumed: {} of {} were complete already and were kept\n", who, r.shards_resumed,
-               Count(r.shards_owned, "shard", "shards"));
+               Plural(r.shards_owned, "shard", "shards"));
   }
   size_t empty = 0;
   for (size_t s = 0; s < job.shards.size(); ++s) {
@@ -234,7 +230,7 @@ int ReportConversion(std::string_view command, const ConvertCommonOptions& o, co
   }
   if (empty > 0) {
     fmt::print("note: {} of {} {} empty: there are more shards than {}\n", empty,
-               Count(r.shards_owned, "shard", "shards"), empty == 1 ? "is" : "are", unit);
+               Plural(r.shards_owned, "shard", "shards"), empty == 1 ? "is" : "are", unit);
   }
   if (task.split() && r.shards_owned == 0) {
     fmt::print("{}: no shards to write (there are {})\n", TaskName(task), r.shards_total);
@@ -258,7 +254,7 @@ int ReportConversion(std::string_view command, const ConvertCommonOptions& o, co
   if (r.skipped.empty()) return 0;
   std::fflush(stdout);
   fmt::print(stderr, "sluice {}: {}skipped {} that could not be converted:\n", command, who,
-             Count(r.skipped.size(), one, unit));
+             Plural(r.skipped.size(), one, unit));
   for (const auto& [item, status] : r.skipped) {
     const std::string name = item_name(item);
     std::string why(status.message());

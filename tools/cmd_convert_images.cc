@@ -13,6 +13,7 @@
 #include "image_convert.h"
 #include "interrupt.h"
 #include "memory_gate.h"
+#include "plural.h"
 #include "sluice/ops/image_limits.h"
 #include "sluice/pipeline/image_folder.h"
 #include "sluice/records/crc32c.h"
@@ -63,9 +64,8 @@ std::string CheckResizeArea(const ops::ImageSize& size) {
 }
 
 void PrintFolderNotes(const ImageFolder& folder) {
-  fmt::print("found {} image{} in {} class{} under {}\n", folder.files.size(),
-             folder.files.size() == 1 ? "" : "s", folder.classes.size(),
-             folder.classes.size() == 1 ? "" : "es", folder.root);
+  fmt::print("found {} in {} under {}\n", Plural(folder.files.size(), "image", "images"),
+             Plural(folder.classes.size(), "class", "classes"), folder.root);
   if (!folder.ignored.empty()) {
     fmt::print("ignored {} files without an image extension or outside a class folder (e.g. {})\n",
                folder.ignored.size(), folder.ignored.front());

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "plural.h"
 #include "progress.h"
 #include "sluice/records/record_index.h"
 
@@ -54,10 +55,6 @@ struct VerifyResult {
   bool stopped = false;     // the framing broke: records after it were not seen
 };
 
-std::string Plural(uint64_t n, std::string_view one, std::string_view many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
 // Reads every record, checking both CRCs as the bytes stream past (no record
 // is held); continues past records whose data checksum fails (the framing
 // is intact) and stops at anything else.
@@ -76,7 +73,7 @@ VerifyResult VerifyFile(const std::string& file, const TFRecordReaderOptions& op
     if (r.ok() && !r->has_value()) break;
     if (!r.ok()) {
       if (r.status().code() != StatusCode::kDataLoss) {
-        v.unreadable = v.records == 0 && v.corrupt == 0;  // an I/O error, not bad bytes
+        v.unreadable = true;  // an I/O error, not bad bytes
         if (v.first_error.ok()) v.first_error = r.status();
         break;
       }

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "example_json.h"
 #include "interrupt.h"
+#include "plural.h"
 #include "progress.h"
 #include "sluice/core/file.h"
 #include "sluice/records/tfrecord_writer.h"
@@ -46,8 +47,8 @@ int RunWrite(const WriteOptions& o) {
     // live writer's file: core/file.h).
     Result<size_t> removed = RemoveAbandonedTemporaries(o.file);
     if (removed.ok() && *removed > 0) {
-      fmt::print(stderr, "removed {} temporary file{} of {} left by a killed run\n", *removed,
-                 *removed == 1 ? "" : "s", o.file);
+      fmt::print(stderr, "removed {} of {} left by a killed run\n",
+                 Plural(*removed, "temporary file", "temporary files"), o.file);
     }
   }
   Result<TFRecordWriter> writer = TFRecordWriter::Open(o.file, wopts);
@@ -82,8 +83,8 @@ int RunWrite(const WriteOptions& o) {
   progress.Done();
   // With FILE "-" the records are standard output: the summary goes to stderr.
   std::FILE* report = o.file == "-" ? stderr : stdout;
-  fmt::print(report, "wrote {} record{} ({} bytes, {}) to {}\n", writer->records_written(),
-             writer->records_written() == 1 ? "" : "s", writer->bytes_written(),
+  fmt::print(report, "wrote {} ({} bytes, {}) to {}\n",
+             Plural(writer->records_written(), "record", "records"), writer->bytes_written(),
              CompressionName(wopts.compression), o.file == "-" ? "standard output" : o.file);
   return 0;
 }

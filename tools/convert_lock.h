@@ -45,6 +45,11 @@ class ConvertLock {
   // Byte 0, waiting for it.
   Status LockManifest();
   void UnlockManifest();
+  // UnlockManifest() when it goes out of scope, after LockManifest().
+  struct ManifestUnlocker {
+    ConvertLock& lock;
+    ~ManifestUnlocker() { lock.UnlockManifest(); }
+  };
   // Byte 1 shared: this run joins the conversion the manifest records.
   Status JoinConversion();
   // Byte 1 exclusive, to replace the conversion (no other run may be going

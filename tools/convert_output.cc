@@ -70,11 +70,7 @@ Result<std::unique_ptr<ConvertOutput>> PrepareConversion(const ConvertCommonOpti
   std::unique_ptr<ConvertOutput> out(
       new ConvertOutput(std::move(lock), manifest_path, wanted, o.sync));
   ConvertLock& l = out->lock_;
-  // The manifest lock is dropped on every path out.
-  struct Unlock {
-    ConvertLock& lock;
-    ~Unlock() { lock.UnlockManifest(); }
-  } unlock{l};
+  const ConvertLock::ManifestUnlocker unlock{l};  // on every path out
 
   // A killed run's temporary manifest (never a live one: core/file.h).
   (void)RemoveAbandonedTemporaries(manifest_path);
@@ -185,10 +181,7 @@ Result<std::unique_ptr<ConvertOutput>> PrepareConversion(const ConvertCommonOpti
 Status ConvertOutput::RecordShard(size_t shard, const ShardWritten& w) {
   std::lock_guard<std::mutex> guard(mu_);
   SLUICE_RETURN_IF_ERROR(lock_.LockManifest());
-  struct Unlock {
-    ConvertLock& lock;
-    ~Unlock() { lock.UnlockManifest(); }
-  } unlock{lock_};
+  const ConvertLock::ManifestUnlocker unlock{lock_};
   // Other tasks add their shards to the same file: read it again.
   Result<std::optional<ConvertManifest>> found = ReadManifest(path_);
   ConvertManifest m = found.ok() && *found && (*found)->SameConversion(wanted_) ? **found : wanted_;
