@@ -3,16 +3,20 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <cstdint>
 
 #include <fmt/format.h>
 
 #include "sluice/core/file.h"
+#include "sluice/core/json_writer.h"
 
 namespace sluice::tools {
 namespace {
 
 constexpr int kVersion = 1;
 constexpr int64_t kMaxManifestBytes = int64_t{16} << 20;
+// Counts and sizes a manifest may hold: what a file can have (2^63 - 1).
+constexpr uint64_t kMaxCount = uint64_t{INT64_MAX};
 
 std::string Shown(const std::string& value) { return value.empty() ? "not given" : value; }
 
@@ -80,6 +84,7 @@ Result<ConvertManifest> ParseManifest(std::string_view text, const std::string& 
   }
   if (!j.contains("shards") || !j["shards"].is_number_unsigned()) return bad("no shard count");
   m.shards = j["shards"].get<size_t>();
+  if (m.shards > kMaxCount) return bad("an impossible shard count");
   if (!j.contains("complete") || !j["complete"].is_array()) return bad("no complete list");
   for (const auto& s : j["complete"]) {
     if (!s.is_object() || !s.contains("shard") || !s["shard"].is_number_unsigned() ||
@@ -94,6 +99,7 @@ Result<ConvertManifest> ParseManifest(std::string_view text, const std::string& 
     shard.file = s["file"].get<std::string>();
     shard.records = s["records"].get<uint64_t>();
     shard.bytes = s["bytes"].get<uint64_t>();
+    if (shard.records > kMaxCount || shard.bytes > kMaxCount) return bad("an impossible size");
     const std::string crc = s["crc32c"].get<std::string>();
     auto [ptr, ec] = std::from_chars(crc.data(), crc.data() + crc.size(), shard.crc32c, 16);
     if (crc.size() != 8 || ec != std::errc() || ptr != crc.data() + crc.size()) {
@@ -105,27 +111,28 @@ Result<ConvertManifest> ParseManifest(std::string_view text, const std::string& 
 }
 
 std::string ManifestText(const ConvertManifest& m) {
-  nlohmann::ordered_json j;
-  j["manifest"] = "sluice convert";
-  j["version"] = kVersion;
-  j["command"] = m.command;
-  nlohmann::ordered_json options = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : m.options) options[name] = value;
-  j["options"] = std::move(options);
-  j["shards"] = m.shards;
-  nlohmann::ordered_json complete = nlohmann::ordered_json::array();
+  JsonWriter w({.indent = 1});
+  w.BeginObject();
+  w.Key("manifest").String("sluice convert");
+  w.Key("version").Int(kVersion);
+  w.Key("command").String(m.command);
+  w.Key("options").BeginObject();
+  for (const auto& [name, value] : m.options) w.Key(name).String(value);
+  w.EndObject();
+  w.Key("shards").Int(static_cast<int64_t>(m.shards));
+  w.Key("complete").BeginArray();
   for (const auto& [number, s] : m.complete) {
-    nlohmann::ordered_json e;
-    e["shard"] = number;
-    e["file"] = s.file;
-    e["records"] = s.records;
-    e["bytes"] = s.bytes;
-    e["crc32c"] = fmt::format("{:08x}", s.crc32c);
-    complete.push_back(std::move(e));
+    w.BeginObject(/*one_line=*/true);
+    w.Key("shard").Int(static_cast<int64_t>(number));
+    w.Key("file").String(s.file);  // bytes that are not UTF-8 become U+FFFD
+    w.Key("records").Int(static_cast<int64_t>(s.records));
+    w.Key("bytes").Int(static_cast<int64_t>(s.bytes));
+    w.Key("crc32c").String(fmt::format("{:08x}", s.crc32c));
+    w.EndObject();
   }
-  j["complete"] = std::move(complete);
-  // Bytes that are not UTF-8 (file names) are replaced rather than refused.
-  return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  w.EndArray();
+  w.EndObject();
+  return w.Take() + "\n";
 }
 
 Status WriteManifest(const std::string& path, const ConvertManifest& m, bool sync) {
