@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -65,14 +67,26 @@ ConvertLock::~ConvertLock() {
 }
 
 Status ConvertLock::Set(short type, off_t start, off_t length, std::string_view what) {
+  bool held = false;
+  SLUICE_RETURN_IF_ERROR(Try(type, start, length, &held));
+  return held ? HeldBy(type, start, length, what) : Status::OK();
+}
+
+Status ConvertLock::Try(short type, off_t start, off_t length, bool* held) {
   struct flock fl = Range(type, start, length);
+  *held = false;
   if (::fcntl(fd_, F_SETLK, &fl) == 0) return Status::OK();
   const int err = errno;
-  if (err != EACCES && err != EAGAIN) {
-    return Status::FailedPrecondition(fmt::format("cannot lock {}: {}", path_, std::strerror(err)));
+  if (err == EACCES || err == EAGAIN) {
+    *held = true;
+    return Status::OK();
   }
+  return Status::FailedPrecondition(fmt::format("cannot lock {}: {}", path_, std::strerror(err)));
+}
+
+Status ConvertLock::HeldBy(short type, off_t start, off_t length, std::string_view what) {
   struct flock holder = Range(type, start, length);
-  std::string who = "another process", held = std::string(what);
+  std::string who = "another process", held(what);
   if (::fcntl(fd_, F_GETLK, &holder) == 0 && holder.l_type != F_UNLCK) {
     who = fmt::format("process {}", holder.l_pid);
     // What the holder has, in the layout's terms.
@@ -93,13 +107,23 @@ Status ConvertLock::Set(short type, off_t start, off_t length, std::string_view 
 }
 
 Status ConvertLock::LockManifest() {
-  struct flock fl = Range(F_WRLCK, 0, 1);
-  while (::fcntl(fd_, F_SETLKW, &fl) != 0) {
-    if (errno == EINTR) continue;
-    return Status::FailedPrecondition(
-        fmt::format("cannot lock {}: {}", path_, std::strerror(errno)));
+  // Polled, not F_SETLKW: a holder that is stopped or hung (never one that
+  // died: the kernel drops its locks) must be an error, not a wait forever.
+  const auto deadline = std::chrono::steady_clock::now() + kManifestLockTimeout;
+  auto pause = std::chrono::microseconds(200);
+  while (true) {
+    bool held = false;
+    SLUICE_RETURN_IF_ERROR(Try(F_WRLCK, 0, 1, &held));
+    if (!held) return Status::OK();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      const Status holder = HeldBy(F_WRLCK, 0, 1, "its manifest");
+      return Status::Unavailable(
+          fmt::format("{} (for more than {} s, where an update takes milliseconds)",
+                      holder.message(), kManifestLockTimeout.count()));
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min<std::chrono::microseconds>(2 * pause, std::chrono::milliseconds(50));
   }
-  return Status::OK();
 }
 
 void ConvertLock::UnlockManifest() {

@@ -13,7 +13,8 @@
 //                options; exclusive to start a conversion with other ones
 //   byte 2 + s   shard s: exclusive while a run writes it
 // A lock that another process holds is FailedPrecondition at once, naming
-// the process (its pid, on this host or one that shares the folder).
+// the process (its pid, on this host or one that shares the folder); the
+// manifest's, which runs take in turn, after kManifestLockTimeout.
 //
 // fcntl locks belong to the process: one ConvertLock per prefix and
 // process, used from one thread at a time (the manifest updater serializes
@@ -21,6 +22,7 @@
 #ifndef SLUICE_TOOLS_CONVERT_LOCK_H_
 #define SLUICE_TOOLS_CONVERT_LOCK_H_
 
+#include <chrono>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -28,6 +30,9 @@
 #include "sluice/core/result.h"
 
 namespace sluice::tools {
+
+// How long LockManifest() waits for another run's update of the manifest.
+inline constexpr std::chrono::seconds kManifestLockTimeout{10};
 
 class ConvertLock {
  public:
@@ -42,7 +47,9 @@ class ConvertLock {
   ConvertLock& operator=(const ConvertLock&) = delete;
   ~ConvertLock();
 
-  // Byte 0, waiting for it.
+  // Byte 0, waiting for it up to kManifestLockTimeout (other runs hold it
+  // for milliseconds): Unavailable naming the holder after that, so a
+  // stopped or hung holder is an error, never a hang.
   Status LockManifest();
   void UnlockManifest();
   // UnlockManifest() when it goes out of scope, after LockManifest().
@@ -62,7 +69,12 @@ class ConvertLock {
 
  private:
   ConvertLock(std::string path, std::string prefix, int fd);
+  // Takes the lock, or FailedPrecondition naming its holder.
   Status Set(short type, off_t start, off_t length, std::string_view what);
+  // Takes the lock if it is free: *held tells whether another process has it.
+  Status Try(short type, off_t start, off_t length, bool* held);
+  // FailedPrecondition naming the process that holds [start, start + length).
+  Status HeldBy(short type, off_t start, off_t length, std::string_view what);
 
   std::string path_, prefix_;
   int fd_ = -1;

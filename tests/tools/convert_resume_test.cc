@@ -131,6 +131,22 @@ TEST(ConvertResumeTest, TwoConvertsAtOnceTheSecondFailsNamingTheFirst) {
                                     std::to_string(::getpid())))
         << r.err;
     EXPECT_TRUE(Contains(r.err, "shard 1")) << r.err;
+    // The manifest's lock is waited for, but not for ever: a holder that is
+    // stopped or hung (a dead one releases it) is an error naming it.
+    ASSERT_TRUE(lock->LockManifest().ok());
+    const auto t0 = std::chrono::steady_clock::now();
+    const CliRun waited = Sluice(dir, cmd + " --resume");
+    const double waited_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    lock->UnlockManifest();
+    EXPECT_EQ(waited.exit_code, 1);
+    EXPECT_TRUE(Contains(waited.err, "Unavailable: ")) << waited.err;
+    EXPECT_TRUE(Contains(waited.err, "process " + std::to_string(::getpid()) + ", which holds " +
+                                         dir.file("out/.t.lock") + " for its manifest"))
+        << waited.err;
+    EXPECT_TRUE(Contains(waited.err, "for more than 10 s")) << waited.err;
+    EXPECT_GE(waited_s, 9.5);
+    EXPECT_LT(waited_s, 60);
     // A run with other options may not replace the conversion either.
     ASSERT_TRUE(lock->JoinConversion().ok());
     const CliRun other = Sluice(dir, cmd + " --shuffle");
