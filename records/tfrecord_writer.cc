@@ -43,8 +43,9 @@ struct TFRecordWriter::Impl {
   uint64_t stream_bytes = 0;
   std::vector<RecordIndexEntry> index;
   // The file's bytes as written (compressed for a compressed file), for the
-  // index's trailer.
+  // index's trailer; the CRC only if `digest`.
   RecordIndexData file;
+  bool digest = false;
 
   ~Impl() {
     if (deflating) deflateEnd(&strm);
@@ -58,7 +59,7 @@ struct TFRecordWriter::Impl {
 
   // Every byte of the file goes through here.
   Status Append(std::string_view bytes) {
-    file.crc32c = crc32c::Extend(file.crc32c, bytes.data(), bytes.size());
+    if (digest) file.crc32c = crc32c::Extend(file.crc32c, bytes.data(), bytes.size());
     file.bytes += bytes.size();
     return out->Append(bytes);
   }
@@ -129,6 +130,7 @@ Result<TFRecordWriter> TFRecordWriter::Open(const std::string& path,
   impl->path = path;
   impl->opts = options;
   impl->opts.buffer_size = std::max<size_t>(options.buffer_size, 4096);
+  impl->digest = options.digest || options.write_index;
   SLUICE_ASSIGN_OR_RETURN(impl->out,
                           OutputFile::Create(path, {options.atomic, options.sync_on_close}));
   if (impl->out->is_stream()) {

@@ -50,6 +50,10 @@ struct TFRecordWriterOptions {
   bool sync_on_close = false;
   // Also write PATH.idx (see record_index.h) on Close().
   bool write_index = false;
+  // Keep the CRC-32C of the file's bytes as they are written
+  // (file_crc32c()); implied by write_index, whose trailer records it. Off,
+  // the bytes are not read a second time.
+  bool digest = false;
 };
 
 class TFRecordWriter {
@@ -75,8 +79,9 @@ class TFRecordWriter {
   // Bytes of the uncompressed record stream written so far.
   uint64_t bytes_written() const;
   // The file's bytes handed to the OS so far (compressed ones for a
-  // compressed file; all of them after Close()), and their CRC-32C: what
-  // the index's trailer records.
+  // compressed file; all of them after Close()), and, with digest or
+  // write_index, their CRC-32C (0 otherwise): what the index's trailer
+  // records.
   uint64_t file_bytes() const;
   uint32_t file_crc32c() const;
 

@@ -249,6 +249,7 @@ Status Conversion::OpenShard(ShardState& s) {
   TFRecordWriterOptions options;
   options.compression = job_.compression;
   options.write_index = job_.write_index;
+  options.digest = true;  // the manifest records every shard's CRC-32C
   options.sync_on_close = job_.sync;
   Result<TFRecordWriter> w = TFRecordWriter::Open(s.path, options);
   if (!w.ok()) return w.status();
