@@ -225,7 +225,9 @@ int RunConvertIdx(const ConvertIdxOptions& o) {
   };
   job.item_bytes.assign(n, static_cast<uint64_t>(images->dims[1] * images->dims[2]));
   job.progress_label = (task->split() ? TaskName(*task) + ": " : "") + "converting " + o.images;
-  const ConvertReport report = RunConversion(job);
+  ConvertReport report = RunConversion(job);
+  const Status recorded = (*output)->Flush();
+  if (report.status.ok() && !recorded.ok()) report.status = recorded;
   return ReportConversion(kCommand, c, job, *task, report, "images",
                           [&](size_t i) { return fmt::format("{}-{:05d}", prefix, order[i]); });
 }

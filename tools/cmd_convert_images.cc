@@ -189,7 +189,9 @@ int RunConvertImages(const ConvertImagesOptions& o) {
   };
   job.item_bytes = std::move(sizes);
   job.progress_label = (task->split() ? TaskName(*task) + ": " : "") + "converting " + o.dir;
-  const ConvertReport report = RunConversion(job);
+  ConvertReport report = RunConversion(job);
+  const Status recorded = (*output)->Flush();
+  if (report.status.ok() && !recorded.ok()) report.status = recorded;
   return ReportConversion(kCommand, c, job, *task, report, "images",
                           [&](size_t i) { return files[i].relative; });
 }

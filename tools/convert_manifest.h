@@ -13,8 +13,8 @@
 // (--workers, --sync, the task split). `complete` lists the shards whose
 // file was published, with its size and CRC-32C as written. The file is
 // rewritten atomically (OutputFile; core/json_writer.h writes the text)
-// each time a shard completes, under the ConvertLock's manifest lock, so
-// that several tasks add their shards to
+// as shards complete (convert_output.h says how often), under the
+// ConvertLock's manifest lock, so that several tasks add their shards to
 // one manifest. docs/convert.md, "Interruption and --resume".
 //
 // Plain data and functions; thread-compatible.

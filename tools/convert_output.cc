@@ -180,12 +180,28 @@ Result<std::unique_ptr<ConvertOutput>> PrepareConversion(const ConvertCommonOpti
 
 Status ConvertOutput::RecordShard(size_t shard, const ShardWritten& w) {
   std::lock_guard<std::mutex> guard(mu_);
+  pending_[shard] = {BaseName(w.path), w.records, w.file_bytes, w.file_crc32c};
+  if (std::chrono::steady_clock::now() - last_flush_ < kManifestFlushInterval) {
+    return Status::OK();
+  }
+  return FlushLocked();
+}
+
+Status ConvertOutput::Flush() {
+  std::lock_guard<std::mutex> guard(mu_);
+  return FlushLocked();
+}
+
+Status ConvertOutput::FlushLocked() {
+  if (pending_.empty()) return Status::OK();
   SLUICE_RETURN_IF_ERROR(lock_.LockManifest());
   const ConvertLock::ManifestUnlocker unlock{lock_};
   // Other tasks add their shards to the same file: read it again.
   Result<std::optional<ConvertManifest>> found = ReadManifest(path_);
   ConvertManifest m = found.ok() && *found && (*found)->SameConversion(wanted_) ? **found : wanted_;
-  m.complete[shard] = {BaseName(w.path), w.records, w.file_bytes, w.file_crc32c};
+  for (auto& [shard, entry] : pending_) m.complete[shard] = std::move(entry);
+  pending_.clear();
+  last_flush_ = std::chrono::steady_clock::now();
   return WriteManifest(path_, m, sync_);
 }
 

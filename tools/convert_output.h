@@ -14,12 +14,18 @@
 //  4. With --resume, keeps a shard only if the manifest records it
 //     complete and its file has the recorded size (and, with --index, its
 //     .idx names that size and CRC-32C); every other shard is written again.
-//  5. Writes the manifest, and after each shard RecordShard() adds it.
+//  5. Writes the manifest. RecordShard() adds each shard that completes,
+//     rewriting the manifest at most every kManifestFlushInterval (a run of
+//     many shards would otherwise write it quadratically often), and
+//     Flush() adds the rest when the run ends. A shard the manifest does not
+//     list yet is simply written again by a --resume.
 //
 // ConvertOutput is thread-safe (RecordShard is called from the workers).
 #ifndef SLUICE_TOOLS_CONVERT_OUTPUT_H_
 #define SLUICE_TOOLS_CONVERT_OUTPUT_H_
 
+#include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,14 +38,21 @@
 
 namespace sluice::tools {
 
+// How often RecordShard() rewrites the manifest at most.
+inline constexpr std::chrono::seconds kManifestFlushInterval{1};
+
 class ConvertOutput {
  public:
   // Shards that are complete already and are kept (resume); sized to the plan.
   const std::vector<bool>& keep() const { return keep_; }
   // What was found and done, one line each, for the summary.
   const std::vector<std::string>& notes() const { return notes_; }
-  // Records shard `shard` as complete in the manifest.
+  // Records shard `shard` as complete in the manifest (now, or at the next
+  // rewrite).
   Status RecordShard(size_t shard, const ShardWritten& written);
+  // Writes what RecordShard() has not written yet. Call when the run ends,
+  // however it ended.
+  Status Flush();
 
  private:
   friend Result<std::unique_ptr<ConvertOutput>> PrepareConversion(const ConvertCommonOptions&,
@@ -51,7 +64,11 @@ class ConvertOutput {
         wanted_(std::move(wanted)),
         sync_(sync) {}
 
-  std::mutex mu_;  // fcntl locks do not exclude this process's own threads
+  Status FlushLocked();
+
+  std::mutex mu_;  // fcntl locks do not exclude this process's own threads; guards:
+  std::map<size_t, ConvertManifest::Shard> pending_;  // complete, not in the file yet
+  std::chrono::steady_clock::time_point last_flush_;
   ConvertLock lock_;
   std::string path_;
   ConvertManifest wanted_;  // this conversion, without shards
