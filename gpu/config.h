@@ -41,7 +41,7 @@ struct LogicalDeviceConfiguration {
 };
 
 struct LogicalDevice {
-  int index = 0;           // "gpu:<index>": nn::Device::Gpu(index)
+  int index = 0;           // "gpu:<index>": Device::Gpu(index)
   int physical_index = 0;  // the GPU it lives on
   int64_t memory_limit = 0;
   // "/device:GPU:1 (on /physical_device:GPU:0, limit 1.0 GiB)".

@@ -12,20 +12,26 @@
 
 namespace sluice::gpu {
 
-struct DeviceTensor::Uses {
+namespace {
+
+// The events of the streams that used a block, besides the one it was
+// allocated for; shared by the tensor's handles and the block's deleter.
+struct BlockUses final : DeviceMemoryUses {
   std::mutex mu;
   std::vector<std::shared_ptr<Event>> events;
 };
 
-Result<DeviceTensor> DeviceTensor::Allocate(const Device& device, DType dtype, const Shape& shape,
-                                            const Stream* stream) {
+}  // namespace
+
+Result<DeviceTensor> AllocateDeviceTensor(const Device& device, DType dtype, const Shape& shape,
+                                          const Stream* stream) {
   SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
                           gpu_internal::GetDeviceRuntime(device));
-  return Allocate(*runtime->allocator, device, dtype, shape, stream ? stream->id() : 0);
+  return AllocateDeviceTensor(*runtime->allocator, device, dtype, shape, stream ? stream->id() : 0);
 }
 
-Result<DeviceTensor> DeviceTensor::Allocate(CachingAllocator& allocator, const Device& device,
-                                            DType dtype, const Shape& shape, StreamId stream) {
+Result<DeviceTensor> AllocateDeviceTensor(CachingAllocator& allocator, const Device& device,
+                                          DType dtype, const Shape& shape, StreamId stream) {
   if (dtype == DType::kString) {
     return Status::InvalidArgument(fmt::format(
         "{}: device tensors hold numbers; a string tensor stays on the host", device.ToString()));
@@ -40,7 +46,7 @@ Result<DeviceTensor> DeviceTensor::Allocate(CachingAllocator& allocator, const D
   const size_t bytes = static_cast<size_t>(*n) * DTypeSize(dtype);
   SLUICE_ASSIGN_OR_RETURN(void* data, allocator.Allocate(bytes, stream));
   CachingAllocator* owner = &allocator;
-  auto uses = std::make_shared<Uses>();
+  auto uses = std::make_shared<BlockUses>();
   // Neither call can fail: `data` is a live block of `owner`.
   Buffer buffer = Buffer::Wrap(data, bytes, [owner, data, uses] {
     std::vector<std::shared_ptr<Event>> events;
@@ -58,26 +64,23 @@ Result<DeviceTensor> DeviceTensor::Allocate(CachingAllocator& allocator, const D
   return DeviceTensor(device, std::move(storage), std::move(uses));
 }
 
-Status DeviceTensor::RecordUse(Stream& stream) const {
-  if (stream.device() != device_) {
+Status RecordUse(const DeviceTensor& t, Stream& stream) {
+  if (stream.device() != t.device()) {
     return Status::InvalidArgument(fmt::format("RecordUse: {} cannot be used on a {} stream",
-                                               DebugString(), stream.device().ToString()));
+                                               t.DebugString(), stream.device().ToString()));
   }
-  if (uses_ == nullptr) return Status::OK();
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, NewEvent(device_));
+  if (dynamic_cast<BlockUses*>(t.uses().get()) == nullptr) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, NewEvent(t.device()));
   SLUICE_RETURN_IF_ERROR(stream.Record(*event));
-  RecordUse(std::shared_ptr<Event>(std::move(event)));
+  RecordUse(t, std::shared_ptr<Event>(std::move(event)));
   return Status::OK();
 }
 
-void DeviceTensor::RecordUse(std::shared_ptr<Event> recorded) const {
-  if (uses_ == nullptr || recorded == nullptr) return;
-  std::lock_guard lock(uses_->mu);
-  uses_->events.push_back(std::move(recorded));
-}
-
-std::string DeviceTensor::DebugString() const {
-  return fmt::format("{}{} on {}", DTypeName(dtype()), shape().ToString(), device_.ToString());
+void RecordUse(const DeviceTensor& t, std::shared_ptr<Event> recorded) {
+  auto* uses = dynamic_cast<BlockUses*>(t.uses().get());
+  if (uses == nullptr || recorded == nullptr) return;
+  std::lock_guard lock(uses->mu);
+  uses->events.push_back(std::move(recorded));
 }
 
 namespace {
@@ -96,14 +99,14 @@ Status CheckNumeric(const Tensor& t) {
 
 }  // namespace
 
-Status CopyToDeviceAsync(const void* host_src, const DeviceTensor& dst, Stream& stream) {
+Status CopyToDeviceAsync(const void* host_src, DeviceTensor& dst, Stream& stream) {
   SLUICE_RETURN_IF_ERROR(CheckSameDevice(dst, stream));
-  return stream.CopyAsync(dst.data(), host_src, dst.byte_size(), CopyDirection::kHostToDevice);
+  return stream.CopyAsync(dst.raw_data(), host_src, dst.byte_size(), CopyDirection::kHostToDevice);
 }
 
 Status CopyToHostAsync(const DeviceTensor& src, void* host_dst, Stream& stream) {
   SLUICE_RETURN_IF_ERROR(CheckSameDevice(src, stream));
-  return stream.CopyAsync(host_dst, src.data(), src.byte_size(), CopyDirection::kDeviceToHost);
+  return stream.CopyAsync(host_dst, src.raw_data(), src.byte_size(), CopyDirection::kDeviceToHost);
 }
 
 Result<DeviceTensor> CopyToDevice(const Tensor& host, Stream& stream) {
@@ -111,7 +114,7 @@ Result<DeviceTensor> CopyToDevice(const Tensor& host, Stream& stream) {
   SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,
                           gpu_internal::GetDeviceRuntime(stream.device()));
   SLUICE_ASSIGN_OR_RETURN(
-      DeviceTensor d, DeviceTensor::Allocate(stream.device(), host.dtype(), host.shape(), &stream));
+      DeviceTensor d, AllocateDeviceTensor(stream.device(), host.dtype(), host.shape(), &stream));
   PinnedHostPool staging = runtime->staging;
   SLUICE_ASSIGN_OR_RETURN(PinnedBuffer pinned, staging.Acquire(host.byte_size()));
   if (host.byte_size() > 0) std::memcpy(pinned.data(), host.raw_data(), host.byte_size());

@@ -49,7 +49,7 @@ Status Enqueue(Stream& stream, std::string_view op, Run run) {
 }
 
 Result<DeviceTensor> NewOutput(const Stream& stream, DType dtype, const Shape& shape) {
-  return DeviceTensor::Allocate(stream.device(), dtype, shape, &stream);
+  return AllocateDeviceTensor(stream.device(), dtype, shape, &stream);
 }
 
 Result<ImageDims> CheckImage(const DeviceTensor& image, const Stream& stream, std::string_view op) {
@@ -69,8 +69,8 @@ Result<DeviceTensor> FlipImages(const DeviceTensor& image, const ImageDims& d, b
       d.height * d.width * d.channels * static_cast<int64_t>(DTypeSize(image.dtype()));
   for (int64_t first = 0; first < d.batch; first += gpu_internal::kMaxFlipImages) {
     gpu_internal::FlipArgs a;
-    a.in = static_cast<const char*>(image.data()) + first * image_bytes;
-    a.out = static_cast<char*>(out.data()) + first * image_bytes;
+    a.in = static_cast<const char*>(image.raw_data()) + first * image_bytes;
+    a.out = static_cast<char*>(out.raw_data()) + first * image_bytes;
     a.elem_size = static_cast<int>(DTypeSize(image.dtype()));
     a.geometry = Geometry(d);
     a.geometry.batch = std::min(gpu_internal::kMaxFlipImages, d.batch - first);
@@ -112,8 +112,8 @@ Result<DeviceTensor> Crop(const DeviceTensor& image, const ops::CropWindow& w, S
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, image.dtype(),
                                                       d.WithSize(w.height, w.width, d.channels)));
   gpu_internal::CropArgs a;
-  a.in = image.data();
-  a.out = out.data();
+  a.in = image.raw_data();
+  a.out = out.raw_data();
   a.elem_size = static_cast<int>(DTypeSize(image.dtype()));
   a.in_geometry = Geometry(d);
   a.y0 = w.y;
@@ -160,8 +160,8 @@ Result<DeviceTensor> Resize(const DeviceTensor& image, ops::ImageSize size, Stre
       DeviceTensor out,
       NewOutput(stream, ops::ResizeOutputDType(image.dtype(), options.method), shape));
   gpu_internal::ResizeArgs a;
-  a.in = image.data();
-  a.out = out.data();
+  a.in = image.raw_data();
+  a.out = out.raw_data();
   a.type = ToElem(image.dtype());
   a.method = nearest ? gpu_internal::ResizeArgs::Method::kNearest
                      : gpu_internal::ResizeArgs::Method::kBilinear;
@@ -211,8 +211,8 @@ Result<DeviceTensor> Normalize(const DeviceTensor& image, std::span<const float>
     a.stddev[c] = stddev[stddev.size() == 1 ? 0 : c];
   }
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, DType::kFloat32, shape));
-  a.in = image.data();
-  a.out = static_cast<float*>(out.data());
+  a.in = image.raw_data();
+  a.out = static_cast<float*>(out.raw_data());
   a.type = ToElem(image.dtype());
   a.count = image.num_elements();
   SLUICE_RETURN_IF_ERROR(
@@ -227,8 +227,8 @@ Result<DeviceTensor> Cast(const DeviceTensor& x, DType dtype, Stream& stream) {
   if (x.dtype() == dtype) return x;
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, dtype, x.shape()));
   gpu_internal::CastArgs a;
-  a.in = x.data();
-  a.out = out.data();
+  a.in = x.raw_data();
+  a.out = out.raw_data();
   a.from = ToElem(x.dtype());
   a.to = ToElem(dtype);
   a.count = x.num_elements();

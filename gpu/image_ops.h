@@ -4,7 +4,7 @@
 //
 //   SLUICE_ASSIGN_OR_RETURN(auto batch, it.Next());              // prefetch_to_device
 //   SLUICE_RETURN_IF_ERROR(batch->WaitOn(stream));
-//   const gpu::DeviceTensor& images = (*batch)[0];               // uint8 [N, 256, 256, 3]
+//   const DeviceTensor& images = (*batch)[0];               // uint8 [N, 256, 256, 3]
 //   SLUICE_ASSIGN_OR_RETURN(auto x, gpu::Crop(images, {16, 16, 224, 224}, stream));
 //   SLUICE_ASSIGN_OR_RETURN(x, gpu::RandomFlipLeftRight(x, rng, stream));
 //   SLUICE_ASSIGN_OR_RETURN(x, gpu::Normalize(x, {123.675f, 116.28f, 103.53f},
@@ -17,7 +17,7 @@
 // their work on `stream` and return at once; the result is a new tensor
 // allocated on the stream's device for that stream, valid for work queued
 // after the call. Argument errors come back before anything is queued. On
-// the host device ("/cpu:0") the same loops run on the stream's worker.
+// the host device ("cpu:0") the same loops run on the stream's worker.
 //
 // Ownership and lifetime: the result is the caller's. An input must stay
 // allocated until the stream has run the op: a tensor allocated for the

@@ -84,7 +84,7 @@ Result<DeviceTensor> RandomResizedCropBatch(std::span<const DeviceTensor> decode
     if (options.mirror == ops::Mirror::kRandom) flip = ops::SampleFlip(rng);
     CropResizeBatchArgs& a = args[static_cast<size_t>(i / gpu_internal::kMaxCropResizeImages)];
     gpu_internal::CropResizeImage& m = a.image[i % gpu_internal::kMaxCropResizeImages];
-    m.in = static_cast<const uint8_t*>(image.data());
+    m.in = static_cast<const uint8_t*>(image.raw_data());
     m.width = static_cast<int32_t>(iw);
     m.y0 = static_cast<int32_t>(window.y);
     m.x0 = static_cast<int32_t>(window.x);
@@ -96,11 +96,11 @@ Result<DeviceTensor> RandomResizedCropBatch(std::span<const DeviceTensor> decode
     m.scale_x = static_cast<float>(window.width) / static_cast<float>(w);
     m.flip = flip ? 1 : 0;
   }
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor batch, DeviceTensor::Allocate(stream.device(), options.dtype,
-                                                                     Shape({n, h, w, 3}), &stream));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor batch, AllocateDeviceTensor(stream.device(), options.dtype,
+                                                                   Shape({n, h, w, 3}), &stream));
   for (int64_t l = 0; l < launches; ++l) {
     CropResizeBatchArgs& a = args[static_cast<size_t>(l)];
-    a.out = batch.data();
+    a.out = batch.raw_data();
     a.bf16 = options.dtype == DType::kBFloat16;
     a.first = l * gpu_internal::kMaxCropResizeImages;
     a.count = std::min(gpu_internal::kMaxCropResizeImages, n - a.first);
@@ -154,7 +154,7 @@ Result<DeviceTensor> RandomResizedCropBatchAfter(std::span<const DeviceTensor> d
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> read, NewEvent(stream.device()));
   SLUICE_RETURN_IF_ERROR(stream.Record(*read));
   std::shared_ptr<Event> shared(std::move(read));
-  for (const DeviceTensor& d : decoded) d.RecordUse(shared);
+  for (const DeviceTensor& d : decoded) RecordUse(d, shared);
   return batch;
 }
 

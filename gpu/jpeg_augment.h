@@ -4,7 +4,7 @@
 // bilinearly, maybe mirrored and normalized, straight into one float32
 // batch, so the batch reaches training without returning to the host:
 //
-//   SLUICE_ASSIGN_OR_RETURN(gpu::DeviceTensor x,            // float32 [N, 224, 224, 3]
+//   SLUICE_ASSIGN_OR_RETURN(DeviceTensor x,            // float32 [N, 224, 224, 3]
 //       gpu::DecodeRandomResizedCropBatch(*decoder, jpegs, rng, options));
 //
 // The crop, resize, flip and normalize are one fused kernel launch per

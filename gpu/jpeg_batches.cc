@@ -220,8 +220,8 @@ Result<std::optional<DeviceElement>> JpegBatchIterator::State::Make() {
       }
       SLUICE_ASSIGN_OR_RETURN(PinnedBuffer buffer, s.staging->Acquire(t.byte_size() + 1));
       if (t.byte_size() > 0) std::memcpy(buffer.data(), t.raw_data(), t.byte_size());
-      SLUICE_ASSIGN_OR_RETURN(
-          DeviceTensor d, DeviceTensor::Allocate(stream.device(), t.dtype(), t.shape(), &stream));
+      SLUICE_ASSIGN_OR_RETURN(DeviceTensor d,
+                              AllocateDeviceTensor(stream.device(), t.dtype(), t.shape(), &stream));
       if (t.byte_size() > 0) SLUICE_RETURN_IF_ERROR(CopyToDeviceAsync(buffer.data(), d, stream));
       staged->push_back(std::move(buffer));
       components.push_back(std::move(d));

@@ -8,7 +8,7 @@
 //
 //   auto ds = sluice::TFRecordDataset(files).map(parse_jpeg_and_label).batch(256).prefetch(2);
 //   SLUICE_ASSIGN_OR_RETURN(gpu::JpegBatchIterator it,
-//                           gpu::JpegBatchesToDevice(ds, gpu::Device::Gpu(0), {.image = "image"}));
+//                           gpu::JpegBatchesToDevice(ds, Device::Gpu(0), {.image = "image"}));
 //   while (true) {
 //     SLUICE_ASSIGN_OR_RETURN(std::optional<gpu::DeviceElement> batch, it.Next());
 //     if (!batch) break;

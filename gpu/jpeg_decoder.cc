@@ -43,8 +43,6 @@ Result<std::vector<DeviceTensor>> JpegDecoder::Decode(std::span<const EncodedJpe
 namespace sluice::gpu_internal {
 
 // Names from the public gpu API used below.
-using gpu::Device;
-using gpu::DeviceTensor;
 using gpu::EncodedJpeg;
 using gpu::JpegBackend;
 using gpu::JpegDecoder;
@@ -170,7 +168,7 @@ class Decoder final : public JpegDecoder {
       const auto [h, w] = dims[batch[j]];
       SLUICE_ASSIGN_OR_RETURN(
           DeviceTensor out,
-          DeviceTensor::Allocate(stream_.device(), DType::kUInt8, Shape({h, w, 3}), &stream_));
+          AllocateDeviceTensor(stream_.device(), DType::kUInt8, Shape({h, w, 3}), &stream_));
       outputs.push_back(std::move(out));
     }
     stats_.staged_bytes += static_cast<int64_t>(layout.total);
@@ -194,8 +192,8 @@ class Decoder final : public JpegDecoder {
         Tensor host,
         Tensor::FromBuffer(DType::kUInt8, shape, Buffer::Wrap(buffer.data(), bytes, {})));
     SLUICE_RETURN_IF_ERROR(ops::DecodeJpegInto(image.bytes, o, &host));
-    SLUICE_ASSIGN_OR_RETURN(
-        DeviceTensor out, DeviceTensor::Allocate(stream_.device(), DType::kUInt8, shape, &stream_));
+    SLUICE_ASSIGN_OR_RETURN(DeviceTensor out,
+                            AllocateDeviceTensor(stream_.device(), DType::kUInt8, shape, &stream_));
     SLUICE_RETURN_IF_ERROR(CopyToDeviceAsync(buffer.data(), out, stream_));
     staged.push_back(std::move(buffer));
     return out;
@@ -239,7 +237,7 @@ std::unique_ptr<JpegDecoder> NewJpegDecoderWithEngine(Stream& stream,
                                                       std::string reason) {
   Result<const DeviceRuntime*> runtime = GetDeviceRuntime(stream.device());
   PinnedHostPool staging =
-      runtime.ok() ? (*runtime)->staging : GetDeviceRuntime(Device::Host()).value()->staging;
+      runtime.ok() ? (*runtime)->staging : GetDeviceRuntime(Device::Cpu()).value()->staging;
   return std::make_unique<Decoder>(stream, options, std::move(engine), std::move(reason),
                                    std::move(staging));
 }
@@ -259,7 +257,7 @@ Result<std::unique_ptr<JpegDecoder>> JpegDecoder::Create(Stream& stream,
                                                             std::getenv("SLUICE_NVJPEG_STATES")));
   if (!options.use_gpu) {
     reason = "JpegDecoderOptions::use_gpu is false";
-  } else if (stream.device().is_host()) {
+  } else if (stream.device().is_cpu()) {
     engine = gpu_internal::NewHostJpegEngine(nullptr, states);
   } else if (Result<std::unique_ptr<gpu_internal::JpegEngine>> e = gpu_internal::NewNvjpegEngine(
                  stream, options.max_batch, options.hybrid_cpu_threads, states);

@@ -3,7 +3,7 @@
 //
 //   SLUICE_ASSIGN_OR_RETURN(auto decoder, gpu::JpegDecoder::Create(*stream));
 //   std::vector<gpu::EncodedJpeg> jpegs = ...;   // views into the read buffers
-//   SLUICE_ASSIGN_OR_RETURN(std::vector<gpu::DeviceTensor> images, decoder->Decode(jpegs));
+//   SLUICE_ASSIGN_OR_RETURN(std::vector<DeviceTensor> images, decoder->Decode(jpegs));
 //   // images[i]: uint8 [height_i, width_i, 3] (RGB) on the stream's device
 //
 // Each image goes to one backend, chosen from its header (docs/gpu.md, "JPEG
@@ -21,7 +21,7 @@
 // there; CPU-decoded images are decoded into pinned memory and copied to the
 // device. nvJPEG's IDCT and chroma upsampling are not libjpeg-turbo's: GPU
 // pixels differ from ops::DecodeJpeg's by a few levels (docs/gpu.md has the
-// measured difference). On the host device ("/cpu:0") the GPU backends are
+// measured difference). On the host device ("cpu:0") the GPU backends are
 // stood in for by libjpeg-turbo, so the routing, batching, staging and
 // fallback run (and are tested) without a GPU.
 //

@@ -87,11 +87,11 @@ class NcclOps : public nn::CrossDeviceOps {
 
   std::string name() const override { return description_; }
 
-  Status AllReduceMean(std::span<nn::DeviceTensor* const> tensors) override {
+  Status AllReduceMean(std::span<DeviceTensor* const> tensors) override {
     const NcclFunctions& f = Nccl().fn;
     f.group_start();
     Status s;
-    for (nn::DeviceTensor* t : tensors) {
+    for (DeviceTensor* t : tensors) {
       ncclDataType_t type = ncclFloat32;
       if (t->dtype() == DType::kFloat64) {
         type = ncclFloat64;
@@ -110,11 +110,11 @@ class NcclOps : public nn::CrossDeviceOps {
     return s.ok() ? end : s;
   }
 
-  Status Broadcast(std::span<nn::DeviceTensor* const> tensors, int root) override {
+  Status Broadcast(std::span<DeviceTensor* const> tensors, int root) override {
     const NcclFunctions& f = Nccl().fn;
     f.group_start();
     Status s;
-    for (nn::DeviceTensor* t : tensors) {
+    for (DeviceTensor* t : tensors) {
       s = Check(f.broadcast(t->raw_data(), t->raw_data(), t->byte_size(), ncclUint8, root, comm_,
                             stream_),
                 "broadcast");
@@ -181,7 +181,7 @@ Status NcclAvailability() { return Nccl().status; }
 
 void RegisterNcclCrossDeviceOps() {
   static std::once_flag once;
-  std::call_once(once, [] { nn::RegisterCrossDeviceOps(nn::DeviceKind::kGpu, MakeNcclOps); });
+  std::call_once(once, [] { nn::RegisterCrossDeviceOps(DeviceKind::kGpu, MakeNcclOps); });
 }
 
 }  // namespace sluice::gpu

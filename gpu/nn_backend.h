@@ -1,8 +1,8 @@
-// The training core's GPU backend: nn::Backend on a gpu::Device
+// The training core's GPU backend: nn::Backend on a Device
 // (docs/gpu.md, "The nn backend").
 //
 //   gpu::RegisterNnBackend();                          // once, at start-up
-//   nn::Backend* b = *nn::GetBackend(nn::Device::Gpu(0));
+//   nn::Backend* b = *nn::GetBackend(Device::Gpu(0));
 //
 // Every method queues its work on one stream of the device and returns at
 // once; ToHost, Synchronize, Sum and CountArgMaxMatches wait. Matrix
@@ -16,11 +16,11 @@
 // returned, once, by the next call that waits, naming the method, the row
 // and the value.
 //
-// On the host device ("/cpu:0") the same kernels run as plain loops on the
+// On the host device (cpu:0) the same kernels run as plain loops on the
 // stream's worker thread: a backend whose tensors are host memory (nn
 // device "cpu:0", so they mix with the CPU backend's), for testing the GPU
 // backend's arithmetic on machines without a GPU. It is not a fast CPU
-// backend: use nn::GetBackend(nn::Device::Cpu()) for that.
+// backend: use nn::GetBackend(Device::Cpu()) for that.
 //
 // Thread-safety: as nn::Backend.
 #ifndef SLUICE_GPU_NN_BACKEND_H_
@@ -41,13 +41,13 @@ namespace sluice::gpu {
 // A new backend on `device`. Unavailable/NotFound for a GPU that is not
 // there (GpuAvailability()'s reason).
 Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device);
-// The same, its tensors tagged as nn device `as` (by default gpu:i for
-// /gpu:i and cpu:0 for the host device). With the host device and
-// nn::Device::Gpu(i), models placed on "gpu:i" run the GPU backend's code
+// The same, its tensors tagged as device `as` (by default `device`
+// itself). With the host device cpu:0 and
+// Device::Gpu(i), models placed on "gpu:i" run the GPU backend's code
 // on the host: see RegisterNnBackendOnHost.
-Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device, nn::Device as);
+Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device, Device as);
 
-// Makes nn::GetBackend(nn::Device::Gpu(i)) return NewNnBackend(Device::Gpu(i))
+// Makes nn::GetBackend(Device::Gpu(i)) return NewNnBackend(Device::Gpu(i))
 // (made on first use). Idempotent; thread-safe. Linking this file registers
 // it too, but a static library drops files nothing refers to: call it.
 void RegisterNnBackend();
@@ -59,20 +59,13 @@ void RegisterNnBackend();
 // InvalidArgument for any other backend (the CPU's).
 Result<Stream*> NnBackendStream(nn::Backend& backend);
 
-// `t` as a tensor of `backend` (sharing its bytes): for
-// Sequential::TrainStep(DeviceTensor, DeviceTensor) on a batch made on the
-// device. InvalidArgument if `t` lives on another device than the backend's
-// stream, or the backend is not a GPU backend. The block stays allocated to
-// the stream it was made for: see DeviceTensor::RecordUse.
-Result<nn::DeviceTensor> AsNnTensor(const DeviceTensor& t, nn::Backend& backend);
-
-//   nn::Backend* b = *nn::GetBackend(nn::Device::Gpu(0));
+//   nn::Backend* b = *nn::GetBackend(Device::Gpu(0));
 //   gpu::Stream* s = *gpu::NnBackendStream(*b);
 //   auto it = *gpu::PrefetchToDevice(decoded.batch(32), s->device());
 //   while (auto batch = *it.Next()) {
 //     batch->WaitOn(*s);                                    // no host wait
 //     auto x = *gpu::RandomFlipLeftRight((*batch)[0], rng, *s);
-//     model.TrainStep(*gpu::AsNnTensor(x, *b), *gpu::AsNnTensor((*batch)[1], *b));
+//     model.TrainStep(x, (*batch)[1]);   // gpu:0 tensors, the backend's device
 //   }  // TrainStep returns the loss, so the step has run when the batch drops
 
 // A step (any sequence of calls to a GPU nn backend: a custom training
@@ -123,7 +116,7 @@ struct ConvAlgorithm {
 Result<std::vector<ConvAlgorithm>> ConvAlgorithms(nn::Backend& backend);
 
 // For tests and debugging without a GPU: makes nn::GetBackend(Gpu(i))
-// return NewNnBackend(Device::Host(), nn::Device::Gpu(i)) instead, so a
+// return NewNnBackend(Device::Cpu(), Device::Gpu(i)) instead, so a
 // whole model, its optimizer and its checkpoints take the GPU backend's code
 // path (stream, deferred errors, the kernels as host loops) on any machine.
 // Slow: the kernels are single-threaded loops. Call it before the first

@@ -37,7 +37,7 @@ Status DeviceElement::RecordUse(Stream& stream) const {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, NewEvent(stream.device()));
   SLUICE_RETURN_IF_ERROR(stream.Record(*event));
   const std::shared_ptr<Event> shared(std::move(event));
-  for (const DeviceTensor& t : components_) t.RecordUse(shared);
+  for (const DeviceTensor& t : components_) gpu::RecordUse(t, shared);
   return Status::OK();
 }
 

@@ -6,7 +6,7 @@
 //
 //   auto ds = sluice::TFRecordDataset(files).map(parse).batch(128).prefetch(2);
 //   SLUICE_ASSIGN_OR_RETURN(gpu::DeviceIterator it,
-//                           gpu::PrefetchToDevice(ds, gpu::Device::Gpu(0), {.depth = 2}));
+//                           gpu::PrefetchToDevice(ds, Device::Gpu(0), {.depth = 2}));
 //   while (true) {
 //     SLUICE_ASSIGN_OR_RETURN(std::optional<gpu::DeviceElement> batch, it.Next());
 //     if (!batch) break;                          // end of data
@@ -20,7 +20,7 @@
 // batches are in flight (staged and not yet handed out, or still copying);
 // a batch's pinned memory goes back to the pool only after its copy's event
 // completed. Errors and the end of the input arrive in order, after the
-// elements before them, and repeat on later calls. On "/cpu:0" the same
+// elements before them, and repeat on later calls. On "cpu:0" the same
 // code runs over host memory (the host backend of gpu/stream.h).
 //
 // Ownership: the DeviceIterator owns the input iterator, the worker thread
@@ -149,7 +149,7 @@ Result<DeviceIterator> PrefetchToDevice(Iterator input, const Device& device,
                                         PrefetchToDeviceOptions options = {});
 Result<DeviceIterator> PrefetchToDevice(const Dataset& dataset, const Device& device,
                                         PrefetchToDeviceOptions options = {});
-// `device` as Device::Parse reads it: "/gpu:0", "/cpu:0".
+// `device` as Device::Parse reads it: "gpu:0", "cpu:0".
 Result<DeviceIterator> PrefetchToDevice(const Dataset& dataset, std::string_view device,
                                         PrefetchToDeviceOptions options = {});
 

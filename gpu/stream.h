@@ -8,10 +8,10 @@
 // has run; another stream can wait for it without blocking any thread.
 //
 // Two backends sit behind these interfaces, chosen by the Device:
-//   - Device::Gpu(i), "/gpu:i": logical GPU i of gpu/config.h. A stream is a
+//   - Device::Gpu(i), "gpu:i": logical GPU i of gpu/config.h. A stream is a
 //     non-blocking cudaStream_t, an event a cudaEvent_t without timing,
 //     copies are cudaMemcpyAsync; CUDA errors become Status values.
-//   - Device::Host(), "/cpu:0": host memory standing in for a device. Each
+//   - Device::Cpu(), "cpu:0": host memory standing in for a device. Each
 //     stream has one worker thread that runs its queue in order (copies are
 //     memcpy); an event completes when the worker passes it. Code written
 //     for a GPU runs unchanged on machines without one.
@@ -31,39 +31,12 @@
 #include <string>
 #include <string_view>
 
+#include "sluice/core/device.h"
 #include "sluice/core/result.h"
 #include "sluice/core/status.h"
 #include "sluice/gpu/caching_allocator.h"
 
 namespace sluice::gpu {
-
-// Where device-resident data lives and streams run. A plain value.
-class Device {
- public:
-  enum class Kind : uint8_t { kHost, kGpu };
-
-  // "/gpu:<index>": logical device `index` (gpu/config.h, ListLogicalDevices).
-  static Device Gpu(int index = 0) { return Device(Kind::kGpu, index); }
-  // "/cpu:0": the host backend.
-  static Device Host() { return Device(Kind::kHost, 0); }
-  // "/gpu:1", "gpu:1", "/device:GPU:1", "GPU" (index 0), "/cpu:0", "cpu",
-  // "/device:CPU:0". InvalidArgument for anything else (only cpu 0 exists).
-  static Result<Device> Parse(std::string_view name);
-
-  // The host device.
-  Device() = default;
-  Kind kind() const { return kind_; }
-  bool is_host() const { return kind_ == Kind::kHost; }
-  int index() const { return index_; }
-  // "/gpu:1", "/cpu:0".
-  std::string ToString() const;
-  friend bool operator==(const Device&, const Device&) = default;
-
- private:
-  Device(Kind kind, int index) : kind_(kind), index_(index) {}
-  Kind kind_ = Kind::kHost;
-  int index_ = 0;
-};
 
 enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 

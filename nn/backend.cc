@@ -67,12 +67,12 @@ void RegisterBackendFactory(DeviceKind kind, Factory factory) {
 Result<Backend*> GetBackend(Device device) {
   Registry& r = GetRegistry();
   std::lock_guard lock(r.mu);
-  auto key = std::make_pair(static_cast<int>(device.kind), device.index);
+  auto key = std::make_pair(static_cast<int>(device.kind()), device.index());
   if (auto it = r.backends.find(key); it != r.backends.end()) return it->second.get();
   Result<std::unique_ptr<Backend>> made = Status::NotFound("");
-  if (auto f = r.factories.find(device.kind); f != r.factories.end()) {
+  if (auto f = r.factories.find(device.kind()); f != r.factories.end()) {
     made = f->second(device);
-  } else if (device.kind == DeviceKind::kCpu) {
+  } else if (device.kind() == DeviceKind::kCpu) {
     made = nn_internal::MakeCpuBackend(device);
   } else {
     return Status::NotFound(

@@ -38,11 +38,11 @@
 #include <memory>
 #include <string>
 
+#include "sluice/core/device.h"
+#include "sluice/core/device_tensor.h"
 #include "sluice/core/result.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
-#include "sluice/nn/device.h"
-#include "sluice/nn/device_tensor.h"
 #include "sluice/nn/window.h"
 
 namespace sluice::nn {
@@ -52,8 +52,6 @@ enum class Activation { kLinear, kRelu, kSigmoid, kTanh, kSoftmax };
 // "none" are linear). InvalidArgument otherwise.
 Result<Activation> ParseActivation(std::string_view name);
 std::string_view ActivationName(Activation a);
-
-class DeviceTensor;
 
 // Adam's hyperparameters for one update; `step` counts from 1.
 struct AdamStep {

@@ -63,7 +63,7 @@ Result<std::unique_ptr<BatchFeed>> MakeBatchFeed(Backend& backend, Iterator inpu
   BatchFeedFactory factory;
   {
     std::lock_guard<std::mutex> l(RegistryMutex());
-    auto it = Registry().find(backend.device().kind);
+    auto it = Registry().find(backend.device().kind());
     if (it != Registry().end()) factory = it->second;
   }
   if (factory) {

@@ -28,10 +28,10 @@
 #include <optional>
 #include <vector>
 
+#include "sluice/core/device.h"
+#include "sluice/core/device_tensor.h"
 #include "sluice/core/element.h"
 #include "sluice/core/result.h"
-#include "sluice/nn/device.h"
-#include "sluice/nn/device_tensor.h"
 #include "sluice/pipeline/iterator.h"
 #include "sluice/pipeline/stats.h"
 

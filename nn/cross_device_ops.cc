@@ -44,7 +44,7 @@ Result<std::unique_ptr<CrossDeviceOps>> MakeCrossDeviceOps(Backend& backend, Com
   CrossDeviceOpsFactory factory;
   {
     std::lock_guard<std::mutex> l(RegistryMutex());
-    auto it = Registry().find(backend.device().kind);
+    auto it = Registry().find(backend.device().kind());
     if (it != Registry().end()) factory = it->second;
   }
   if (factory) {

@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
+#include "sluice/core/device_tensor.h"
 #include "sluice/distribute/communicator.h"
 #include "sluice/nn/backend.h"
-#include "sluice/nn/device_tensor.h"
 
 namespace sluice::nn {
 

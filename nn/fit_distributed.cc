@@ -47,7 +47,7 @@ Status Sequential::Replicas::Sync(One& r) {
   std::vector<DeviceTensor*> on_device;
   for (Variable* v : vars) {
     DeviceTensor& t = v->value();
-    if (t.device().kind == DeviceKind::kCpu && r.model->device().kind != DeviceKind::kCpu) {
+    if (t.device().kind() == DeviceKind::kCpu && r.model->device().kind() != DeviceKind::kCpu) {
       SLUICE_RETURN_IF_ERROR(r.comm->Broadcast(t.raw_data(), t.byte_size(), 0));
     } else {
       on_device.push_back(&t);
@@ -60,7 +60,7 @@ Status Sequential::Replicas::Sync(One& r) {
 Status Sequential::Replicas::FlattenGradients(One& r) {
   Sequential& m = *r.model;
   r.flat_gradients = true;
-  if (m.device().kind != DeviceKind::kCpu) return Status::OK();
+  if (m.device().kind() != DeviceKind::kCpu) return Status::OK();
   std::vector<DeviceTensor*> grads;  // in all-reduce order
   for (size_t i = m.layers_.size(); i-- > 0;) {
     for (DeviceTensor* g : m.layers_[i]->gradients()) grads.push_back(g);

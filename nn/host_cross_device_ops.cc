@@ -56,7 +56,7 @@ class HostCrossDeviceOps : public CrossDeviceOps {
       : backend_(backend),
         comm_(comm),
         options_(options),
-        on_host_(backend.device().kind == DeviceKind::kCpu),
+        on_host_(backend.device().kind() == DeviceKind::kCpu),
         threaded_(on_host_ && options.overlap) {}
 
   ~HostCrossDeviceOps() override {

@@ -44,10 +44,10 @@
 #include <string>
 #include <vector>
 
+#include "sluice/core/device_tensor.h"
 #include "sluice/core/result.h"
 #include "sluice/core/shape.h"
 #include "sluice/nn/backend.h"
-#include "sluice/nn/device_tensor.h"
 #include "sluice/nn/initializers.h"
 #include "sluice/nn/policy.h"
 #include "sluice/nn/trackable.h"

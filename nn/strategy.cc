@@ -100,10 +100,10 @@ Result<std::shared_ptr<MirroredStrategy>> MirroredStrategy::Create(MirroredOptio
   if (devices.empty()) devices.push_back(Device::Cpu());
   // CPU replicas share the cores: each backend gets its part of them.
   int cpu_replicas = 0;
-  for (const Device& d : devices) cpu_replicas += d.kind == DeviceKind::kCpu ? 1 : 0;
+  for (const Device& d : devices) cpu_replicas += d.kind() == DeviceKind::kCpu ? 1 : 0;
   if (cpu_replicas > 1) {
     for (const Device& d : devices) {
-      if (d.kind != DeviceKind::kCpu) continue;
+      if (d.kind() != DeviceKind::kCpu) continue;
       SLUICE_ASSIGN_OR_RETURN(Backend * b, GetBackend(d));
       b->SetNumThreads(std::max(1, b->num_threads() / cpu_replicas));
     }
@@ -136,7 +136,7 @@ Result<std::shared_ptr<MultiWorkerMirroredStrategy>> MultiWorkerMirroredStrategy
   Result<Backend*> b = GetBackend(device);
   if (!b.ok()) return b.status().WithContext("MultiWorkerMirroredStrategy: device");
   // CPU ranks on one host share its cores: each backend gets its part.
-  if (device.kind == DeviceKind::kCpu) {
+  if (device.kind() == DeviceKind::kCpu) {
     Result<ClusterSpec> cluster = ClusterResolver::FromEnvironment();
     if (cluster.ok() && cluster->local_size > 1) {
       (*b)->SetNumThreads(std::max(1, (*b)->num_threads() / cluster->local_size));

@@ -40,10 +40,10 @@
 #include <string>
 #include <vector>
 
+#include "sluice/core/device.h"
 #include "sluice/distribute/communicator.h"
 #include "sluice/distribute/distribute.h"
 #include "sluice/nn/cross_device_ops.h"
-#include "sluice/nn/device.h"
 #include "sluice/pipeline/dataset.h"
 
 namespace sluice::nn {

@@ -15,7 +15,7 @@ Result<Tensor> Variable::Read() const {
   SLUICE_ASSIGN_OR_RETURN(Tensor host, backend->ToHost(value_));
   // The CPU backend shares bytes; hand out a copy so later training steps do
   // not change a tensor the caller holds (a checkpoint being written, say).
-  if (value_.device().kind == DeviceKind::kCpu) return host.Clone();
+  if (value_.device().kind() == DeviceKind::kCpu) return host.Clone();
   return host;
 }
 

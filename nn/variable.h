@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/nn/device_tensor.h"
+#include "sluice/core/device_tensor.h"
 #include "sluice/nn/trackable.h"
 
 namespace sluice::nn {

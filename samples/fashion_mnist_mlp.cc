@@ -27,6 +27,8 @@
 #include "sluice/records/summary_writer.h"
 
 namespace nn = sluice::nn;
+using sluice::Device;
+using sluice::DeviceTensor;
 using sluice::Status;
 
 namespace {
@@ -72,7 +74,7 @@ int main(int argc, char** argv) {
   if (std::optional<int> status = samples::ParseCommandLine(app, argc, argv)) return *status;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they happen
   samples::EnableGpuDevices();
-  const nn::Device dev = Check(nn::Device::Parse(device), "--device");
+  const Device dev = Check(Device::Parse(device), "--device");
   nn::Backend& backend = *Check(nn::GetBackend(dev), "--device");
 
   if (train_glob.empty() || test_glob.empty()) {
@@ -128,7 +130,7 @@ int main(int argc, char** argv) {
       const sluice::Element& b = *next;
       // The GradientTape pattern: gradients, then the optimizer applies them.
       auto grads = Check(model.ComputeGradients(b[0], b[1]), "computing gradients");
-      Check(optimizer->ApplyGradients(std::span<nn::DeviceTensor* const>(grads.grads),
+      Check(optimizer->ApplyGradients(std::span<DeviceTensor* const>(grads.grads),
                                       std::span<nn::Variable* const>(grads.variables)),
             "applying gradients");
       Check(accuracy->UpdateState(backend, Check(backend.ToDevice(b[1]), "labels"),

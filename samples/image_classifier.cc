@@ -27,6 +27,7 @@
 
 namespace nn = sluice::nn;
 namespace fs = std::filesystem;
+using sluice::Device;
 
 namespace {
 
@@ -106,7 +107,7 @@ int main(int argc, char** argv) {
 
   // The device first: a typo should not wait for a conversion.
   samples::EnableGpuDevices();
-  nn::Device dev = Check(nn::Device::Parse(device), "--device");
+  Device dev = Check(Device::Parse(device), "--device");
   nn::Backend* backend = Check(nn::GetBackend(dev), "--device");
   if (threads > 0) backend->SetNumThreads(threads);
 

@@ -6,7 +6,7 @@
 # Usage: bash .gpu-bundle/run.sh [PHASE...]          (default: tests samples)
 #
 # Phases, in the order given:
-#   tests     every gpu test binary; their /gpu:0 cases run here   -> tests.log
+#   tests     every gpu test binary; their gpu:0 cases run here   -> tests.log
 #   samples   fashion_mnist_mlp and image_classifier with --device gpu, and
 #             the GPU's checkpoint evaluated on the CPU               -> samples.log
 #   bench     gpu_bench, gpu_train_bench and the PyTorch reference
@@ -504,7 +504,7 @@ PY
   )
 }
 
-# nvJPEG decode: the test (its /gpu:0 case compares with the CPU decode),
+# nvJPEG decode: the test (its gpu:0 case compares with the CPU decode),
 # then the bench's JSON lines, also copied into the summary.
 phase_jpeg() {
   local log=$OUT/jpeg.log

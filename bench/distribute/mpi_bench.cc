@@ -122,14 +122,14 @@ BENCHMARK(BM_AllReduce)
 
 void BM_CrossDeviceOps(benchmark::State& state) {
   const size_t total = static_cast<size_t>(state.range(0)) / sizeof(float);
-  nn::Backend& cpu = *nn::GetBackend(nn::Device::Cpu()).value();
+  nn::Backend& cpu = *nn::GetBackend(Device::Cpu()).value();
   std::unique_ptr<nn::CrossDeviceOps> ops = nn::MakeHostCrossDeviceOps(cpu, *g_comm);
   // 25 gradients of uneven sizes, as a model's layers have.
   // flat:1 as Fit lays them out on the CPU: one buffer, sliced.
   const bool flat = state.range(1) != 0;
-  nn::DeviceTensor buffer = *cpu.Zeros(DType::kFloat32, Shape{static_cast<int64_t>(total)});
-  std::vector<nn::DeviceTensor> grads;
-  std::vector<nn::DeviceTensor*> ptrs;
+  DeviceTensor buffer = *cpu.Zeros(DType::kFloat32, Shape{static_cast<int64_t>(total)});
+  std::vector<DeviceTensor> grads;
+  std::vector<DeviceTensor*> ptrs;
   size_t left = total;
   for (int i = 0; i < 25 && left > 0; ++i) {
     const size_t n = i == 24 ? left : std::max<size_t>(1, left / 4);
@@ -143,7 +143,7 @@ void BM_CrossDeviceOps(benchmark::State& state) {
   std::vector<double> ours, bare;
   for (auto _ : state) {
     ours.push_back(Round([&] {
-      if (!ops->AllReduceMean(std::span<nn::DeviceTensor* const>(ptrs)).ok()) std::abort();
+      if (!ops->AllReduceMean(std::span<DeviceTensor* const>(ptrs)).ok()) std::abort();
     }));
     bare.push_back(Round([&] {
       MPI_Allreduce(MPI_IN_PLACE, b.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM, g_bare);
@@ -167,7 +167,7 @@ struct Cnn {
 Cnn MakeCnn(bool overlap, size_t bucket_bytes) {
   // Each Create divides the CPU backend's threads among the host's ranks:
   // start from the process's count every time.
-  nn::Backend& cpu = *nn::GetBackend(nn::Device::Cpu()).value();
+  nn::Backend& cpu = *nn::GetBackend(Device::Cpu()).value();
   cpu.SetNumThreads(g_cpu_threads);
   nn::MultiWorkerOptions options{.communicator = g_comm};
   options.cross_device.overlap = overlap;
@@ -264,7 +264,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   sluice::g_comm = std::move(*comm);
-  sluice::g_cpu_threads = sluice::nn::GetBackend(sluice::nn::Device::Cpu()).value()->num_threads();
+  sluice::g_cpu_threads = sluice::nn::GetBackend(sluice::Device::Cpu()).value()->num_threads();
   MPI_Comm_dup(MPI_COMM_WORLD, &sluice::g_bare);
   if (sluice::g_comm->rank() != 0) std::freopen("/dev/null", "w", stdout);
   benchmark::RunSpecifiedBenchmarks();

@@ -26,7 +26,7 @@
 // the time is the device's, plus one synchronization.
 //
 //   build/bench/gpu/gpu_bench --benchmark_min_time=1
-//   SLUICE_BENCH_DEVICE=/cpu:0 build/bench/gpu/gpu_bench   # the host backend
+//   SLUICE_BENCH_DEVICE=cpu:0 build/bench/gpu/gpu_bench   # the host backend
 //
 // Without a GPU every case is skipped with the reason.
 #include <benchmark/benchmark.h>
@@ -59,8 +59,8 @@ constexpr int64_t kSide = 256, kCropSide = 224;
 // The device to measure, or the reason it cannot be.
 Result<Device> BenchDevice() {
   const char* env = std::getenv("SLUICE_BENCH_DEVICE");
-  SLUICE_ASSIGN_OR_RETURN(Device d, Device::Parse(env != nullptr ? env : "/gpu:0"));
-  if (!d.is_host()) SLUICE_RETURN_IF_ERROR(GpuAvailability());
+  SLUICE_ASSIGN_OR_RETURN(Device d, Device::Parse(env != nullptr ? env : "gpu:0"));
+  if (!d.is_cpu()) SLUICE_RETURN_IF_ERROR(GpuAvailability());
   return d;
 }
 
@@ -103,11 +103,11 @@ void BM_CopyDeviceToDevice(benchmark::State& state) {
   Setup s;
   if (!Start(state, &s)) return;
   const Shape shape{state.range(0), kSide, kSide, 3};
-  auto a = DeviceTensor::Allocate(s.device, DType::kUInt8, shape, s.stream.get());
-  auto b = DeviceTensor::Allocate(s.device, DType::kUInt8, shape, s.stream.get());
+  auto a = AllocateDeviceTensor(s.device, DType::kUInt8, shape, s.stream.get());
+  auto b = AllocateDeviceTensor(s.device, DType::kUInt8, shape, s.stream.get());
   if (!Check(state, a.status()) || !Check(state, b.status())) return;
   for (auto _ : state) {
-    if (!Check(state, s.stream->CopyAsync(b->data(), a->data(), a->byte_size(),
+    if (!Check(state, s.stream->CopyAsync(b->raw_data(), a->raw_data(), a->byte_size(),
                                           CopyDirection::kDeviceToDevice)) ||
         !Check(state, s.stream->Synchronize())) {
       return;
@@ -120,10 +120,10 @@ void BM_CopyHostToDevice(benchmark::State& state) {
   Setup s;
   if (!Start(state, &s)) return;
   const Shape shape{state.range(0), kSide, kSide, 3};
-  auto pool = s.device.is_host() ? PinnedHostPool::CreateWithProvider(NewHostRegionProvider())
-                                 : PinnedHostPool::Create();
+  auto pool = s.device.is_cpu() ? PinnedHostPool::CreateWithProvider(NewHostRegionProvider())
+                                : PinnedHostPool::Create();
   if (!Check(state, pool.status())) return;
-  auto d = DeviceTensor::Allocate(s.device, DType::kUInt8, shape, s.stream.get());
+  auto d = AllocateDeviceTensor(s.device, DType::kUInt8, shape, s.stream.get());
   if (!Check(state, d.status())) return;
   auto host = pool->Acquire(d->byte_size());
   if (!Check(state, host.status())) return;
@@ -229,15 +229,15 @@ nn::Backend* NnBackend(benchmark::State& state) {
 }
 
 // A `shape` tensor of `dtype` holding values spread over [-1, 1).
-Result<nn::DeviceTensor> NnTensor(nn::Backend& b, DType dtype, const Shape& shape) {
+Result<DeviceTensor> NnTensor(nn::Backend& b, DType dtype, const Shape& shape) {
   SLUICE_ASSIGN_OR_RETURN(Tensor host, Tensor::Allocate(DType::kFloat32, shape));
   auto v = host.flat<float>();
   for (size_t i = 0; i < v.size(); ++i) {
     v[i] = static_cast<float>(static_cast<uint32_t>(i * 2654435761u) >> 8) * 0x1.0p-23f - 1.0f;
   }
-  SLUICE_ASSIGN_OR_RETURN(nn::DeviceTensor f, b.ToDevice(host));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor f, b.ToDevice(host));
   if (dtype == DType::kFloat32) return f;
-  SLUICE_ASSIGN_OR_RETURN(nn::DeviceTensor t, b.Allocate(dtype, shape));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor t, b.Allocate(dtype, shape));
   SLUICE_RETURN_IF_ERROR(b.Cast(f, 1.0f, &t));
   return t;
 }
@@ -262,7 +262,7 @@ void RunNnOp(benchmark::State& state, NnOp op) {
       !Check(state, bias.status())) {
     return;
   }
-  nn::DeviceTensor ws;
+  DeviceTensor ws;
   if (!Check(state, b->Pool2DForward(nn::PoolMode::kMax, *x, window, &*y, &ws)) ||
       !Check(state, b->Synchronize())) {
     return;
@@ -320,9 +320,9 @@ void BM_NcclAllReduce(benchmark::State& state) {
     return;
   }
   const int64_t n = state.range(0) / static_cast<int64_t>(sizeof(float));
-  Result<nn::DeviceTensor> t = NnTensor(*b, DType::kFloat32, Shape{n});
+  Result<DeviceTensor> t = NnTensor(*b, DType::kFloat32, Shape{n});
   if (!Check(state, t.status())) return;
-  nn::DeviceTensor* list[] = {&*t};
+  DeviceTensor* list[] = {&*t};
   for (auto _ : state) {
     if (!Check(state, (*ops)->AllReduceMean(list)) || !Check(state, b->Synchronize())) return;
   }

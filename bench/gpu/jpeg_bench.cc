@@ -570,8 +570,8 @@ int Run(const Args& args) {
       bytes.size(), args.threads, cpu_rate, cpu_rate * mean_pixels / 1e6, cpu_cores);
   std::fflush(stdout);
 
-  const Device device = args.device == "cpu" ? Device::Host() : Device::Gpu(0);
-  if (!device.is_host()) {
+  const Device device = args.device == "cpu" ? Device::Cpu() : Device::Gpu(0);
+  if (!device.is_cpu()) {
     if (Status s = GpuAvailability(); !s.ok()) {
       std::printf("{\"case\":\"decoder\",\"skipped\":\"%s\"}\n", std::string(s.message()).c_str());
       return 0;

@@ -41,10 +41,10 @@
 // Counters: images_per_s, and input_wait_fraction for Fit.
 //
 //   build/bench/gpu/gpu_train_bench --benchmark_min_time=2
-//   SLUICE_BENCH_DEVICE=/cpu:0 SLUICE_BENCH_SIDE=64 build/bench/gpu/gpu_train_bench
+//   SLUICE_BENCH_DEVICE=cpu:0 SLUICE_BENCH_SIDE=64 build/bench/gpu/gpu_train_bench
 //       # gpu:0 served by the GPU backend's host loops: checks the path, slow
 //
-// Without a GPU (and without SLUICE_BENCH_DEVICE=/cpu:0) the gpu cases are
+// Without a GPU (and without SLUICE_BENCH_DEVICE=cpu:0) the gpu cases are
 // skipped with the reason.
 #include <benchmark/benchmark.h>
 
@@ -83,11 +83,11 @@ int64_t Side() {
 }
 
 // gpu:0 served by the GPU, or by the host loops under
-// SLUICE_BENCH_DEVICE=/cpu:0; the reason when neither.
+// SLUICE_BENCH_DEVICE=cpu:0; the reason when neither.
 Status UseGpu() {
   static const Status status = [] {
     const char* env = std::getenv("SLUICE_BENCH_DEVICE");
-    if (env != nullptr && std::string(env) == "/cpu:0") {
+    if (env != nullptr && Device::Parse(env).ok() && Device::Parse(env)->is_cpu()) {
       RegisterNnBackendOnHost();
       return Status::OK();
     }
@@ -105,7 +105,7 @@ enum class ModelKind { kTutorial, kHeavy };
 int64_t BatchOf(ModelKind kind) { return kind == ModelKind::kHeavy ? 128 : kBatch; }
 int64_t SideOf(ModelKind kind) { return kind == ModelKind::kHeavy ? 224 : Side(); }
 
-std::unique_ptr<nn::Sequential> MakeModel(ModelKind kind, nn::Device device) {
+std::unique_ptr<nn::Sequential> MakeModel(ModelKind kind, Device device) {
   nn::SetRandomSeed(1);
   auto model =
       std::make_unique<nn::Sequential>(kind == ModelKind::kHeavy ? "heavy" : "cats_vs_dogs");
@@ -139,7 +139,7 @@ std::unique_ptr<nn::Sequential> MakeModel(ModelKind kind, nn::Device device) {
 void PrintConvAlgorithms(const std::string& name) {
   static std::set<std::string> printed;
   if (!printed.insert(name).second) return;
-  Result<nn::Backend*> b = nn::GetBackend(nn::Device::Gpu(0));
+  Result<nn::Backend*> b = nn::GetBackend(Device::Gpu(0));
   if (!b.ok()) return;
   Result<std::vector<ConvAlgorithm>> algos = ConvAlgorithms(**b);
   if (!algos.ok()) return;
@@ -176,7 +176,7 @@ void BM_TrainStep(benchmark::State& state, StepMode mode, ModelKind kind = Model
   }
   const bool bf16 = mode == StepMode::kGpuBf16 || mode == StepMode::kGpuBf16Graph;
   nn::SetGlobalPolicy(bf16 ? nn::DTypePolicy::MixedBFloat16() : nn::DTypePolicy::Float32());
-  auto model = MakeModel(kind, mode == StepMode::kCpu ? nn::Device::Cpu() : nn::Device::Gpu(0));
+  auto model = MakeModel(kind, mode == StepMode::kCpu ? Device::Cpu() : Device::Gpu(0));
   nn::SetGlobalPolicy(nn::DTypePolicy::Float32());
   if (model == nullptr) return state.SkipWithError("the model could not be made");
   const int64_t batch = BatchOf(kind);
@@ -186,10 +186,10 @@ void BM_TrainStep(benchmark::State& state, StepMode mode, ModelKind kind = Model
   // copy of 6.3 MB, 19 MB for the heavy model, to every step).
   Result<nn::Backend*> backend = nn::GetBackend(model->device());
   if (!backend.ok()) return state.SkipWithError(backend.status().ToString().c_str());
-  Result<nn::DeviceTensor> dx = (*backend)->ToDevice(hx), dy = (*backend)->ToDevice(hy);
+  Result<DeviceTensor> dx = (*backend)->ToDevice(hx), dy = (*backend)->ToDevice(hy);
   if (!dx.ok() || !dy.ok()) return state.SkipWithError("the batch could not be uploaded");
-  const nn::DeviceTensor& x = *dx;
-  const nn::DeviceTensor& y = *dy;
+  const DeviceTensor& x = *dx;
+  const DeviceTensor& y = *dy;
   for (int warm = 0; warm < 2; ++warm) {  // builds the layers, measures cuDNN's algorithms
     if (Result<double> l = model->TrainStep(x, y); !l.ok()) {
       return state.SkipWithError(l.status().ToString().c_str());
@@ -271,7 +271,7 @@ Dataset JpegPipeline(bool flip) {
 
 void BM_FitFromJpegs(benchmark::State& state) {
   if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
-  auto model = MakeModel(ModelKind::kTutorial, nn::Device::Gpu(0));
+  auto model = MakeModel(ModelKind::kTutorial, Device::Gpu(0));
   if (model == nullptr) return state.SkipWithError("the model could not be made");
   const Dataset input = JpegPipeline(/*flip=*/true);
   double wait = 0;
@@ -298,9 +298,9 @@ BENCHMARK(BM_FitFromJpegs)
 
 void BM_TrainFromJpegsOnDevice(benchmark::State& state) {
   if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
-  auto model = MakeModel(ModelKind::kTutorial, nn::Device::Gpu(0));
+  auto model = MakeModel(ModelKind::kTutorial, Device::Gpu(0));
   if (model == nullptr) return state.SkipWithError("the model could not be made");
-  nn::Backend* backend = nn::GetBackend(nn::Device::Gpu(0)).value();
+  nn::Backend* backend = nn::GetBackend(Device::Gpu(0)).value();
   Stream* stream = NnBackendStream(*backend).value();
   Result<DeviceIterator> it =
       PrefetchToDevice(JpegPipeline(/*flip=*/false), stream->device(), {.depth = 3});
@@ -315,9 +315,7 @@ void BM_TrainFromJpegsOnDevice(benchmark::State& state) {
     if (!batch) return Status::OutOfRange("the input ended");
     SLUICE_RETURN_IF_ERROR(batch->WaitOn(*stream));
     SLUICE_ASSIGN_OR_RETURN(DeviceTensor x, RandomFlipLeftRight((*batch)[0], rng, *stream));
-    SLUICE_ASSIGN_OR_RETURN(nn::DeviceTensor xd, AsNnTensor(x, *backend));
-    SLUICE_ASSIGN_OR_RETURN(nn::DeviceTensor yd, AsNnTensor((*batch)[1], *backend));
-    SLUICE_RETURN_IF_ERROR(model->TrainStep(xd, yd).status());  // waits for the step
+    SLUICE_RETURN_IF_ERROR(model->TrainStep(x, (*batch)[1]).status());  // waits for the step
     total += Clock::now() - t0;
     return Status::OK();
   };
@@ -346,9 +344,9 @@ BENCHMARK(BM_TrainFromJpegsOnDevice)->Unit(benchmark::kMillisecond)->UseRealTime
 // event, over the step time (the target: under 5%).
 void BM_TrainFromJpegsNvjpeg(benchmark::State& state) {
   if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
-  auto model = MakeModel(ModelKind::kTutorial, nn::Device::Gpu(0));
+  auto model = MakeModel(ModelKind::kTutorial, Device::Gpu(0));
   if (model == nullptr) return state.SkipWithError("the model could not be made");
-  nn::Backend* backend = nn::GetBackend(nn::Device::Gpu(0)).value();
+  nn::Backend* backend = nn::GetBackend(Device::Gpu(0)).value();
   Stream* stream = NnBackendStream(*backend).value();
   const std::vector<std::string> jpegs = EncodedJpegs();
   const Dataset input =
@@ -377,9 +375,8 @@ void BM_TrainFromJpegsNvjpeg(benchmark::State& state) {
     SLUICE_ASSIGN_OR_RETURN(std::optional<DeviceElement> next, it->Next());
     if (!next) return Status::OutOfRange("the input ended");
     waited += Clock::now() - t0;
-    SLUICE_ASSIGN_OR_RETURN(nn::DeviceTensor xd, AsNnTensor((*current)[0], *backend));
-    SLUICE_ASSIGN_OR_RETURN(nn::DeviceTensor yd, AsNnTensor((*current)[1], *backend));
-    SLUICE_RETURN_IF_ERROR(model->TrainStep(xd, yd).status());  // waits for the step
+    SLUICE_RETURN_IF_ERROR(
+        model->TrainStep((*current)[0], (*current)[1]).status());  // waits for the step
     current = std::move(next);
     total += Clock::now() - t0;
     return Status::OK();
@@ -410,7 +407,7 @@ BENCHMARK(BM_TrainFromJpegsNvjpeg)
 
 void BM_MlpStep(benchmark::State& state, bool graph) {
   if (Status s = UseGpu(); !s.ok()) return state.SkipWithError(s.ToString().c_str());
-  nn::Backend* b = nn::GetBackend(nn::Device::Gpu(0)).value();
+  nn::Backend* b = nn::GetBackend(Device::Gpu(0)).value();
   Result<mlp_step::Mlp> m = mlp_step::MakeMlp(*b, kBatch, 784, 128, 10, 1);
   if (!m.ok()) return state.SkipWithError(m.status().ToString().c_str());
   // One eager step first: library handles and plans are made outside a capture.

@@ -22,18 +22,18 @@ class PrefetchFeed final : public nn::BatchFeed {
       : backend_(backend), input_(std::move(input)) {}
   ~PrefetchFeed() override { (void)ReleasePrevious(); }
 
-  Result<std::optional<std::vector<nn::DeviceTensor>>> Next() override {
+  Result<std::optional<std::vector<DeviceTensor>>> Next() override {
     SLUICE_RETURN_IF_ERROR(ReleasePrevious());
     SLUICE_ASSIGN_OR_RETURN(std::optional<DeviceElement> batch, input_.Next());
-    if (!batch) return std::optional<std::vector<nn::DeviceTensor>>();
+    if (!batch) return std::optional<std::vector<DeviceTensor>>();
     SLUICE_RETURN_IF_ERROR(batch->WaitOn(backend_.stream()));
-    std::vector<nn::DeviceTensor> out;
+    std::vector<DeviceTensor> out;
     out.reserve(batch->size());
-    for (const gpu::DeviceTensor& t : batch->components()) {
+    for (const DeviceTensor& t : batch->components()) {
       out.emplace_back(backend_.device(), t.storage());
     }
     previous_ = std::move(batch);
-    return std::optional<std::vector<nn::DeviceTensor>>(std::move(out));
+    return std::optional<std::vector<DeviceTensor>>(std::move(out));
   }
 
   IteratorStats input_stats() const override { return input_.input_stats(); }

@@ -23,7 +23,7 @@ using nn::kit::CheckCopyFromHost;
 using nn::kit::CheckNumeric;
 using nn::kit::Invalid;
 
-GpuBackend::GpuBackend(const Device& device, nn::Device nn_device)
+GpuBackend::GpuBackend(const Device& device, Device nn_device)
     : device_(device), nn_device_(nn_device) {}
 
 GpuBackend::~GpuBackend() {
@@ -31,7 +31,7 @@ GpuBackend::~GpuBackend() {
   for (std::shared_ptr<void>& s : state_) s.reset();  // library handles, before the stream
 }
 
-Result<std::unique_ptr<GpuBackend>> GpuBackend::Create(const Device& device, nn::Device nn_device) {
+Result<std::unique_ptr<GpuBackend>> GpuBackend::Create(const Device& device, Device nn_device) {
   std::unique_ptr<GpuBackend> b(new GpuBackend(device, nn_device));
   SLUICE_RETURN_IF_ERROR(b->Init());
   return b;
@@ -39,10 +39,10 @@ Result<std::unique_ptr<GpuBackend>> GpuBackend::Create(const Device& device, nn:
 
 Status GpuBackend::Init() {
   SLUICE_ASSIGN_OR_RETURN(stream_, NewStream(device_));
-  SLUICE_ASSIGN_OR_RETURN(deferred_block_, gpu::DeviceTensor::Allocate(
-                                               device_, DType::kInt64,
+  SLUICE_ASSIGN_OR_RETURN(deferred_block_,
+                          AllocateDeviceTensor(device_, DType::kInt64,
                                                Shape{sizeof(DeferredError) / 8}, stream_.get()));
-  deferred_device_ = static_cast<DeferredError*>(deferred_block_.data());
+  deferred_device_ = static_cast<DeferredError*>(deferred_block_.raw_data());
   static const DeferredError kClear;
   SLUICE_RETURN_IF_ERROR(
       stream_->CopyAsync(deferred_device_, &kClear, sizeof(kClear), CopyDirection::kHostToDevice));
@@ -50,8 +50,8 @@ Status GpuBackend::Init() {
 }
 
 std::string GpuBackend::name() const {
-  if (device_.is_host()) {
-    return nn_device_.ToString() + " (gpu backend kernels on the host, /cpu:0, 1 thread)";
+  if (device_.is_cpu()) {
+    return nn_device_.ToString() + " (gpu backend kernels on the host, cpu:0, 1 thread)";
   }
   std::string gpu_name = "CUDA";
   for (const LogicalDevice& l : ListLogicalDevices()) {
@@ -69,8 +69,8 @@ void GpuBackend::SetNumThreads(int n) {
 
 Result<DeviceTensor> GpuBackend::Allocate(DType dtype, const Shape& shape) {
   SLUICE_RETURN_IF_ERROR(CheckAllocate(dtype, shape));
-  SLUICE_ASSIGN_OR_RETURN(gpu::DeviceTensor t,
-                          gpu::DeviceTensor::Allocate(device_, dtype, shape, stream_.get()));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor t,
+                          AllocateDeviceTensor(device_, dtype, shape, stream_.get()));
   DeviceTensor d(nn_device_, t.storage());
   std::lock_guard lock(capture_mu_);
   if (capturing_) capture_keep_.push_back(d);
@@ -199,15 +199,14 @@ Result<std::unique_ptr<nn::CapturedWork>> GpuBackend::Capture(const std::functio
 
 }  // namespace backend
 
-Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device, nn::Device as) {
+Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device, Device as) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<backend::GpuBackend> b,
                           backend::GpuBackend::Create(device, as));
   return std::unique_ptr<nn::Backend>(std::move(b));
 }
 
 Result<std::unique_ptr<nn::Backend>> NewNnBackend(const Device& device) {
-  return NewNnBackend(device,
-                      device.is_host() ? nn::Device::Cpu() : nn::Device::Gpu(device.index()));
+  return NewNnBackend(device, device);
 }
 
 Result<Stream*> NnBackendStream(nn::Backend& backend) {
@@ -219,16 +218,6 @@ Result<Stream*> NnBackendStream(nn::Backend& backend) {
   return &b->stream();
 }
 
-Result<nn::DeviceTensor> AsNnTensor(const DeviceTensor& t, nn::Backend& backend) {
-  SLUICE_ASSIGN_OR_RETURN(Stream * stream, NnBackendStream(backend));
-  if (t.device() != stream->device()) {
-    return Status::InvalidArgument("AsNnTensor: " + t.DebugString() + " is not on " +
-                                   stream->device().ToString() + ", the device of " +
-                                   backend.name());
-  }
-  return nn::DeviceTensor(backend.device(), t.storage());
-}
-
 Result<std::unique_ptr<CapturedNnStep>> CaptureNnStep(nn::Backend& backend,
                                                       const std::function<Status()>& step) {
   return backend.Capture(step);
@@ -237,16 +226,16 @@ Result<std::unique_ptr<CapturedNnStep>> CaptureNnStep(nn::Backend& backend,
 void RegisterNnBackend() {
   static std::once_flag once;
   std::call_once(once, [] {
-    nn::RegisterBackendFactory(nn::DeviceKind::kGpu,
-                               [](nn::Device d) { return NewNnBackend(Device::Gpu(d.index)); });
-    nn::RegisterBatchFeed(nn::DeviceKind::kGpu, backend::MakePrefetchFeed);
+    nn::RegisterBackendFactory(DeviceKind::kGpu,
+                               [](Device d) { return NewNnBackend(Device::Gpu(d.index())); });
+    nn::RegisterBatchFeed(DeviceKind::kGpu, backend::MakePrefetchFeed);
   });
 }
 
 void RegisterNnBackendOnHost() {
   RegisterNnBackend();  // so a later RegisterNnBackend (e.g. on load) cannot replace this one
-  nn::RegisterBackendFactory(nn::DeviceKind::kGpu, [](nn::Device d) {
-    return NewNnBackend(Device::Host(), nn::Device::Gpu(d.index));
+  nn::RegisterBackendFactory(DeviceKind::kGpu, [](Device d) {
+    return NewNnBackend(Device::Cpu(), Device::Gpu(d.index()));
   });
 }
 

@@ -1,4 +1,4 @@
-// GpuBackend: nn::Backend on a gpu::Device (see gpu/nn_backend.h for the
+// GpuBackend: nn::Backend on a Device (see gpu/nn_backend.h for the
 // public contract). Internal.
 //
 // Each method checks its arguments on the host (nn/kit/ checks, the
@@ -32,16 +32,15 @@
 namespace sluice::gpu::backend {
 
 using gpu_backend_internal::DeferredError;
-using nn::DeviceTensor;
 using KernelTarget = gpu_internal::KernelTarget;
 
 class GpuBackend final : public nn::Backend {
  public:
   // Tensors are tagged `nn_device` (gpu/nn_backend.h's NewNnBackend).
-  static Result<std::unique_ptr<GpuBackend>> Create(const Device& device, nn::Device nn_device);
+  static Result<std::unique_ptr<GpuBackend>> Create(const Device& device, Device nn_device);
   ~GpuBackend() override;
 
-  nn::Device device() const override { return nn_device_; }
+  Device device() const override { return nn_device_; }
   std::string name() const override;
   // Kernels run on the device; the count is kept for the interface only.
   int num_threads() const override { return num_threads_.load(std::memory_order_relaxed); }
@@ -109,7 +108,7 @@ class GpuBackend final : public nn::Backend {
   static constexpr nn::kit::FloatTypes kFloatOrBf16 = nn::kit::FloatTypes::kFloat32OrBFloat16;
   static bool IsBf16(const DeviceTensor& t) { return t.dtype() == DType::kBFloat16; }
   const Device& gpu_device() const { return device_; }
-  bool on_gpu() const { return !device_.is_host(); }
+  bool on_gpu() const { return !device_.is_cpu(); }
   Stream& stream() { return *stream_; }
 
   // Queues run(target) on the stream (gpu/internal/launch.h); a launch
@@ -151,7 +150,7 @@ class GpuBackend final : public nn::Backend {
   }
 
  private:
-  GpuBackend(const Device& device, nn::Device nn_device);
+  GpuBackend(const Device& device, Device nn_device);
   // MatMul of bfloat16 a and b into float32 or bfloat16 c with cuBLAS
   // (GemmEx, float32 accumulation); in float32 staging where cuBLAS cannot.
   Status MatMulBf16(const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
@@ -168,10 +167,10 @@ class GpuBackend final : public nn::Backend {
   Status WaitAndCheck();
 
   Device device_;
-  nn::Device nn_device_;
+  Device nn_device_;
   std::atomic<int> num_threads_{1};
   std::unique_ptr<Stream> stream_;
-  gpu::DeviceTensor deferred_block_;  // holds deferred_device_
+  DeviceTensor deferred_block_;  // holds deferred_device_
   DeferredError* deferred_device_ = nullptr;
   std::mutex wait_mu_;           // one WaitAndCheck at a time
   DeferredError deferred_host_;  // guarded by wait_mu_

@@ -10,9 +10,9 @@ namespace sluice::gpu_internal {
 
 // Names from the public gpu API used below.
 using gpu::DeviceElement;
-using gpu::DeviceTensor;
 using gpu::Event;
 using gpu::PinnedBuffer;
+using sluice::DeviceTensor;
 
 namespace {
 
@@ -81,13 +81,13 @@ Result<DeviceElement> BatchStager::Stage(const Element& element, StagerCounters&
   std::vector<DeviceTensor> tensors;
   tensors.reserve(element.size());
   for (size_t i = 0; i < element.size(); ++i) {
-    Result<DeviceTensor> t = DeviceTensor::Allocate(
-        allocator_, stream_.device(), element[i].dtype(), element[i].shape(), stream_.id());
+    Result<DeviceTensor> t = AllocateDeviceTensor(allocator_, stream_.device(), element[i].dtype(),
+                                                  element[i].shape(), stream_.id());
     SLUICE_RETURN_IF_ERROR(t.status().WithContext(fmt::format(
         "prefetch_to_device({}): {}", stream_.device().ToString(), ComponentName(element, i))));
     tensors.push_back(std::move(t).value());
   }
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, NewEvent(stream_.device()));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, gpu::NewEvent(stream_.device()));
   std::shared_ptr<Event> done(std::move(event));
   Status status;
   for (size_t i = 0; i < tensors.size() && status.ok(); ++i) {

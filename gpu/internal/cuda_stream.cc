@@ -12,7 +12,6 @@ namespace sluice::gpu_internal {
 
 // Names from the public gpu API used below.
 using gpu::CopyDirection;
-using gpu::Device;
 using gpu::Event;
 using gpu::Graph;
 using gpu::Stream;

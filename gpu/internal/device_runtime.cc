@@ -13,7 +13,6 @@ namespace sluice::gpu_internal {
 
 // Names from the public gpu API used below.
 using gpu::CachingAllocator;
-using gpu::Device;
 using gpu::GetDeviceAllocator;
 using gpu::GpuAvailability;
 using gpu::ListLogicalDevices;
@@ -25,11 +24,11 @@ namespace {
 
 const DeviceRuntime& HostRuntime() {
   static const DeviceRuntime* const runtime = [] {
-    auto allocator = CachingAllocator::Create(NewHostRegionProvider(), {.name = "/cpu:0"});
+    auto allocator = CachingAllocator::Create(NewHostRegionProvider(), {.name = "cpu:0"});
     auto staging =
-        PinnedHostPool::CreateWithProvider(NewHostRegionProvider(), {.name = "/cpu:0 staging"});
+        PinnedHostPool::CreateWithProvider(NewHostRegionProvider(), {.name = "cpu:0 staging"});
     // Both creations only fail on invalid options, which these are not.
-    return new DeviceRuntime{Device::Host(), -1, allocator->release(), std::move(*staging)};
+    return new DeviceRuntime{Device::Cpu(), -1, allocator->release(), std::move(*staging)};
   }();
   return *runtime;
 }
@@ -42,8 +41,17 @@ Result<PinnedHostPool> CudaStaging() {
 
 }  // namespace
 
+Status CheckHostDevice(const Device& device) {
+  if (device.index() == 0) return Status::OK();
+  return Status::InvalidArgument(device.ToString() +
+                                 ": the device runtime's host backend is cpu:0 (no other cpu:N)");
+}
+
 Result<const DeviceRuntime*> GetDeviceRuntime(const Device& device) {
-  if (device.is_host()) return &HostRuntime();
+  if (device.is_cpu()) {
+    SLUICE_RETURN_IF_ERROR(CheckHostDevice(device));
+    return &HostRuntime();
+  }
   static std::mutex mu;
   static auto* const runtimes = new std::map<int, DeviceRuntime*>();
   std::lock_guard<std::mutex> lock(mu);

@@ -13,16 +13,18 @@
 namespace sluice::gpu_internal {
 
 struct DeviceRuntime {
-  gpu::Device device;
+  Device device;
   int cuda_ordinal = -1;                       // -1 for the host device
   gpu::CachingAllocator* allocator = nullptr;  // device memory
   gpu::PinnedHostPool staging;                 // cudaHostAlloc for GPUs, heap for the host
 };
 
-// The host device's runtime always exists. For "/gpu:i": Unavailable with
+// OK for cpu:0; InvalidArgument for another cpu:N (the host backend is one device).
+Status CheckHostDevice(const Device& device);
+// The host device's runtime always exists. For "gpu:i": Unavailable with
 // GpuAvailability()'s reason when no GPU is usable, NotFound when there is
 // no logical device i.
-Result<const DeviceRuntime*> GetDeviceRuntime(const gpu::Device& device);
+Result<const DeviceRuntime*> GetDeviceRuntime(const Device& device);
 
 }  // namespace sluice::gpu_internal
 

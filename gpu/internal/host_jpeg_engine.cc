@@ -16,7 +16,6 @@
 namespace sluice::gpu_internal {
 
 // Names from the public gpu API used below.
-using gpu::DeviceTensor;
 using gpu::JpegBackend;
 using gpu::Stream;
 
@@ -49,7 +48,7 @@ class HostJpegEngine final : public JpegEngine {
   }
 
   Status DecodeBatched(JpegBackend backend, std::span<const std::string_view> bitstreams,
-                       std::span<const DeviceTensor> outputs, Stream& stream) override {
+                       std::span<DeviceTensor> outputs, Stream& stream) override {
     if (backend == JpegBackend::kCpu || bitstreams.size() != outputs.size()) {
       return Status::InvalidArgument("host JPEG engine: bad batched call");
     }

@@ -19,7 +19,6 @@ namespace sluice::gpu_internal {
 
 // Names from the public gpu API used below.
 using gpu::CopyDirection;
-using gpu::Device;
 using gpu::Event;
 using gpu::Graph;
 using gpu::Stream;
@@ -69,7 +68,7 @@ class HostEvent final : public Event {
   const std::shared_ptr<EventState>& state() const { return state_; }
 
  private:
-  const Device device_ = Device::Host();
+  const Device device_ = Device::Cpu();
   const std::shared_ptr<EventState> state_ = std::make_shared<EventState>();
 };
 
@@ -80,8 +79,8 @@ class HostGraph final : public Graph {
   explicit HostGraph(std::vector<std::function<void()>> nodes)
       : nodes_(std::make_shared<const std::vector<std::function<void()>>>(std::move(nodes))) {}
   Status Launch(Stream& stream) override {
-    if (!stream.device().is_host()) {
-      return Status::InvalidArgument("a graph captured on /cpu:0 cannot launch on " +
+    if (!stream.device().is_cpu()) {
+      return Status::InvalidArgument("a graph captured on cpu:0 cannot launch on " +
                                      stream.device().ToString());
     }
     return stream.LaunchHostFunc([nodes = nodes_] {
@@ -95,7 +94,7 @@ class HostGraph final : public Graph {
 };
 
 Status WhileCapturing(const char* call) {
-  return Status::FailedPrecondition(std::string("/cpu:0 stream: ") + call +
+  return Status::FailedPrecondition(std::string("cpu:0 stream: ") + call +
                                     " while capturing a graph");
 }
 
@@ -127,7 +126,7 @@ class HostStream final : public Stream {
     if (capturing()) return WhileCapturing("Record");
     auto* host = dynamic_cast<HostEvent*>(&event);
     if (host == nullptr) {
-      return Status::InvalidArgument("/cpu:0 stream: cannot record an event of " +
+      return Status::InvalidArgument("cpu:0 stream: cannot record an event of " +
                                      event.device().ToString());
     }
     std::shared_ptr<EventState> state = host->state();
@@ -151,7 +150,7 @@ class HostStream final : public Stream {
       if (ticket > 0) Enqueue([state, ticket] { state->WaitFor(ticket); });
       return Status::OK();
     }
-    return Status::InvalidArgument("/cpu:0 stream: cannot wait for an event of " +
+    return Status::InvalidArgument("cpu:0 stream: cannot wait for an event of " +
                                    event.device().ToString());
   }
   Status Synchronize() override {
@@ -164,14 +163,14 @@ class HostStream final : public Stream {
 
   Status BeginCapture() override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (capture_) return Status::FailedPrecondition("/cpu:0 stream: already capturing a graph");
+    if (capture_) return Status::FailedPrecondition("cpu:0 stream: already capturing a graph");
     capture_.emplace();
     return Status::OK();
   }
   Result<std::unique_ptr<Graph>> EndCapture() override {
     std::lock_guard<std::mutex> lock(mu_);
     if (!capture_)
-      return Status::FailedPrecondition("/cpu:0 stream: EndCapture without BeginCapture");
+      return Status::FailedPrecondition("cpu:0 stream: EndCapture without BeginCapture");
     auto graph = std::make_unique<HostGraph>(std::move(*capture_));
     capture_.reset();
     return std::unique_ptr<Graph>(std::move(graph));
@@ -211,7 +210,7 @@ class HostStream final : public Stream {
     }
   }
 
-  const Device device_ = Device::Host();
+  const Device device_ = Device::Cpu();
   mutable std::mutex mu_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;

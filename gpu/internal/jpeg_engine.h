@@ -101,7 +101,7 @@ class JpegEngine {
   // those images again on the CPU).
   virtual Status DecodeBatched(gpu::JpegBackend backend,
                                std::span<const std::string_view> bitstreams,
-                               std::span<const gpu::DeviceTensor> outputs, gpu::Stream& stream) = 0;
+                               std::span<DeviceTensor> outputs, gpu::Stream& stream) = 0;
   // Whether nvJPEG's batched call of `backend` would take `bytes` (an image
   // Route sent to `backend`) with the region of interest (x, y, w, h)
   // decoded only: nvjpegDecodeBatchedSupportedEx with decode params set by

@@ -22,7 +22,7 @@ namespace sluice::gpu_internal {
 // launch in a CUDA error ("gpu::Resize kernel").
 template <typename Run>
 Status Enqueue(gpu::Stream& stream, std::string_view what, Run run) {
-  if (stream.device().is_host()) {
+  if (stream.device().is_cpu()) {
     return stream.LaunchHostFunc([run] { (void)run(KernelTarget{}); });
   }
   SLUICE_ASSIGN_OR_RETURN(const DeviceRuntime* runtime, GetDeviceRuntime(stream.device()));

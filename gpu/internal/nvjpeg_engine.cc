@@ -25,7 +25,6 @@
 namespace sluice::gpu_internal {
 
 // Names from the public gpu API used below.
-using gpu::DeviceTensor;
 using gpu::JpegBackend;
 using gpu::Stream;
 
@@ -247,7 +246,7 @@ class NvjpegEngine final : public JpegEngine {
   }
 
   Status DecodeBatched(JpegBackend backend, std::span<const std::string_view> bitstreams,
-                       std::span<const DeviceTensor> outputs, Stream& stream) override {
+                       std::span<DeviceTensor> outputs, Stream& stream) override {
     Backend& backend_state = backend == JpegBackend::kHardware ? hardware_ : hybrid_;
     if (backend == JpegBackend::kCpu || backend_state.handle == nullptr ||
         bitstreams.size() != outputs.size() || bitstreams.empty()) {
@@ -286,7 +285,7 @@ class NvjpegEngine final : public JpegEngine {
     for (size_t i = 0; i < bitstreams.size(); ++i) {
       data_.push_back(reinterpret_cast<const unsigned char*>(bitstreams[i].data()));
       lengths_.push_back(bitstreams[i].size());
-      images_[i].channel[0] = static_cast<unsigned char*>(outputs[i].data());
+      images_[i].channel[0] = static_cast<unsigned char*>(outputs[i].raw_data());
       images_[i].pitch[0] = static_cast<size_t>(outputs[i].shape().dim(1)) * 3;
     }
     const nvjpegStatus_t s =
@@ -334,7 +333,7 @@ class NvjpegEngine final : public JpegEngine {
 Result<std::unique_ptr<JpegEngine>> NewNvjpegEngine(Stream& stream, int /*max_batch*/,
                                                     int hybrid_cpu_threads, int states) {
   SLUICE_RETURN_IF_ERROR(GetLibrary().status);
-  if (stream.device().is_host()) {
+  if (stream.device().is_cpu()) {
     return Status::InvalidArgument("nvJPEG engine: " + stream.device().ToString() +
                                    " is not a GPU");
   }

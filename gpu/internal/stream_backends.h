@@ -16,8 +16,8 @@ std::unique_ptr<gpu::Event> NewHostEvent();
 
 // On the GPU with this CUDA ordinal; `device` is the logical device named
 // in messages and returned by device().
-Result<std::unique_ptr<gpu::Stream>> NewCudaStream(const gpu::Device& device, int cuda_ordinal);
-Result<std::unique_ptr<gpu::Event>> NewCudaEvent(const gpu::Device& device, int cuda_ordinal);
+Result<std::unique_ptr<gpu::Stream>> NewCudaStream(const Device& device, int cuda_ordinal);
+Result<std::unique_ptr<gpu::Event>> NewCudaEvent(const Device& device, int cuda_ordinal);
 
 }  // namespace sluice::gpu_internal
 

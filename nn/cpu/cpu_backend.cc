@@ -109,11 +109,11 @@ Status CpuBackend::Copy(const DeviceTensor& src, DeviceTensor* dst) {
 
 namespace sluice::nn_internal {
 
-Result<std::unique_ptr<nn::Backend>> MakeCpuBackend(nn::Device device) {
+Result<std::unique_ptr<nn::Backend>> MakeCpuBackend(Device device) {
   // cpu:1, cpu:2... are logical CPU devices: backends of their own (each
   // with its thread count) over the same cores and memory, for CPU replicas
   // (MirroredStrategy).
-  if (device.kind != nn::DeviceKind::kCpu || device.index < 0 || device.index >= 64) {
+  if (device.kind() != DeviceKind::kCpu || device.index() < 0 || device.index() >= 64) {
     return Status::InvalidArgument("MakeCpuBackend: no CPU device " + device.ToString() +
                                    " (logical CPU devices are cpu:0 to cpu:63)");
   }

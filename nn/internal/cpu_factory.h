@@ -10,7 +10,7 @@
 namespace sluice::nn_internal {
 
 // InvalidArgument for a device other than cpu:0 to cpu:63.
-Result<std::unique_ptr<nn::Backend>> MakeCpuBackend(nn::Device device);
+Result<std::unique_ptr<nn::Backend>> MakeCpuBackend(Device device);
 
 }  // namespace sluice::nn_internal
 

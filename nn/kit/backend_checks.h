@@ -15,11 +15,11 @@
 #include <string_view>
 #include <utility>
 
+#include "sluice/core/device.h"
+#include "sluice/core/device_tensor.h"
 #include "sluice/core/shape.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
-#include "sluice/nn/device.h"
-#include "sluice/nn/device_tensor.h"
 
 namespace sluice::nn::kit {
 

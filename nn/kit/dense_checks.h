@@ -9,10 +9,10 @@
 
 #include <cstdint>
 
+#include "sluice/core/device.h"
+#include "sluice/core/device_tensor.h"
 #include "sluice/core/result.h"
 #include "sluice/core/status.h"
-#include "sluice/nn/device.h"
-#include "sluice/nn/device_tensor.h"
 #include "sluice/nn/kit/backend_checks.h"
 
 namespace sluice::nn::kit {

@@ -27,10 +27,10 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "sluice/core/device_tensor.h"
 #include "sluice/core/result.h"
 #include "sluice/core/status.h"
 #include "sluice/nn/backend.h"
-#include "sluice/nn/device_tensor.h"
 #include "sluice/nn/window.h"
 
 namespace sluice::nn::kit {

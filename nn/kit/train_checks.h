@@ -11,10 +11,10 @@
 #ifndef SLUICE_NN_KIT_TRAIN_CHECKS_H_
 #define SLUICE_NN_KIT_TRAIN_CHECKS_H_
 
+#include "sluice/core/device.h"
+#include "sluice/core/device_tensor.h"
 #include "sluice/core/status.h"
 #include "sluice/nn/backend.h"
-#include "sluice/nn/device.h"
-#include "sluice/nn/device_tensor.h"
 #include "sluice/nn/kit/backend_checks.h"
 
 namespace sluice::nn::kit {

@@ -12,7 +12,7 @@ namespace gpu = sluice::gpu;
 
 int main() {
   std::printf("%zu GPU(s)\n", gpu::ListPhysicalDevices().size());
-  auto stream = gpu::NewStream(gpu::Device::Host());
+  auto stream = gpu::NewStream(sluice::Device::Cpu());
   const std::vector<float> pixels = {1, 2, 3, 4, 5, 6};
   auto image = sluice::Tensor::FromVector(std::span<const float>(pixels), sluice::Shape{1, 2, 3});
   if (!stream.ok() || !image.ok()) return 1;

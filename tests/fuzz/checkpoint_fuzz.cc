@@ -35,17 +35,16 @@ struct Lazy : Trackable {
   }
   void Build() {
     w = std::make_unique<sluice::nn::Variable>(
-        "w",
-        sluice::nn::DeviceTensor(sluice::nn::Device::Cpu(),
-                                 *Tensor::Zeros(sluice::DType::kFloat32, sluice::Shape{2, 2})));
+        "w", sluice::DeviceTensor(sluice::Device::Cpu(),
+                                  *Tensor::Zeros(sluice::DType::kFloat32, sluice::Shape{2, 2})));
     (void)RestoreDeferred();
   }
 };
 struct Root : Trackable {
   Lazy layer;
   sluice::nn::Variable bias{
-      "b", sluice::nn::DeviceTensor(sluice::nn::Device::Cpu(),
-                                    *Tensor::Zeros(sluice::DType::kFloat32, sluice::Shape{2}))};
+      "b", sluice::DeviceTensor(sluice::Device::Cpu(),
+                                *Tensor::Zeros(sluice::DType::kFloat32, sluice::Shape{2}))};
   std::vector<Child> TrackableChildren() override { return {{"layer", &layer}, {"bias", &bias}}; }
 };
 

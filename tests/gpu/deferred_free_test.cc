@@ -35,7 +35,7 @@ std::shared_ptr<Event> RecordedOn(Stream& stream) {
 
 TEST(FreeAfterTest, TheBlockWaitsForTheEventsThenReturnsToItsStream) {
   auto a = HostAllocator();
-  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> other, NewStream(Device::Host()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> other, NewStream(Device::Cpu()));
   Gate gate;
   ASSERT_TRUE(gate.Close(*other).ok());
   void* p = a->Allocate(1000, /*stream=*/7).value();
@@ -61,8 +61,8 @@ TEST(FreeAfterTest, TheBlockWaitsForTheEventsThenReturnsToItsStream) {
 
 TEST(FreeAfterTest, WaitsForEveryEventAndIgnoresNullOnes) {
   auto a = HostAllocator();
-  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> s1, NewStream(Device::Host()));
-  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> s2, NewStream(Device::Host()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> s1, NewStream(Device::Cpu()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> s2, NewStream(Device::Cpu()));
   Gate g1, g2;
   ASSERT_TRUE(g1.Close(*s1).ok());
   ASSERT_TRUE(g2.Close(*s2).ok());
@@ -85,7 +85,7 @@ TEST(FreeAfterTest, WaitsForEveryEventAndIgnoresNullOnes) {
 
 TEST(FreeAfterTest, ARequestThatWouldFailWaitsForPendingFrees) {
   auto a = HostAllocator(/*limit=*/2 * kMiB);
-  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> other, NewStream(Device::Host()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> other, NewStream(Device::Cpu()));
   Gate gate;
   ASSERT_TRUE(gate.Close(*other).ok());
   void* p = a->Allocate(2 * kMiB).value();
@@ -107,11 +107,11 @@ TEST_P(RecordUseTest, ATensorDroppedWhileAnotherStreamReadsItStaysAllocated) {
   SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> home, NewStream(device_));
   SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> reader, NewStream(device_));
   SLUICE_ASSERT_OK_AND_ASSIGN(auto staging, testing::StagingPool(device_));
-  auto allocator = device_.is_host() ? HostAllocator() : nullptr;
+  auto allocator = device_.is_cpu() ? HostAllocator() : nullptr;
   auto allocate = [&]() -> Result<DeviceTensor> {
     if (allocator)
-      return DeviceTensor::Allocate(*allocator, device_, DType::kUInt8, Shape{4096}, home->id());
-    return DeviceTensor::Allocate(device_, DType::kUInt8, Shape{4096}, home.get());
+      return AllocateDeviceTensor(*allocator, device_, DType::kUInt8, Shape{4096}, home->id());
+    return AllocateDeviceTensor(device_, DType::kUInt8, Shape{4096}, home.get());
   };
   SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor t, allocate());
   SLUICE_ASSERT_OK_AND_ASSIGN(PinnedBuffer pattern, staging.Acquire(4096));
@@ -123,13 +123,13 @@ TEST_P(RecordUseTest, ATensorDroppedWhileAnotherStreamReadsItStaysAllocated) {
   ASSERT_TRUE(gate.Close(*reader).ok());
   SLUICE_ASSERT_OK_AND_ASSIGN(PinnedBuffer copy, staging.Acquire(4096));
   ASSERT_TRUE(CopyToHostAsync(t, copy.data(), *reader).ok());  // queued behind the gate
-  ASSERT_TRUE(t.RecordUse(*reader).ok());
-  const void* old = t.data();
+  ASSERT_TRUE(RecordUse(t, *reader).ok());
+  const void* old = t.raw_data();
   t = DeviceTensor();  // the last handle
 
   // The home stream overwrites whatever it is given now: never `old`'s bytes.
   SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor next, allocate());
-  EXPECT_NE(next.data(), old);
+  EXPECT_NE(next.raw_data(), old);
   SLUICE_ASSERT_OK_AND_ASSIGN(PinnedBuffer zeros, staging.Acquire(4096));
   std::memset(zeros.data(), 0, 4096);
   ASSERT_TRUE(CopyToDeviceAsync(zeros.data(), next, *home).ok());
@@ -149,13 +149,13 @@ TEST_P(RecordUseTest, ATensorDroppedWhileAnotherStreamReadsItStaysAllocated) {
 
 TEST_P(RecordUseTest, OtherDevicesAndEmptyTensors) {
   SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> stream, NewStream(device_));
-  // An empty tensor lives on /cpu:0 and has no memory to hold back.
-  EXPECT_EQ(DeviceTensor().RecordUse(*stream).ok(), device_.is_host());
+  // An empty tensor lives on cpu:0 and has no memory to hold back.
+  EXPECT_EQ(RecordUse(DeviceTensor(), *stream).ok(), device_.is_cpu());
   auto allocator = HostAllocator();
-  const Device other = device_.is_host() ? Device::Gpu(0) : Device::Host();
+  const Device other = device_.is_cpu() ? Device::Gpu(0) : Device::Cpu();
   SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor t,
-                              DeviceTensor::Allocate(*allocator, other, DType::kFloat32, Shape{4}));
-  EXPECT_THAT(t.RecordUse(*stream).message(), HasSubstr("cannot be used on a"));
+                              AllocateDeviceTensor(*allocator, other, DType::kFloat32, Shape{4}));
+  EXPECT_THAT(RecordUse(t, *stream).message(), HasSubstr("cannot be used on a"));
 }
 
 TEST_P(RecordUseTest, ABatchFromPrefetchToDeviceCanBeDroppedAtOnce) {
@@ -188,7 +188,7 @@ TEST_P(RecordUseTest, ABatchFromPrefetchToDeviceCanBeDroppedAtOnce) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, RecordUseTest, ::testing::Values("/cpu:0", "/gpu:0"),
+INSTANTIATE_TEST_SUITE_P(Devices, RecordUseTest, ::testing::Values("cpu:0", "gpu:0"),
                          DeviceTestName);
 
 }  // namespace

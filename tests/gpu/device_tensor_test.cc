@@ -18,17 +18,16 @@ using ::testing::HasSubstr;
 TEST(DeviceTensorTest, TheLastHandleFreesTheBlock) {
   auto allocator = HostAllocator();
   {
-    SLUICE_ASSERT_OK_AND_ASSIGN(
-        DeviceTensor t,
-        DeviceTensor::Allocate(*allocator, Device::Host(), DType::kFloat32, Shape{2, 3}));
+    SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor t, AllocateDeviceTensor(*allocator, Device::Cpu(),
+                                                                     DType::kFloat32, Shape{2, 3}));
     EXPECT_EQ(t.byte_size(), 24u);
     EXPECT_EQ(t.num_elements(), 6);
-    EXPECT_NE(t.data(), nullptr);
-    EXPECT_EQ(t.DebugString(), "float32[2,3] on /cpu:0");
+    EXPECT_NE(t.raw_data(), nullptr);
+    EXPECT_EQ(t.DebugString(), "cpu:0 float32[2,3]");
     DeviceTensor shared = t;
-    EXPECT_EQ(shared.data(), t.data());
+    EXPECT_EQ(shared.raw_data(), t.raw_data());
     t = DeviceTensor();
-    EXPECT_EQ(t.data(), nullptr);
+    EXPECT_EQ(t.raw_data(), nullptr);
     EXPECT_EQ(allocator->stats().num_frees, 0);  // `shared` still holds it
   }
   EXPECT_EQ(allocator->stats().bytes_in_use, 0);
@@ -38,14 +37,14 @@ TEST(DeviceTensorTest, TheLastHandleFreesTheBlock) {
 TEST(DeviceTensorTest, RejectsStringsAndUndefinedShapes) {
   auto allocator = HostAllocator();
   EXPECT_EQ(
-      DeviceTensor::Allocate(*allocator, Device::Host(), DType::kString, Shape{2}).status().code(),
+      AllocateDeviceTensor(*allocator, Device::Cpu(), DType::kString, Shape{2}).status().code(),
       StatusCode::kInvalidArgument);
   EXPECT_EQ(
-      DeviceTensor::Allocate(*allocator, Device::Host(), DType::kInt64, Shape{Shape::kUnknownDim})
+      AllocateDeviceTensor(*allocator, Device::Cpu(), DType::kInt64, Shape{Shape::kUnknownDim})
           .status()
           .code(),
       StatusCode::kInvalidArgument);
-  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> stream, NewStream(Device::Host()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> stream, NewStream(Device::Cpu()));
   SLUICE_ASSERT_OK_AND_ASSIGN(Tensor strings, Tensor::FromStrings({"a", "b"}));
   EXPECT_EQ(CopyToDevice(strings, *stream).status().code(), StatusCode::kInvalidArgument);
 }
@@ -53,7 +52,7 @@ TEST(DeviceTensorTest, RejectsStringsAndUndefinedShapes) {
 TEST(DeviceTensorTest, ExhaustedDeviceMemoryIsResourceExhausted) {
   auto allocator = HostAllocator(4 << 20);
   Result<DeviceTensor> t =
-      DeviceTensor::Allocate(*allocator, Device::Host(), DType::kFloat32, Shape{2 << 20});
+      AllocateDeviceTensor(*allocator, Device::Cpu(), DType::kFloat32, Shape{2 << 20});
   EXPECT_EQ(t.status().code(), StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(t.status().message()), HasSubstr("test device"));
 }
@@ -75,7 +74,7 @@ TEST_P(DeviceTensorRoundTrip, CopiesThereAndBack) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, DeviceTensorRoundTrip, ::testing::Values("/cpu:0", "/gpu:0"),
+INSTANTIATE_TEST_SUITE_P(Devices, DeviceTensorRoundTrip, ::testing::Values("cpu:0", "gpu:0"),
                          DeviceTestName);
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Helpers for the tests of streams, device tensors and prefetch_to_device:
-// a fixture run once per device ("/cpu:0" everywhere, "/gpu:0" skipped
+// a fixture run once per device ("cpu:0" everywhere, "gpu:0" skipped
 // without a GPU) and a gate that holds a stream until the test opens it.
 #ifndef SLUICE_TESTS_GPU_DEVICE_TEST_UTIL_H_
 #define SLUICE_TESTS_GPU_DEVICE_TEST_UTIL_H_
@@ -25,7 +25,7 @@ class OnEachDevice : public ::testing::TestWithParam<std::string> {
     Result<Device> d = Device::Parse(GetParam());
     ASSERT_TRUE(d.ok()) << d.status();
     device_ = *d;
-    if (!device_.is_host()) {
+    if (!device_.is_cpu()) {
       if (Status s = GpuAvailability(); !s.ok()) GTEST_SKIP() << s;
     }
   }
@@ -33,7 +33,7 @@ class OnEachDevice : public ::testing::TestWithParam<std::string> {
 };
 
 inline std::string DeviceTestName(const ::testing::TestParamInfo<std::string>& info) {
-  return info.param == "/cpu:0" ? "Host" : "Gpu";
+  return info.param == "cpu:0" ? "Host" : "Gpu";
 }
 
 // A device allocator over heap memory (a GPU's limit, if `limit` > 0).
@@ -46,7 +46,7 @@ inline std::unique_ptr<CachingAllocator> HostAllocator(size_t limit = 0) {
 // Host memory asynchronous copies may use: pinned for a GPU (a pageable
 // copy would wait for the stream, and so for a closed Gate), heap for the host.
 inline Result<PinnedHostPool> StagingPool(const Device& device) {
-  if (device.is_host()) return PinnedHostPool::CreateWithProvider(NewHostRegionProvider());
+  if (device.is_cpu()) return PinnedHostPool::CreateWithProvider(NewHostRegionProvider());
   return PinnedHostPool::Create();
 }
 

@@ -2,7 +2,7 @@
 # scripts/gpu-bundle.sh and scripts/gpu-run.sh without a GPU: packs a bundle
 # (fast compression, no pipeline images), unpacks it as the GPU machine
 # would, checks that every program in it starts with only the bundle's
-# libraries, and runs the tests phase (in a temporary root), whose /gpu:0
+# libraries, and runs the tests phase (in a temporary root), whose gpu:0
 # cases skip here. A renamed target, a library left out
 # or a broken run.sh fails here instead of on a scarce GPU lease.
 #   tests/gpu/gpu_bundle_test.sh SOURCE_DIR BUILD_DIR

@@ -165,7 +165,7 @@ TEST_P(ImageOpsTest, AnUnflippedImageIsReturnedItself) {
   for (uint64_t seed = 0; seed < 16; ++seed) {
     Rng rng(seed);
     SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor out, RandomFlipLeftRight(d, rng, *stream_));
-    same += out.data() == d.data();
+    same += out.raw_data() == d.raw_data();
   }
   EXPECT_GT(same, 0);
   EXPECT_LT(same, 16);
@@ -331,15 +331,15 @@ TEST_P(ImageOpsTest, BadArgumentsAreInvalidArgumentBeforeAnythingRuns) {
 TEST_P(ImageOpsTest, ATensorOfAnotherDeviceIsRejected) {
   // A tensor labelled with the other device (host memory behind it).
   auto allocator = testing::HostAllocator();
-  const Device other = device_.is_host() ? Device::Gpu(0) : Device::Host();
+  const Device other = device_.is_cpu() ? Device::Gpu(0) : Device::Cpu();
   SLUICE_ASSERT_OK_AND_ASSIGN(
-      DeviceTensor t, DeviceTensor::Allocate(*allocator, other, DType::kUInt8, Shape{2, 2, 3}));
+      DeviceTensor t, AllocateDeviceTensor(*allocator, other, DType::kUInt8, Shape{2, 2, 3}));
   EXPECT_THAT(FlipLeftRight(t, *stream_).status().message(),
               HasSubstr("is not on the stream's device"));
   EXPECT_EQ(Cast(t, DType::kFloat32, *stream_).status().code(), StatusCode::kInvalidArgument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, ImageOpsTest, ::testing::Values("/cpu:0", "/gpu:0"),
+INSTANTIATE_TEST_SUITE_P(Devices, ImageOpsTest, ::testing::Values("cpu:0", "gpu:0"),
                          DeviceTestName);
 
 }  // namespace

@@ -38,9 +38,8 @@ Result<DeviceTensor> PerImageChain(std::span<const DeviceTensor> decoded, Rng& r
                                    const JpegAugmentOptions& options) {
   const int64_t n = static_cast<int64_t>(decoded.size());
   const int64_t h = options.size.height, w = options.size.width;
-  SLUICE_ASSIGN_OR_RETURN(
-      DeviceTensor batch,
-      DeviceTensor::Allocate(stream.device(), DType::kFloat32, Shape({n, h, w, 3}), &stream));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor batch, AllocateDeviceTensor(stream.device(), DType::kFloat32,
+                                                                   Shape({n, h, w, 3}), &stream));
   const size_t row_bytes = static_cast<size_t>(h * w * 3) * sizeof(float);
   for (int64_t i = 0; i < n; ++i) {
     const DeviceTensor& image = decoded[static_cast<size_t>(i)];
@@ -54,8 +53,9 @@ Result<DeviceTensor> PerImageChain(std::span<const DeviceTensor> decoded, Rng& r
     } else if (options.mirror == ops::Mirror::kAlways) {
       SLUICE_ASSIGN_OR_RETURN(x, FlipLeftRight(x, stream));
     }
-    SLUICE_RETURN_IF_ERROR(stream.CopyAsync(static_cast<char*>(batch.data()) + i * row_bytes,
-                                            x.data(), row_bytes, CopyDirection::kDeviceToDevice));
+    SLUICE_RETURN_IF_ERROR(stream.CopyAsync(static_cast<char*>(batch.raw_data()) + i * row_bytes,
+                                            x.raw_data(), row_bytes,
+                                            CopyDirection::kDeviceToDevice));
   }
   if (options.mean.empty()) return batch;
   return Normalize(batch, options.mean, options.stddev, stream);
@@ -79,7 +79,7 @@ std::vector<DeviceTensor> RandomImages(int count, int64_t max_side, Stream& stre
 class JpegAugmentHost : public ::testing::Test {
  protected:
   void SetUp() override {
-    stream_ = NewStream(Device::Host()).value();
+    stream_ = NewStream(Device::Cpu()).value();
     decoder_ = JpegDecoder::Create(*stream_, {.max_batch = 2}).value();
     for (auto [w, h, prog] : {std::tuple{64, 48, false},
                               {61, 47, false},
@@ -172,7 +172,7 @@ void ExpectFusedEqualsChain(const Device& device) {
   }
 }
 
-TEST(FusedCropResize, EqualsThePerImageChainByteForByte) { ExpectFusedEqualsChain(Device::Host()); }
+TEST(FusedCropResize, EqualsThePerImageChainByteForByte) { ExpectFusedEqualsChain(Device::Cpu()); }
 
 // On a GPU: the kernel (its ~10 KB __grid_constant__ argument) against the
 // GPU twins' chain, and the two-stream path against the one-stream one.
@@ -203,7 +203,7 @@ TEST(FusedCropResizeGpu, EqualsThePerImageChainAndTwoStreamsEqualOne) {
 
 // dtype = bfloat16: the float32 batch rounded to nearest even, value by value.
 TEST(FusedCropResize, Bfloat16IsTheFloat32BatchRounded) {
-  std::unique_ptr<Stream> stream = NewStream(Device::Host()).value();
+  std::unique_ptr<Stream> stream = NewStream(Device::Cpu()).value();
   const std::vector<DeviceTensor> images = RandomImages(20, 30, *stream, 8);
   JpegAugmentOptions o;
   o.size = {12, 10};
@@ -233,7 +233,7 @@ TEST(FusedCropResize, Bfloat16IsTheFloat32BatchRounded) {
 }
 
 TEST(FusedCropResize, RejectsWhatThePerImageChainRejected) {
-  std::unique_ptr<Stream> stream = NewStream(Device::Host()).value();
+  std::unique_ptr<Stream> stream = NewStream(Device::Cpu()).value();
   const std::vector<DeviceTensor> images = RandomImages(2, 8, *stream, 1);
   Rng rng(1);
   JpegAugmentOptions o;
@@ -258,7 +258,7 @@ TEST(FusedCropResize, RejectsWhatThePerImageChainRejected) {
 // Decode on the decoder's stream, augment on another: the same bytes as
 // one stream, and the decoded images may be dropped while queued.
 TEST_F(JpegAugmentHost, AugmentStreamGivesTheSameBatch) {
-  std::unique_ptr<Stream> augment = NewStream(Device::Host()).value();
+  std::unique_ptr<Stream> augment = NewStream(Device::Cpu()).value();
   JpegAugmentOptions o;
   o.size = {20, 18};
   o.mean = {120.f, 110.f, 100.f};

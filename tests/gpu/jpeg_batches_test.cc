@@ -58,13 +58,13 @@ class JpegBatchesHost : public ::testing::TestWithParam<int> {  // options.prefe
 
 TEST_P(JpegBatchesHost, BatchesEqualTheCpuChainAndABadImageFailsItsBatch) {
   SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
-                              JpegBatchesToDevice(ds_, Device::Host(), options_));
+                              JpegBatchesToDevice(ds_, Device::Cpu(), options_));
   SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> first, it.Next());
   ASSERT_TRUE(first.has_value());
   SLUICE_ASSERT_OK(first->Wait());
   EXPECT_THAT(first->names(), ::testing::ElementsAre("image", "label"));
   ASSERT_EQ((*first)[0].shape(), Shape({2, 16, 20, 3}));
-  auto stream = NewStream(Device::Host()).value();
+  auto stream = NewStream(Device::Cpu()).value();
   SLUICE_ASSERT_OK_AND_ASSIGN(Tensor x, CopyToHost((*first)[0], *stream));
   Rng rng(5, 0);
   const size_t row = 16 * 20 * 3 * sizeof(float);
@@ -92,7 +92,7 @@ TEST_P(JpegBatchesHost, BatchesInFlightEqualTheCpuChain) {
   Tensor images = Tensor::FromStrings(views, Shape({4})).value();
   Dataset ds = Dataset::from_tensor_slices({images}, {"image"}).repeat(3).batch(3);
   SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
-                              JpegBatchesToDevice(ds, Device::Host(), options_));
+                              JpegBatchesToDevice(ds, Device::Cpu(), options_));
   std::vector<DeviceElement> batches;
   while (true) {
     SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> e, it.Next());
@@ -100,7 +100,7 @@ TEST_P(JpegBatchesHost, BatchesInFlightEqualTheCpuChain) {
     batches.push_back(*std::move(e));
   }
   ASSERT_EQ(batches.size(), 4u);
-  auto stream = NewStream(Device::Host()).value();
+  auto stream = NewStream(Device::Cpu()).value();
   const size_t row = 16 * 20 * 3 * sizeof(float);
   size_t image = 0;
   for (size_t b = 0; b < batches.size(); ++b) {
@@ -130,7 +130,7 @@ TEST_P(JpegBatchesHost, StageTimesSayWhereItsThreadSpentTheTime) {
         return e;
       });
   SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
-                              JpegBatchesToDevice(ds, Device::Host(), options_));
+                              JpegBatchesToDevice(ds, Device::Cpu(), options_));
   const auto t0 = std::chrono::steady_clock::now();
   int n = 0;
   while (true) {
@@ -154,8 +154,8 @@ TEST_P(JpegBatchesHost, StageTimesSayWhereItsThreadSpentTheTime) {
 TEST_P(JpegBatchesHost, SkipBadImagesDropsTheirRows) {
   options_.skip_bad_images = true;
   SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
-                              JpegBatchesToDevice(ds_, Device::Host(), options_));
-  auto stream = NewStream(Device::Host()).value();
+                              JpegBatchesToDevice(ds_, Device::Cpu(), options_));
+  auto stream = NewStream(Device::Cpu()).value();
   std::vector<int64_t> labels;
   std::vector<int64_t> sizes;
   while (true) {
@@ -174,7 +174,7 @@ TEST_P(JpegBatchesHost, SkipBadImagesDropsTheirRows) {
 TEST_P(JpegBatchesHost, AMissingImageComponentIsNamed) {
   options_.image = "jpeg";
   SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it,
-                              JpegBatchesToDevice(ds_, Device::Host(), options_));
+                              JpegBatchesToDevice(ds_, Device::Cpu(), options_));
   Result<std::optional<DeviceElement>> r = it.Next();
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("\"jpeg\""));
@@ -197,7 +197,7 @@ TEST(JpegBatchesPrefetch, DestroyedWhileMakingBatchesAhead) {
   o.augment.size = {8, 8};
   o.prefetch = 3;
   for (int consumed : {0, 1, 5}) {
-    SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it, JpegBatchesToDevice(ds, Device::Host(), o));
+    SLUICE_ASSERT_OK_AND_ASSIGN(JpegBatchIterator it, JpegBatchesToDevice(ds, Device::Cpu(), o));
     for (int i = 0; i < consumed; ++i) {
       SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> e, it.Next());
       ASSERT_TRUE(e.has_value());
@@ -209,7 +209,7 @@ TEST(JpegBatchesPrefetch, DestroyedWhileMakingBatchesAhead) {
     }
   }  // each iterator destroyed here, its thread mid-batch or waiting for room
   o.prefetch = -1;
-  EXPECT_EQ(JpegBatchesToDevice(ds, Device::Host(), o).status().code(),
+  EXPECT_EQ(JpegBatchesToDevice(ds, Device::Cpu(), o).status().code(),
             StatusCode::kInvalidArgument);
 }
 

@@ -100,7 +100,7 @@ TEST(JpegPlan, LayOutBitstreamsAligns) {
 
 class JpegDecoderHost : public ::testing::Test {
  protected:
-  void SetUp() override { stream_ = NewStream(Device::Host()).value(); }
+  void SetUp() override { stream_ = NewStream(Device::Cpu()).value(); }
 
   std::vector<Tensor> ToHost(const std::vector<Result<DeviceTensor>>& results) {
     std::vector<Tensor> out;

@@ -67,7 +67,7 @@ Result<std::unique_ptr<nn::Sequential>> Model(std::shared_ptr<nn::Strategy> stra
   auto m = std::make_unique<nn::Sequential>();
   m->Add<nn::Dense>(64, nn::DenseOptions{.activation = nn::Activation::kRelu});
   m->Add<nn::Dense>(3);
-  SLUICE_RETURN_IF_ERROR(m->SetDevice(nn::Device::Gpu(0)));
+  SLUICE_RETURN_IF_ERROR(m->SetDevice(Device::Gpu(0)));
   SLUICE_RETURN_IF_ERROR(
       m->Compile({.optimizer = std::make_shared<nn::SGD>(0.1f, 0.9f),
                   .loss = std::make_shared<nn::SparseCategoricalCrossentropy>(true),
@@ -87,7 +87,7 @@ std::vector<float> Weights(nn::Sequential& m) {
 // Check 1: the host-staged ops serve two ranks on one GPU, exactly.
 int CrossDeviceOps() {
   const int rank = g_comm->rank(), w = g_comm->size();
-  Result<nn::Backend*> b = nn::GetBackend(nn::Device::Gpu(0));
+  Result<nn::Backend*> b = nn::GetBackend(Device::Gpu(0));
   if (!b.ok()) return Fail("gpu:0: " + b.status().ToString());
   Result<std::unique_ptr<nn::CrossDeviceOps>> ops = nn::MakeCrossDeviceOps(**b, *g_comm);
   if (!ops.ok()) return Fail("cross-device ops: " + ops.status().ToString());
@@ -98,9 +98,9 @@ int CrossDeviceOps() {
   const int64_t n = int64_t{4} << 20;  // 16 MiB of float32
   std::vector<float> mine(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) mine[i] = static_cast<float>((i % 1000) * (rank + 1));
-  Result<nn::DeviceTensor> t = (*b)->ToDevice(*Tensor::FromVector<float>(mine));
+  Result<DeviceTensor> t = (*b)->ToDevice(*Tensor::FromVector<float>(mine));
   if (!t.ok()) return Fail(t.status().ToString());
-  nn::DeviceTensor* list[] = {&*t};
+  DeviceTensor* list[] = {&*t};
   const int rounds = 5;
   double best = 1e30;
   for (int r = 0; r < rounds; ++r) {

@@ -44,7 +44,7 @@ const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new Environ
 TEST(NcclTest, OneRankAveragesAndBroadcastsOnTheGpu) {
   if (Status s = GpuAvailability(); !s.ok()) GTEST_SKIP() << s;
   if (Status s = NcclAvailability(); !s.ok()) GTEST_SKIP() << s;
-  nn::Backend& b = *nn::GetBackend(nn::Device::Gpu(0)).value();
+  nn::Backend& b = *nn::GetBackend(Device::Gpu(0)).value();
   auto comms = InProcessGroup::Create(1);
   auto ops = nn::MakeCrossDeviceOps(b, *comms[0]);
   ASSERT_TRUE(ops.ok()) << ops.status();
@@ -52,8 +52,8 @@ TEST(NcclTest, OneRankAveragesAndBroadcastsOnTheGpu) {
   std::vector<float> values(1 << 20);
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 1000) * 0.5f;
   Tensor host = *Tensor::FromVector<float>(values);
-  nn::DeviceTensor t = *b.ToDevice(host);
-  nn::DeviceTensor* list[] = {&t};
+  DeviceTensor t = *b.ToDevice(host);
+  DeviceTensor* list[] = {&t};
   ASSERT_TRUE((*ops)->AllReduceMean(list).ok());
   ASSERT_TRUE((*ops)->Broadcast(list, 0).ok());
   Tensor back = *b.ToHost(t);
@@ -80,7 +80,7 @@ std::unique_ptr<nn::Sequential> Model(std::shared_ptr<nn::Strategy> strategy) {
   auto m = std::make_unique<nn::Sequential>();
   m->Add<nn::Dense>(8, nn::DenseOptions{.activation = nn::Activation::kRelu});
   m->Add<nn::Dense>(2);
-  EXPECT_TRUE(m->SetDevice(nn::Device::Gpu(0)).ok());
+  EXPECT_TRUE(m->SetDevice(Device::Gpu(0)).ok());
   EXPECT_TRUE(m->Compile({.optimizer = std::make_shared<nn::SGD>(0.1f, 0.9f),
                           .loss = std::make_shared<nn::SparseCategoricalCrossentropy>(true),
                           .strategy = std::move(strategy)})

@@ -122,7 +122,7 @@ TEST_P(Bf16Test, PoolingActivationsLossAndMask) {
   const nn::Window2D w{2, 2, 2, 2, nn::Padding::kValid};
   Pair x = Bf16Random(Shape{2, 6, 6, 3}, 10);
   Pair y = BothAlloc(Shape{2, 3, 3, 3}, DType::kBFloat16);
-  nn::DeviceTensor wg, wc;
+  DeviceTensor wg, wc;
   SLUICE_ASSERT_OK(gpu()->Pool2DForward(nn::PoolMode::kMax, x.gpu, w, &y.gpu, &wg));
   SLUICE_ASSERT_OK(cpu()->Pool2DForward(nn::PoolMode::kMax, x.cpu, w, &y.cpu, &wc));
   ExpectAgree(y, {0, 0}, "max pool");
@@ -168,13 +168,13 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
   const Shape shape{3, 7, 11};
   // Values whose float32 results need rounding into bfloat16.
   auto input = [&](DType dtype, uint32_t seed, const Shape& of) {
-    nn::DeviceTensor f = b.ToDevice(RandomHost(of, seed, -4.0f, 4.0f)).value();
+    DeviceTensor f = b.ToDevice(RandomHost(of, seed, -4.0f, 4.0f)).value();
     if (dtype == DType::kFloat32) return f;
-    nn::DeviceTensor t = b.Allocate(dtype, of).value();
+    DeviceTensor t = b.Allocate(dtype, of).value();
     EXPECT_TRUE(b.Cast(f, 1.0f, &t).ok());
     return t;
   };
-  auto same_bits = [&](const nn::DeviceTensor& native, const nn::DeviceTensor& staged,
+  auto same_bits = [&](const DeviceTensor& native, const DeviceTensor& staged,
                        const std::string& what) {
     const std::vector<float> got = GpuValues(native), want = GpuValues(staged);
     ASSERT_EQ(got.size(), want.size()) << what;
@@ -193,20 +193,20 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
     for (const auto& [in, out] : mixes) {
       const std::string what = std::string(nn::ActivationName(f)) + " " +
                                std::string(DTypeName(in)) + " -> " + std::string(DTypeName(out));
-      nn::DeviceTensor x = input(in, 21, shape);
-      nn::DeviceTensor y = b.Allocate(out, shape).value(), ref = b.Allocate(out, shape).value();
+      DeviceTensor x = input(in, 21, shape);
+      DeviceTensor y = b.Allocate(out, shape).value(), ref = b.Allocate(out, shape).value();
       SLUICE_ASSERT_OK(b.ActivationForward(f, x, &y));
       SLUICE_ASSERT_OK(staged::ActivationForward(b, f, x, &ref));
       same_bits(y, ref, what + " forward");
-      nn::DeviceTensor dy = input(in, 22, shape);
-      nn::DeviceTensor dx = b.Allocate(out, shape).value(), dref = b.Allocate(out, shape).value();
+      DeviceTensor dy = input(in, 22, shape);
+      DeviceTensor dx = b.Allocate(out, shape).value(), dref = b.Allocate(out, shape).value();
       SLUICE_ASSERT_OK(b.ActivationBackward(f, y, dy, &dx));
       SLUICE_ASSERT_OK(staged::ActivationBackward(b, f, y, dy, &dref));
       same_bits(dx, dref, what + " backward");
     }
   }
   // In place, as layers call relu on a convolution's output.
-  nn::DeviceTensor x = input(kB, 23, shape), x_ref = b.Allocate(kB, shape).value();
+  DeviceTensor x = input(kB, 23, shape), x_ref = b.Allocate(kB, shape).value();
   SLUICE_ASSERT_OK(staged::ActivationForward(b, nn::Activation::kSigmoid, x, &x_ref));
   SLUICE_ASSERT_OK(b.ActivationForward(nn::Activation::kSigmoid, x, &x));
   same_bits(x, x_ref, "sigmoid in place");
@@ -215,8 +215,8 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
   for (const auto& [bias_dtype, y_dtype] : mixes) {
     const std::string what = std::string("BiasAdd ") + std::string(DTypeName(bias_dtype)) +
                              " into " + std::string(DTypeName(y_dtype));
-    nn::DeviceTensor bias = input(bias_dtype, 24, bias_shape);
-    nn::DeviceTensor y = input(y_dtype, 25, shape), y_ref = input(y_dtype, 25, shape);
+    DeviceTensor bias = input(bias_dtype, 24, bias_shape);
+    DeviceTensor y = input(y_dtype, 25, shape), y_ref = input(y_dtype, 25, shape);
     SLUICE_ASSERT_OK(b.BiasAdd(bias, &y));
     SLUICE_ASSERT_OK(staged::BiasAdd(b, bias, &y_ref));
     same_bits(y, y_ref, what);
@@ -226,10 +226,10 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
       const std::string what = std::string("BiasGrad ") + std::string(DTypeName(dy_dtype)) +
                                " into " + std::string(DTypeName(db_dtype)) +
                                (beta != 0.0f ? " with beta" : "");
-      nn::DeviceTensor dy = input(dy_dtype, 26, shape);
+      DeviceTensor dy = input(dy_dtype, 26, shape);
       // beta reads db: the same values in both.
-      nn::DeviceTensor db = input(db_dtype, 27, bias_shape);
-      nn::DeviceTensor db_ref = input(db_dtype, 27, bias_shape);
+      DeviceTensor db = input(db_dtype, 27, bias_shape);
+      DeviceTensor db_ref = input(db_dtype, 27, bias_shape);
       SLUICE_ASSERT_OK(b.BiasGrad(dy, beta, &db));
       SLUICE_ASSERT_OK(staged::BiasGrad(b, dy, beta, &db_ref));
       same_bits(db, db_ref, what);
@@ -245,16 +245,14 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
         const std::string what = std::string(mode == nn::PoolMode::kMax ? "max" : "average") +
                                  " pool " + std::string(DTypeName(in)) + " -> " +
                                  std::string(DTypeName(out));
-        nn::DeviceTensor x = input(in, 28, image);
-        nn::DeviceTensor y = b.Allocate(out, pooled).value(),
-                         y_ref = b.Allocate(out, pooled).value();
-        nn::DeviceTensor ws, ws_ref;
+        DeviceTensor x = input(in, 28, image);
+        DeviceTensor y = b.Allocate(out, pooled).value(), y_ref = b.Allocate(out, pooled).value();
+        DeviceTensor ws, ws_ref;
         SLUICE_ASSERT_OK(b.Pool2DForward(mode, x, w, &y, &ws));
         SLUICE_ASSERT_OK(staged::Pool2DForward(b, mode, x, w, &y_ref, &ws_ref));
         same_bits(y, y_ref, what);
-        nn::DeviceTensor dy = input(in, 29, pooled);
-        nn::DeviceTensor dx = b.Allocate(out, image).value(),
-                         dx_ref = b.Allocate(out, image).value();
+        DeviceTensor dy = input(in, 29, pooled);
+        DeviceTensor dx = b.Allocate(out, image).value(), dx_ref = b.Allocate(out, image).value();
         SLUICE_ASSERT_OK(b.Pool2DBackward(mode, x, y, dy, ws, w, &dx));
         SLUICE_ASSERT_OK(staged::Pool2DBackward(b, mode, x, y_ref, dy, ws_ref, w, &dx_ref));
         same_bits(dx, dx_ref, what + " backward");
@@ -265,34 +263,34 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
   // Fill, Axpby, Multiply and the dropout masks.
   for (const auto& [in, out] : mixes) {
     const std::string what = std::string(DTypeName(in)) + " -> " + std::string(DTypeName(out));
-    nn::DeviceTensor y = b.Allocate(out, shape).value(), y_ref = b.Allocate(out, shape).value();
+    DeviceTensor y = b.Allocate(out, shape).value(), y_ref = b.Allocate(out, shape).value();
     SLUICE_ASSERT_OK(b.Fill(0.1f, &y));
     SLUICE_ASSERT_OK(staged::Fill(b, 0.1f, &y_ref));
     same_bits(y, y_ref, "Fill " + what);
-    nn::DeviceTensor x = input(in, 30, shape);
+    DeviceTensor x = input(in, 30, shape);
     for (float beta : {0.0f, 0.7f}) {
-      nn::DeviceTensor z = input(out, 31, shape), z_ref = input(out, 31, shape);
+      DeviceTensor z = input(out, 31, shape), z_ref = input(out, 31, shape);
       SLUICE_ASSERT_OK(b.Axpby(0.3f, x, beta, &z));
       SLUICE_ASSERT_OK(staged::Axpby(b, 0.3f, x, beta, &z_ref));
       same_bits(z, z_ref, "Axpby " + what + (beta != 0.0f ? " with beta" : ""));
     }
-    nn::DeviceTensor m = input(kB, 32, shape);  // a dropout mask is bfloat16 under the policy
+    DeviceTensor m = input(kB, 32, shape);  // a dropout mask is bfloat16 under the policy
     SLUICE_ASSERT_OK(b.Multiply(x, m, &y));
     SLUICE_ASSERT_OK(staged::Multiply(b, x, m, &y_ref));
     same_bits(y, y_ref, "Multiply " + what);
   }
-  nn::DeviceTensor mask = b.Allocate(kB, shape).value(), mask_ref = b.Allocate(kB, shape).value();
+  DeviceTensor mask = b.Allocate(kB, shape).value(), mask_ref = b.Allocate(kB, shape).value();
   SLUICE_ASSERT_OK(b.DropoutMask(0.3f, 9, 4, &mask));
   SLUICE_ASSERT_OK(staged::DropoutMask(b, 0.3f, 9, 4, nullptr, &mask_ref));
   same_bits(mask, mask_ref, "DropoutMask into bfloat16");
-  nn::DeviceTensor counter = b.ToDevice(Tensor::Scalar<int64_t>(4)).value();
+  DeviceTensor counter = b.ToDevice(Tensor::Scalar<int64_t>(4)).value();
   SLUICE_ASSERT_OK(b.DropoutMaskFromCounter(0.3f, 9, counter, &mask));
   same_bits(mask, mask_ref, "DropoutMaskFromCounter into bfloat16");
 
   // The losses: pred, dense labels, loss and dpred in every mix.
   const Shape logits_shape{6, 5};
   const std::vector<int32_t> ids = {0, 4, 2, 2, 1, 3};
-  const nn::DeviceTensor id_labels = b.ToDevice(Tensor::FromVector<int32_t>(ids).value()).value();
+  const DeviceTensor id_labels = b.ToDevice(Tensor::FromVector<int32_t>(ids).value()).value();
   for (const auto& [in, out] : mixes) {
     for (bool from_logits : {true, false}) {
       for (DType labels_dtype : {DType::kInt32, kF, kB}) {
@@ -300,19 +298,19 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
                                  " -> " + std::string(DTypeName(out)) +
                                  (from_logits ? " logits" : " probabilities") + ", labels " +
                                  std::string(DTypeName(labels_dtype));
-        nn::DeviceTensor pred = input(in, 33, logits_shape);
+        DeviceTensor pred = input(in, 33, logits_shape);
         if (!from_logits) {  // probabilities must be positive: shift the values up
-          nn::DeviceTensor shifted = b.Allocate(in, logits_shape).value();
+          DeviceTensor shifted = b.Allocate(in, logits_shape).value();
           SLUICE_ASSERT_OK(b.Fill(4.5f, &shifted));
           SLUICE_ASSERT_OK(b.Axpby(1.0f, pred, 1.0f, &shifted));
           pred = shifted;
         }
-        const nn::DeviceTensor labels =
+        const DeviceTensor labels =
             labels_dtype == DType::kInt32 ? id_labels : input(labels_dtype, 34, logits_shape);
-        nn::DeviceTensor loss = b.Allocate(out, Shape{6}).value();
-        nn::DeviceTensor loss_ref = b.Allocate(out, Shape{6}).value();
-        nn::DeviceTensor dpred = b.Allocate(out, logits_shape).value();
-        nn::DeviceTensor dpred_ref = b.Allocate(out, logits_shape).value();
+        DeviceTensor loss = b.Allocate(out, Shape{6}).value();
+        DeviceTensor loss_ref = b.Allocate(out, Shape{6}).value();
+        DeviceTensor dpred = b.Allocate(out, logits_shape).value();
+        DeviceTensor dpred_ref = b.Allocate(out, logits_shape).value();
         SLUICE_ASSERT_OK(b.CrossEntropy(pred, labels, from_logits, 0.25f, &loss, &dpred));
         SLUICE_ASSERT_OK(
             staged::CrossEntropy(b, pred, labels, from_logits, 0.25f, &loss_ref, &dpred_ref));
@@ -322,11 +320,11 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
     }
     const std::string what = std::string("MeanSquaredError ") + std::string(DTypeName(in)) +
                              " -> " + std::string(DTypeName(out));
-    nn::DeviceTensor pred = input(in, 35, logits_shape), target = input(out, 36, logits_shape);
-    nn::DeviceTensor loss = b.Allocate(out, Shape{6}).value();
-    nn::DeviceTensor loss_ref = b.Allocate(out, Shape{6}).value();
-    nn::DeviceTensor dpred = b.Allocate(out, logits_shape).value();
-    nn::DeviceTensor dpred_ref = b.Allocate(out, logits_shape).value();
+    DeviceTensor pred = input(in, 35, logits_shape), target = input(out, 36, logits_shape);
+    DeviceTensor loss = b.Allocate(out, Shape{6}).value();
+    DeviceTensor loss_ref = b.Allocate(out, Shape{6}).value();
+    DeviceTensor dpred = b.Allocate(out, logits_shape).value();
+    DeviceTensor dpred_ref = b.Allocate(out, logits_shape).value();
     SLUICE_ASSERT_OK(b.MeanSquaredError(pred, target, 0.5f, &loss, &dpred));
     SLUICE_ASSERT_OK(staged::MeanSquaredError(b, pred, target, 0.5f, &loss_ref, &dpred_ref));
     same_bits(loss, loss_ref, what + " loss");
@@ -334,8 +332,8 @@ TEST_P(Bf16Test, NativeBf16KernelsEqualFloat32StagingBitForBit) {
   }
 
   // The checks name the dtype a mixed-precision kernel accepts.
-  nn::DeviceTensor ints = b.Allocate(DType::kInt32, shape).value();
-  nn::DeviceTensor y = b.Allocate(kB, shape).value();
+  DeviceTensor ints = b.Allocate(DType::kInt32, shape).value();
+  DeviceTensor y = b.Allocate(kB, shape).value();
   Status s = b.ActivationForward(nn::Activation::kRelu, ints, &y);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("x must be float32 or bfloat16"), std::string::npos) << s;
@@ -347,13 +345,13 @@ TEST_P(Bf16Test, CapturedStagingReplaysExactly) {
   nn::Backend* b = gpu();
   if (!b->can_capture()) GTEST_SKIP() << b->name() << " cannot capture";
   Pair a = Bf16Random(Shape{24, 40}, 13), w = Bf16Random(Shape{40, 8}, 14);
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor c, b->Allocate(DType::kBFloat16, Shape{24, 8}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor c, b->Allocate(DType::kBFloat16, Shape{24, 8}));
   // A convolution with a bfloat16 bias (cuDNN's path takes a float32 one)
   // stages through float32 scratch on a GPU too.
   Pair x = Bf16Random(Shape{2, 5, 5, 3}, 15), f = Bf16Random(Shape{2, 2, 3, 4}, 16);
   Pair bias = Bf16Random(Shape{4}, 17);
   const nn::Window2D window{2, 2, 1, 1, nn::Padding::kSame};
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor y, b->Allocate(DType::kBFloat16, Shape{2, 5, 5, 4}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor y, b->Allocate(DType::kBFloat16, Shape{2, 5, 5, 4}));
   auto step = [&]() -> Status {
     SLUICE_RETURN_IF_ERROR(b->MatMul(a.gpu, false, w.gpu, false, 0.0f, &c));
     SLUICE_RETURN_IF_ERROR(b->ActivationForward(nn::Activation::kSoftmax, c, &c));
@@ -365,7 +363,7 @@ TEST_P(Bf16Test, CapturedStagingReplaysExactly) {
   SLUICE_ASSERT_OK(b->Fill(0.0f, &y));
   SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<nn::CapturedWork> work, b->Capture(step));
   // Allocations after the capture must not reuse the recording's scratch.
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor other, b->Allocate(DType::kFloat32, Shape{24, 40}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor other, b->Allocate(DType::kFloat32, Shape{24, 40}));
   SLUICE_ASSERT_OK(b->Fill(1e6f, &other));
   for (int r = 0; r < 3; ++r) {
     SLUICE_ASSERT_OK(work->Replay());

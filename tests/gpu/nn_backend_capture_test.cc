@@ -72,7 +72,7 @@ TEST_P(CaptureTest, ReplaysEqualEagerSteps) {
 
 TEST_P(CaptureTest, AWaitInsideTheStepFailsTheCaptureOnly) {
   nn::Backend* b = gpu();
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor t, b->Zeros(DType::kFloat32, Shape{4}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor t, b->Zeros(DType::kFloat32, Shape{4}));
   Result<std::unique_ptr<CapturedNnStep>> step = CaptureNnStep(*b, [&]() -> Status {
     SLUICE_RETURN_IF_ERROR(b->Fill(1.0f, &t));
     return b->Sum(t).status();
@@ -98,7 +98,7 @@ TEST_P(CaptureTest, RecordedStepsFollowTheirCounters) {
   Pair var = BothRandom(Shape{64}, 8), m = Both(*Tensor::Zeros(DType::kFloat32, Shape{64}));
   Pair v = Both(*Tensor::Zeros(DType::kFloat32, Shape{64}));
   Pair grad = Both(grad_host);
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor counter, b->Zeros(DType::kInt64, Shape{}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor counter, b->Zeros(DType::kInt64, Shape{}));
   nn::AdamStep with_counter{.learning_rate = 0.01f, .step_counter = &counter};
   SLUICE_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<CapturedNnStep> step, CaptureNnStep(*b, [&]() -> Status {
@@ -116,7 +116,7 @@ TEST_P(CaptureTest, RecordedStepsFollowTheirCounters) {
 
   // Dropout's mask with the stream from the counter: each replay draws the
   // mask DropoutMask gives for the counter's value then.
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor calls, b->Zeros(DType::kInt64, Shape{}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor calls, b->Zeros(DType::kInt64, Shape{}));
   SLUICE_ASSERT_OK(b->AddToCounter(5, &calls));
   Pair mask = BothAlloc(Shape{101});
   SLUICE_ASSERT_OK_AND_ASSIGN(
@@ -130,15 +130,15 @@ TEST_P(CaptureTest, RecordedStepsFollowTheirCounters) {
     EXPECT_EQ(GpuValues(mask.gpu), CpuValues(mask.cpu)) << "stream " << stream;
   }
   for (nn::Backend* any : {gpu(), cpu()}) {
-    SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor f, any->Zeros(DType::kFloat32, Shape{}));
+    SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor f, any->Zeros(DType::kFloat32, Shape{}));
     EXPECT_EQ(any->AddToCounter(1, &f).code(), StatusCode::kInvalidArgument);
-    SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor two, any->Zeros(DType::kInt64, Shape{2}));
+    SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor two, any->Zeros(DType::kInt64, Shape{2}));
     EXPECT_EQ(any->AddToCounter(1, &two).code(), StatusCode::kInvalidArgument);
   }
 }
 
 TEST(CaptureNnStepTest, OnlyTheGpuBackendCaptures) {
-  nn::Backend* cpu = nn::GetBackend(nn::Device::Cpu()).value();
+  nn::Backend* cpu = nn::GetBackend(Device::Cpu()).value();
   EXPECT_EQ(CaptureNnStep(*cpu, [] { return Status::OK(); }).status().code(),
             StatusCode::kInvalidArgument);
 }

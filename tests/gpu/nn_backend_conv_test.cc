@@ -246,12 +246,12 @@ class PoolTest : public NnBackendTest {
   // y within y_tol and dx within dx_tol of the CPU backend's.
   struct Run {
     Pair y, dx;
-    nn::DeviceTensor gpu_workspace;
+    DeviceTensor gpu_workspace;
   };
   Run ExpectPoolAgrees(PoolMode mode, const Window2D& window, const Pair& x, const Pair& dy,
                        Tolerance y_tol, Tolerance dx_tol) {
     Run r{BothAlloc(dy.cpu.shape()), BothAlloc(x.cpu.shape()), {}};
-    nn::DeviceTensor cpu_ws;
+    DeviceTensor cpu_ws;
     EXPECT_TRUE(gpu()->Pool2DForward(mode, x.gpu, window, &r.y.gpu, &r.gpu_workspace).ok());
     EXPECT_TRUE(cpu()->Pool2DForward(mode, x.cpu, window, &r.y.cpu, &cpu_ws).ok());
     ExpectAgree(r.y, y_tol, "y");
@@ -282,8 +282,8 @@ TEST_P(PoolTest, MaxAgreesExactlyWithTies) {
     const Run r = ExpectPoolAgrees(PoolMode::kMax, k.window, x, dy, kExact, kExact);
     EXPECT_EQ(r.gpu_workspace.dtype(), DType::kInt64);
     Pair dx2 = BothAlloc(XShape(k));
-    SLUICE_ASSERT_OK(gpu()->Pool2DBackward(PoolMode::kMax, x.gpu, r.y.gpu, dy.gpu,
-                                           nn::DeviceTensor(), k.window, &dx2.gpu));
+    SLUICE_ASSERT_OK(gpu()->Pool2DBackward(PoolMode::kMax, x.gpu, r.y.gpu, dy.gpu, DeviceTensor(),
+                                           k.window, &dx2.gpu));
     EXPECT_EQ(GpuValues(dx2.gpu), GpuValues(r.dx.gpu)) << "without a workspace";
     Pair y2 = BothAlloc(ys);
     SLUICE_ASSERT_OK(gpu()->Pool2DForward(PoolMode::kMax, x.gpu, k.window, &y2.gpu, nullptr));
@@ -319,7 +319,7 @@ TEST_P(PoolTest, EmptyBatch) {
   const Pair x = BothRandom(Shape{0, 4, 4, 3}, 1);
   Pair y = BothAlloc(Shape{0, 2, 2, 3});
   for (PoolMode mode : {PoolMode::kMax, PoolMode::kAverage}) {
-    nn::DeviceTensor ws;
+    DeviceTensor ws;
     SLUICE_ASSERT_OK(gpu()->Pool2DForward(mode, x.gpu, w, &y.gpu, &ws));
     EXPECT_EQ(ws.num_elements(), 0);
     Pair dx = BothAlloc(Shape{0, 4, 4, 3});
@@ -344,7 +344,7 @@ TEST_P(PoolTest, RejectsWhatTheCpuBackendRejects) {
         "window larger than x");
     ExpectSameError(gpu()->Pool2DForward(mode, x.gpu, w, nullptr, nullptr),
                     cpu()->Pool2DForward(mode, x.cpu, w, nullptr, nullptr), "null y");
-    nn::DeviceTensor gpu_ws, cpu_ws;
+    DeviceTensor gpu_ws, cpu_ws;
     SLUICE_ASSERT_OK(gpu()->Pool2DForward(mode, x.gpu, w, &y.gpu, &gpu_ws));
     SLUICE_ASSERT_OK(cpu()->Pool2DForward(mode, x.cpu, w, &y.cpu, &cpu_ws));
     Pair dx = BothAlloc(Shape{2, 4, 4, 3});

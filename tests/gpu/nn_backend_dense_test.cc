@@ -393,7 +393,7 @@ TEST_P(DenseTest, CountArgMaxMatchesAcceptsIdsOfShapeN1) {
 // --- cuBLAS ------------------------------------------------------------------
 
 // The library MatMul uses on a GPU opens here and every function it calls
-// resolves (the GPU-only path itself needs a GPU: MatMul's tests on /gpu:0).
+// resolves (the GPU-only path itself needs a GPU: MatMul's tests on gpu:0).
 TEST(DenseCublasTest, LoadsAndResolvesEverySymbol) {
   const Status s = gpu_backend_internal::LoadCublas();
   if (!s.ok() && s.message().find("cannot open cuBLAS") != std::string::npos) {

@@ -14,11 +14,11 @@ using MemoryTest = NnBackendTest;
 SLUICE_NN_BACKEND_TEST_SUITE(MemoryTest);
 
 TEST_P(MemoryTest, DeviceAndName) {
-  if (device_.is_host()) {
-    EXPECT_EQ(gpu()->device(), nn::Device::Cpu());
+  if (device_.is_cpu()) {
+    EXPECT_EQ(gpu()->device(), Device::Cpu());
     EXPECT_NE(gpu()->name().find("host"), std::string::npos) << gpu()->name();
   } else {
-    EXPECT_EQ(gpu()->device(), nn::Device::Gpu(0));
+    EXPECT_EQ(gpu()->device(), Device::Gpu(0));
     EXPECT_EQ(gpu()->name().rfind("gpu:0 (", 0), 0u) << gpu()->name();
   }
 }
@@ -33,11 +33,11 @@ TEST_P(MemoryTest, RoundTripsEveryNumericDtype) {
     if (dtype == DType::kBool) {
       for (size_t i = 0; i < host.byte_size(); ++i) bytes[i] &= 1;
     }
-    SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor d, gpu()->ToDevice(host));
+    SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor d, gpu()->ToDevice(host));
     EXPECT_EQ(d.device(), gpu()->device());
     EXPECT_EQ(d.dtype(), dtype);
     EXPECT_EQ(d.shape(), (Shape{3, 5}));
-    SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor d2, gpu()->Allocate(dtype, Shape{15}));
+    SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor d2, gpu()->Allocate(dtype, Shape{15}));
     SLUICE_ASSERT_OK(gpu()->Copy(d, &d2));
     SLUICE_ASSERT_OK_AND_ASSIGN(Tensor back, gpu()->ToHost(d2));
     ASSERT_EQ(back.byte_size(), host.byte_size());
@@ -47,7 +47,7 @@ TEST_P(MemoryTest, RoundTripsEveryNumericDtype) {
 
 TEST_P(MemoryTest, ToDeviceCopiesTheHostBytes) {
   Tensor host = RandomHost(Shape{64}, 1);
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor d, gpu()->ToDevice(host));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor d, gpu()->ToDevice(host));
   const std::vector<float> before(host.flat<float>().begin(), host.flat<float>().end());
   SLUICE_ASSERT_OK(gpu()->Synchronize());
   host.flat<float>()[0] = 1234.0f;
@@ -57,7 +57,7 @@ TEST_P(MemoryTest, ToDeviceCopiesTheHostBytes) {
 // CopyFromHost returns before the copy has run; the host tensor it was
 // given is kept alive until it has, even when the caller drops it at once.
 TEST_P(MemoryTest, CopyFromHostKeepsTheSourceAliveUntilTheCopyRuns) {
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor d, gpu()->Allocate(DType::kFloat32, Shape{1 << 16}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor d, gpu()->Allocate(DType::kFloat32, Shape{1 << 16}));
   std::vector<float> want;
   for (int round = 0; round < 20; ++round) {
     Tensor host = RandomHost(Shape{1 << 16}, round);
@@ -68,10 +68,10 @@ TEST_P(MemoryTest, CopyFromHostKeepsTheSourceAliveUntilTheCopyRuns) {
 }
 
 TEST_P(MemoryTest, ZerosAndEmptyTensors) {
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor z, gpu()->Zeros(DType::kInt64, Shape{4}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor z, gpu()->Zeros(DType::kInt64, Shape{4}));
   SLUICE_ASSERT_OK_AND_ASSIGN(Tensor h, gpu()->ToHost(z));
   for (int64_t v : h.flat<int64_t>()) EXPECT_EQ(v, 0);
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor e, gpu()->Allocate(DType::kFloat32, Shape{0, 3}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor e, gpu()->Allocate(DType::kFloat32, Shape{0, 3}));
   SLUICE_ASSERT_OK_AND_ASSIGN(Tensor eh, gpu()->ToHost(e));
   EXPECT_EQ(eh.num_elements(), 0);
   SLUICE_EXPECT_OK(gpu()->Copy(e, &e));
@@ -84,13 +84,13 @@ TEST_P(MemoryTest, RejectsBadArguments) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(gpu()->ToDevice(Tensor::StringScalar("x")).status().code(),
             StatusCode::kInvalidArgument);
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor d, gpu()->Allocate(DType::kFloat32, Shape{4}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor d, gpu()->Allocate(DType::kFloat32, Shape{4}));
   Status s = gpu()->CopyFromHost(RandomHost(Shape{5}, 1), &d);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("CopyFromHost: element counts differ"), std::string::npos) << s;
   EXPECT_EQ(gpu()->CopyFromHost(RandomHost(Shape{4}, 1), nullptr).code(),
             StatusCode::kInvalidArgument);
-  SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor i, gpu()->Allocate(DType::kInt32, Shape{4}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor i, gpu()->Allocate(DType::kInt32, Shape{4}));
   s = gpu()->Copy(i, &d);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("Copy: dst must be int32"), std::string::npos) << s;
@@ -103,10 +103,10 @@ TEST_P(MemoryTest, RejectsBadArguments) {
 TEST(NnBackendRegistrationTest, GetBackendServesGpus) {
   RegisterNnBackend();
   RegisterNnBackend();  // idempotent
-  Result<nn::Backend*> b = nn::GetBackend(nn::Device::Gpu(0));
+  Result<nn::Backend*> b = nn::GetBackend(Device::Gpu(0));
   if (Status s = GpuAvailability(); s.ok()) {
     ASSERT_TRUE(b.ok()) << b.status();
-    EXPECT_EQ((*b)->device(), nn::Device::Gpu(0));
+    EXPECT_EQ((*b)->device(), Device::Gpu(0));
   } else {
     ASSERT_FALSE(b.ok());
     EXPECT_EQ(b.status().message().find("RegisterNnBackend"), std::string::npos) << b.status();

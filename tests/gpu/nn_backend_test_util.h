@@ -1,5 +1,5 @@
-// The GPU nn backend's tests: a fixture run once per device ("/cpu:0",
-// where the backend's kernels run as host loops, everywhere; "/gpu:0",
+// The GPU nn backend's tests: a fixture run once per device ("cpu:0",
+// where the backend's kernels run as host loops, everywhere; "gpu:0",
 // skipped without a GPU), with the CPU backend as the reference the GPU
 // backend must agree with (nn/cpu/ is itself checked against naive double
 // references in tests/nn/backend_test.cc).
@@ -50,7 +50,7 @@ inline nn::Backend* GpuNnBackend(const Device& device) {
   return b.get();
 }
 
-inline nn::Backend* CpuNnBackend() { return nn::GetBackend(nn::Device::Cpu()).value(); }
+inline nn::Backend* CpuNnBackend() { return nn::GetBackend(Device::Cpu()).value(); }
 
 // A float32 host tensor of uniform values in [lo, hi).
 inline Tensor RandomHost(const Shape& shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
@@ -74,7 +74,7 @@ class NnBackendTest : public OnEachDevice {
 
   // The same host tensor on both backends.
   struct Pair {
-    nn::DeviceTensor gpu, cpu;
+    DeviceTensor gpu, cpu;
   };
   Pair Both(const Tensor& host) {
     return {gpu()->ToDevice(host).value(), cpu()->ToDevice(CopyOf(host)).value()};
@@ -87,8 +87,8 @@ class NnBackendTest : public OnEachDevice {
     return {gpu()->Allocate(dtype, shape).value(), cpu()->Allocate(dtype, shape).value()};
   }
 
-  std::vector<float> GpuValues(const nn::DeviceTensor& t) { return Values(gpu(), t); }
-  std::vector<float> CpuValues(const nn::DeviceTensor& t) { return Values(cpu(), t); }
+  std::vector<float> GpuValues(const DeviceTensor& t) { return Values(gpu(), t); }
+  std::vector<float> CpuValues(const DeviceTensor& t) { return Values(cpu(), t); }
 
   // Expects gpu and cpu to agree element by element; names the first miss.
   void ExpectAgree(const Pair& p, Tolerance tol, const std::string& what) {
@@ -115,7 +115,7 @@ class NnBackendTest : public OnEachDevice {
     if (t.byte_size() > 0) std::memcpy(c.raw_data(), t.raw_data(), t.byte_size());
     return c;
   }
-  static std::vector<float> Values(nn::Backend* b, const nn::DeviceTensor& t) {
+  static std::vector<float> Values(nn::Backend* b, const DeviceTensor& t) {
     Tensor h = b->ToHost(t).value();
     if (h.dtype() == DType::kBFloat16) {
       std::vector<float> out;
@@ -129,7 +129,7 @@ class NnBackendTest : public OnEachDevice {
 };
 
 #define SLUICE_NN_BACKEND_TEST_SUITE(Suite)                                       \
-  INSTANTIATE_TEST_SUITE_P(Devices, Suite, ::testing::Values("/cpu:0", "/gpu:0"), \
+  INSTANTIATE_TEST_SUITE_P(Devices, Suite, ::testing::Values("cpu:0", "gpu:0"), \
                            ::sluice::gpu::testing::DeviceTestName)
 
 }  // namespace sluice::gpu::testing

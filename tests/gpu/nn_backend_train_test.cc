@@ -54,7 +54,7 @@ class TrainTest : public NnBackendTest {
     ASSERT_FALSE(want.ok()) << "the CPU backend accepted the call";
     EXPECT_EQ(got.code(), want.code()) << got;
     std::string g(got.message()), w(want.message());
-    if (!device_.is_host()) {
+    if (!device_.is_cpu()) {
       w = w.substr(0, w.find(" ("));
       g = g.substr(0, w.size());
     }
@@ -259,7 +259,7 @@ TEST_P(TrainLossTest, CrossEntropyBadClassIdIsReportedAtTheNextWait) {
       Tensor host = dtype == DType::kInt64
                         ? HostOf(ids, Shape{n})
                         : HostOf(std::vector<int32_t>(ids.begin(), ids.end()), Shape{n});
-      SLUICE_ASSERT_OK_AND_ASSIGN(nn::DeviceTensor labels, gpu()->ToDevice(host));
+      SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor labels, gpu()->ToDevice(host));
       Pair pred = BothRandom(Shape{n, c}, 7, -2.0f, 2.0f);
       Pair loss = BothAlloc(Shape{n}), dpred = BothAlloc(Shape{n, c});
       SLUICE_ASSERT_OK(gpu()->CrossEntropy(pred.gpu, labels, true, 1.0f, &loss.gpu, &dpred.gpu));
@@ -300,14 +300,14 @@ TEST_P(TrainLossTest, CrossEntropyBadClassIdIsReportedAtTheNextWait) {
 TEST_P(TrainLossTest, CrossEntropyBadClassIdWithSeveralBadRows) {
   Pair pred = BothRandom(Shape{5, 4}, 8);
   SLUICE_ASSERT_OK_AND_ASSIGN(
-      nn::DeviceTensor labels,
+      DeviceTensor labels,
       gpu()->ToDevice(HostOf(std::vector<int32_t>{0, 7, 1, -5, 4}, Shape{5, 1})));
   Pair loss = BothAlloc(Shape{5});
   SLUICE_ASSERT_OK(gpu()->CrossEntropy(pred.gpu, labels, false, 1.0f, &loss.gpu, nullptr));
   Result<Tensor> host = gpu()->ToHost(loss.gpu);
   ASSERT_EQ(host.status().code(), StatusCode::kInvalidArgument) << host.status();
   const std::string msg(host.status().message());
-  if (device_.is_host()) {
+  if (device_.is_cpu()) {
     EXPECT_NE(msg.find("label 7 in row 1 is outside [0, 4)"), std::string::npos) << msg;
   } else {
     EXPECT_TRUE(msg.find("label 7 in row 1") != std::string::npos ||

@@ -293,13 +293,13 @@ TEST_P(VectorBf16Test, PoolingAndBiasAreFloat32StagingBitForBit) {
   namespace staged = nn::kit::in_float32;
   nn::Backend& b = *gpu();
   auto input = [&](DType dtype, uint32_t seed, const Shape& of) {
-    nn::DeviceTensor f = b.ToDevice(RandomHost(of, seed, -4.0f, 4.0f)).value();
+    DeviceTensor f = b.ToDevice(RandomHost(of, seed, -4.0f, 4.0f)).value();
     if (dtype == DType::kFloat32) return f;
-    nn::DeviceTensor t = b.Allocate(dtype, of).value();
+    DeviceTensor t = b.Allocate(dtype, of).value();
     EXPECT_TRUE(b.Cast(f, 1.0f, &t).ok());
     return t;
   };
-  auto same_bits = [&](const nn::DeviceTensor& native, const nn::DeviceTensor& staged,
+  auto same_bits = [&](const DeviceTensor& native, const DeviceTensor& staged,
                        const std::string& what) {
     const std::vector<float> got = GpuValues(native), want = GpuValues(staged);
     ASSERT_EQ(got.size(), want.size()) << what;
@@ -324,16 +324,14 @@ TEST_P(VectorBf16Test, PoolingAndBiasAreFloat32StagingBitForBit) {
                                  " pool k" + std::to_string(w.kernel_h) + " s" +
                                  std::to_string(w.stride_h) + " " + std::string(DTypeName(in)) +
                                  " -> " + std::string(DTypeName(out));
-        nn::DeviceTensor x = input(in, 31, image);
-        nn::DeviceTensor y = b.Allocate(out, pooled).value(),
-                         y_ref = b.Allocate(out, pooled).value();
-        nn::DeviceTensor ws, ws_ref;
+        DeviceTensor x = input(in, 31, image);
+        DeviceTensor y = b.Allocate(out, pooled).value(), y_ref = b.Allocate(out, pooled).value();
+        DeviceTensor ws, ws_ref;
         SLUICE_ASSERT_OK(b.Pool2DForward(mode, x, w, &y, &ws));
         SLUICE_ASSERT_OK(staged::Pool2DForward(b, mode, x, w, &y_ref, &ws_ref));
         same_bits(y, y_ref, what);
-        nn::DeviceTensor dy = input(in, 32, pooled);
-        nn::DeviceTensor dx = b.Allocate(out, image).value(),
-                         dx_ref = b.Allocate(out, image).value();
+        DeviceTensor dy = input(in, 32, pooled);
+        DeviceTensor dx = b.Allocate(out, image).value(), dx_ref = b.Allocate(out, image).value();
         SLUICE_ASSERT_OK(b.Pool2DBackward(mode, x, y, dy, ws, w, &dx));
         SLUICE_ASSERT_OK(staged::Pool2DBackward(b, mode, x, y_ref, dy, ws_ref, w, &dx_ref));
         same_bits(dx, dx_ref, what + " backward");
@@ -344,8 +342,8 @@ TEST_P(VectorBf16Test, PoolingAndBiasAreFloat32StagingBitForBit) {
   for (const auto& [bias_dtype, y_dtype] : mixes) {
     const std::string what =
         std::string(DTypeName(bias_dtype)) + " / " + std::string(DTypeName(y_dtype));
-    nn::DeviceTensor bias = input(bias_dtype, 33, Shape{16});
-    nn::DeviceTensor y = input(y_dtype, 34, act), y_ref = input(y_dtype, 34, act);
+    DeviceTensor bias = input(bias_dtype, 33, Shape{16});
+    DeviceTensor y = input(y_dtype, 34, act), y_ref = input(y_dtype, 34, act);
     SLUICE_ASSERT_OK(b.BiasAdd(bias, &y));
     SLUICE_ASSERT_OK(staged::BiasAdd(b, bias, &y_ref));
     same_bits(y, y_ref, "BiasAdd " + what);
@@ -354,8 +352,8 @@ TEST_P(VectorBf16Test, PoolingAndBiasAreFloat32StagingBitForBit) {
   for (const auto& [dy_dtype, db_dtype] : mixes) {
     const std::string what =
         std::string(DTypeName(dy_dtype)) + " / " + std::string(DTypeName(db_dtype));
-    nn::DeviceTensor dy = input(dy_dtype, 35, grad);
-    nn::DeviceTensor db = input(db_dtype, 36, Shape{16}), db_ref = input(db_dtype, 36, Shape{16});
+    DeviceTensor dy = input(dy_dtype, 35, grad);
+    DeviceTensor db = input(db_dtype, 36, Shape{16}), db_ref = input(db_dtype, 36, Shape{16});
     SLUICE_ASSERT_OK(b.BiasGrad(dy, 0.5f, &db));
     SLUICE_ASSERT_OK(staged::BiasGrad(b, dy, 0.5f, &db_ref));
     same_bits(db, db_ref, "BiasGrad " + what);

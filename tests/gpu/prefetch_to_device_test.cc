@@ -1,6 +1,6 @@
 // prefetch_to_device: order, names, overlap without blocking, back-pressure,
-// staging lifetime, errors in order, cancellation. On "/cpu:0" (the host
-// backend) everywhere; the device-parameterized cases also on "/gpu:0"
+// staging lifetime, errors in order, cancellation. On "cpu:0" (the host
+// backend) everywhere; the device-parameterized cases also on "gpu:0"
 // when a GPU is present.
 #include "sluice/gpu/prefetch_to_device.h"
 
@@ -43,7 +43,7 @@ struct HostSetup {
       std::move(CachingAllocator::Create(NewHostRegionProvider(), {.name = "test device"})).value();
   PinnedHostPool staging =
       std::move(PinnedHostPool::CreateWithProvider(NewHostRegionProvider())).value();
-  std::unique_ptr<Stream> stream = std::move(NewStream(Device::Host())).value();
+  std::unique_ptr<Stream> stream = std::move(NewStream(Device::Cpu())).value();
 
   PrefetchToDeviceOptions Options(int64_t depth) {
     return {.depth = depth,
@@ -153,7 +153,7 @@ TEST_P(PrefetchToDeviceTest, TransformPicksComponentsAndItsErrorsArriveInOrder) 
   EXPECT_GE(it.input_stats().stages.size(), 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, PrefetchToDeviceTest, ::testing::Values("/cpu:0", "/gpu:0"),
+INSTANTIATE_TEST_SUITE_P(Devices, PrefetchToDeviceTest, ::testing::Values("cpu:0", "gpu:0"),
                          DeviceTestName);
 
 TEST(PrefetchToDeviceHostTest, HandsOutBatchesBeforeTheirCopiesLandAndHoldsDepth) {
@@ -164,7 +164,7 @@ TEST(PrefetchToDeviceHostTest, HandsOutBatchesBeforeTheirCopiesLandAndHoldsDepth
   {
     SLUICE_ASSERT_OK_AND_ASSIGN(
         DeviceIterator made,
-        PrefetchToDevice(Dataset::range(12).batch(3), Device::Host(), setup.Options(/*depth=*/2)));
+        PrefetchToDevice(Dataset::range(12).batch(3), Device::Cpu(), setup.Options(/*depth=*/2)));
     it.emplace(std::move(made));
   }
   std::vector<DeviceElement> held;
@@ -189,7 +189,7 @@ TEST(PrefetchToDeviceHostTest, HandsOutBatchesBeforeTheirCopiesLandAndHoldsDepth
   EXPECT_FALSE(end.has_value());
   for (size_t b = 0; b < held.size(); ++b) {
     SLUICE_ASSERT_OK(held[b].Wait());
-    const auto* v = static_cast<const int64_t*>(held[b][0].data());  // host memory on /cpu:0
+    const auto* v = static_cast<const int64_t*>(held[b][0].raw_data());  // host memory on cpu:0
     EXPECT_EQ(v[0], static_cast<int64_t>(3 * b));
     EXPECT_EQ(v[2], static_cast<int64_t>(3 * b + 2));
   }
@@ -202,13 +202,12 @@ TEST(PrefetchToDeviceHostTest, HandsOutBatchesBeforeTheirCopiesLandAndHoldsDepth
 
 TEST(PrefetchToDeviceHostTest, AConsumerStreamWaitsForTheCopyNotTheThread) {
   HostSetup setup;
-  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> consumer, NewStream(Device::Host()));
-  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Event> consumed, NewEvent(Device::Host()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> consumer, NewStream(Device::Cpu()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Event> consumed, NewEvent(Device::Cpu()));
   Gate gate;
   SLUICE_ASSERT_OK(gate.Close(*setup.stream));
-  SLUICE_ASSERT_OK_AND_ASSIGN(
-      DeviceIterator it,
-      PrefetchToDevice(Dataset::range(4).batch(4), Device::Host(), setup.Options(1)));
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceIterator it, PrefetchToDevice(Dataset::range(4).batch(4),
+                                                                  Device::Cpu(), setup.Options(1)));
   SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> e, it.Next());
   ASSERT_TRUE(e.has_value());
   std::vector<int64_t> out(4, -1);
@@ -228,7 +227,7 @@ TEST(PrefetchToDeviceHostTest, StagingErrorsArriveInOrder) {
   // A string component: InvalidArgument naming it.
   Dataset strings = Dataset::from_tensor_slices({words}, {"word"});
   SLUICE_ASSERT_OK_AND_ASSIGN(DeviceIterator it,
-                              PrefetchToDevice(strings, Device::Host(), setup.Options(2)));
+                              PrefetchToDevice(strings, Device::Cpu(), setup.Options(2)));
   Result<std::optional<DeviceElement>> e = it.Next();
   EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(e.status().message()), HasSubstr("component 'word'"));
@@ -243,13 +242,13 @@ TEST(PrefetchToDeviceHostTest, StagingErrorsArriveInOrder) {
   SLUICE_ASSERT_OK_AND_ASSIGN(Tensor big, Tensor::Zeros(DType::kFloat32, Shape{2, 300 << 10}));
   SLUICE_ASSERT_OK_AND_ASSIGN(
       DeviceIterator oom,
-      PrefetchToDevice(Dataset::from_tensor_slices({big}), Device::Host(), options));
+      PrefetchToDevice(Dataset::from_tensor_slices({big}), Device::Cpu(), options));
   SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<DeviceElement> first, oom.Next());
   ASSERT_TRUE(first.has_value());  // held: the second cannot fit beside it
   Result<std::optional<DeviceElement>> second = oom.Next();
   EXPECT_EQ(second.status().code(), StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(second.status().message()),
-              HasSubstr("prefetch_to_device(/cpu:0): component 0: small device"));
+              HasSubstr("prefetch_to_device(cpu:0): component 0: small device"));
   EXPECT_EQ(oom.Next().status().code(), StatusCode::kResourceExhausted);
 }
 
@@ -258,11 +257,11 @@ TEST(PrefetchToDeviceHostTest, DestroyingCancelsAndFreesEverything) {
   Dataset forever = Dataset::range(1000).batch(10).repeat();
   {  // never read
     SLUICE_ASSERT_OK_AND_ASSIGN(DeviceIterator it,
-                                PrefetchToDevice(forever, Device::Host(), setup.Options(3)));
+                                PrefetchToDevice(forever, Device::Cpu(), setup.Options(3)));
   }
   {  // read a little, queue full behind
     SLUICE_ASSERT_OK_AND_ASSIGN(DeviceIterator it,
-                                PrefetchToDevice(forever, Device::Host(), setup.Options(3)));
+                                PrefetchToDevice(forever, Device::Cpu(), setup.Options(3)));
     for (int i = 0; i < 5; ++i) SLUICE_ASSERT_OK(it.Next());
   }
   EXPECT_EQ(setup.staging_blocks(), 0);
@@ -274,7 +273,7 @@ TEST(PrefetchToDeviceHostTest, DestroyingCancelsAndFreesEverything) {
   std::optional<DeviceIterator> it;
   {
     SLUICE_ASSERT_OK_AND_ASSIGN(DeviceIterator made,
-                                PrefetchToDevice(forever, Device::Host(), setup.Options(2)));
+                                PrefetchToDevice(forever, Device::Cpu(), setup.Options(2)));
     it.emplace(std::move(made));
   }
   SLUICE_ASSERT_OK(it->Next());
@@ -287,17 +286,17 @@ TEST(PrefetchToDeviceHostTest, DestroyingCancelsAndFreesEverything) {
 
 TEST(PrefetchToDeviceHostTest, BadArguments) {
   Dataset ds = Dataset::range(3);
-  EXPECT_EQ(PrefetchToDevice(ds, Device::Host(), {.depth = 0}).status().code(),
+  EXPECT_EQ(PrefetchToDevice(ds, Device::Cpu(), {.depth = 0}).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(PrefetchToDevice(ds, "/tpu:0").status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(PrefetchToDevice(Dataset::FromError(Status::NotFound("no files")), Device::Host())
+  EXPECT_EQ(PrefetchToDevice(Dataset::FromError(Status::NotFound("no files")), Device::Cpu())
                 .status()
                 .code(),
             StatusCode::kNotFound);
   if (!GpuAvailability().ok()) {
-    Result<DeviceIterator> gpu = PrefetchToDevice(ds, "/gpu:0");
+    Result<DeviceIterator> gpu = PrefetchToDevice(ds, "gpu:0");
     EXPECT_EQ(gpu.status().code(), StatusCode::kUnavailable);
-    EXPECT_THAT(std::string(gpu.status().message()), HasSubstr("/gpu:0"));
+    EXPECT_THAT(std::string(gpu.status().message()), HasSubstr("gpu:0: "));
   }
 }
 

@@ -22,30 +22,11 @@ using ::sluice::gpu::testing::Gate;
 using ::sluice::gpu::testing::OnEachDevice;
 using ::testing::HasSubstr;
 
-TEST(DeviceTest, ParsesTensorFlowNames) {
-  struct Case {
-    const char* name;
-    Device expected;
-  } cases[] = {{"/gpu:0", Device::Gpu(0)},        {"gpu:1", Device::Gpu(1)},
-               {"/device:GPU:2", Device::Gpu(2)}, {"GPU", Device::Gpu(0)},
-               {"/cpu:0", Device::Host()},        {"cpu", Device::Host()},
-               {"/device:CPU:0", Device::Host()}};
-  for (const Case& c : cases) {
-    SLUICE_ASSERT_OK_AND_ASSIGN(Device d, Device::Parse(c.name));
-    EXPECT_EQ(d, c.expected) << c.name;
-  }
-  for (const char* bad : {"", "/tpu:0", "/gpu:", "/gpu:-1", "/gpu:1x", "/cpu:1", "gpu0"}) {
-    EXPECT_EQ(Device::Parse(bad).status().code(), StatusCode::kInvalidArgument) << bad;
-  }
-  EXPECT_EQ(Device::Gpu(3).ToString(), "/gpu:3");
-  EXPECT_EQ(Device().ToString(), "/cpu:0");
-}
-
 TEST(DeviceTest, GpuIsUnavailableWithTheReason) {
   if (GpuAvailability().ok()) GTEST_SKIP() << "a GPU is present";
   Result<std::unique_ptr<Stream>> s = NewStream(Device::Gpu(0));
   EXPECT_EQ(s.status().code(), StatusCode::kUnavailable);
-  EXPECT_THAT(std::string(s.status().message()), HasSubstr("/gpu:0"));
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("gpu:0: "));
 }
 
 class StreamTest : public OnEachDevice {};
@@ -77,14 +58,14 @@ TEST_P(StreamTest, CopiesRunInOrderAndEventsMarkThem) {
   PinnedBuffer dst = Ints(pool, n, false);
   const Shape shape{static_cast<int64_t>(n)};
   SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor a,
-                              DeviceTensor::Allocate(device_, DType::kInt32, shape, stream.get()));
+                              AllocateDeviceTensor(device_, DType::kInt32, shape, stream.get()));
   SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor b,
-                              DeviceTensor::Allocate(device_, DType::kInt32, shape, stream.get()));
+                              AllocateDeviceTensor(device_, DType::kInt32, shape, stream.get()));
   Gate gate;
   SLUICE_ASSERT_OK(gate.Close(*stream));
   SLUICE_ASSERT_OK(CopyToDeviceAsync(src.data(), a, *stream));
   SLUICE_ASSERT_OK(
-      stream->CopyAsync(b.data(), a.data(), a.byte_size(), CopyDirection::kDeviceToDevice));
+      stream->CopyAsync(b.raw_data(), a.raw_data(), a.byte_size(), CopyDirection::kDeviceToDevice));
   SLUICE_ASSERT_OK(CopyToHostAsync(b, dst.data(), *stream));
   SLUICE_ASSERT_OK(stream->Record(*done));
   SLUICE_ASSERT_OK_AND_ASSIGN(ready, done->Query());
@@ -105,7 +86,7 @@ TEST_P(StreamTest, WaitForOrdersTwoStreamsWithoutBlockingTheCaller) {
   PinnedBuffer src = Ints(pool, 4096, true);
   PinnedBuffer dst = Ints(pool, 4096, false);
   SLUICE_ASSERT_OK_AND_ASSIGN(
-      DeviceTensor t, DeviceTensor::Allocate(device_, DType::kInt32, Shape{4096}, producer.get()));
+      DeviceTensor t, AllocateDeviceTensor(device_, DType::kInt32, Shape{4096}, producer.get()));
   Gate gate;
   SLUICE_ASSERT_OK(gate.Close(*producer));
   SLUICE_ASSERT_OK(CopyToDeviceAsync(src.data(), t, *producer));
@@ -152,7 +133,7 @@ TEST_P(StreamTest, DestroyingAStreamRunsItsQueuedWork) {
   EXPECT_EQ(ran.load(), 100);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, StreamTest, ::testing::Values("/cpu:0", "/gpu:0"),
+INSTANTIATE_TEST_SUITE_P(Devices, StreamTest, ::testing::Values("cpu:0", "gpu:0"),
                          DeviceTestName);
 
 }  // namespace

@@ -24,11 +24,12 @@ int main(int argc, char** argv) {
   sn::CheckpointOptions options;
   options.sync = argc > 3 && std::string(argv[3]) == "sync";
 
-  sn::Variable weights(
-      "weights", sn::DeviceTensor(sn::Device::Cpu(),
-                                  *sluice::Tensor::Zeros(sluice::DType::kFloat32, {512, 1024})));
+  sn::Variable weights("weights", sluice::DeviceTensor(sluice::Device::Cpu(),
+                                                       *sluice::Tensor::Zeros(
+                                                           sluice::DType::kFloat32, {512, 1024})));
   sn::Variable step(
-      "step", sn::DeviceTensor(sn::Device::Cpu(), *sluice::Tensor::Scalar<int64_t>(0).Clone()),
+      "step",
+      sluice::DeviceTensor(sluice::Device::Cpu(), *sluice::Tensor::Scalar<int64_t>(0).Clone()),
       false);
   sn::Checkpoint ckpt;
   if (!ckpt.Track("weights", &weights).ok() || !ckpt.Track("step", &step).ok()) return 1;

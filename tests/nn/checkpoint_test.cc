@@ -9,8 +9,8 @@
 #include <memory>
 #include <sstream>
 
-#include "sluice/nn/device.h"
-#include "sluice/nn/device_tensor.h"
+#include "sluice/core/device.h"
+#include "sluice/core/device_tensor.h"
 #include "sluice/nn/internal/checkpoint_graph.h"
 #include "sluice/nn/internal/object_graph.h"
 #include "sluice/nn/variable.h"

@@ -296,7 +296,7 @@ class FailsOnCpu1 : public Layer {
   FailsOnCpu1() : Layer("fails_on_cpu1") {}
   Result<DeviceTensor> Call(const DeviceTensor& x, bool) override { return x; }
   Result<DeviceTensor> Backward(const DeviceTensor& dy) override {
-    if (device() == Device{DeviceKind::kCpu, 1} && ++calls_ == 3) {
+    if (device() == Device::Cpu(1) && ++calls_ == 3) {
       return Status::DataLoss("backward pass broke on cpu:1");
     }
     return dy;

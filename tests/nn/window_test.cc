@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sluice/nn/device.h"
+#include "sluice/core/device.h"
 
 namespace sluice::nn {
 namespace {
@@ -48,15 +48,6 @@ TEST(WindowTest, OutputShapesCheckTheFilter) {
   s = Pool2DOutputShape(Shape{8, 26, 26, 32}, pool);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(*s, (Shape{8, 13, 13, 32}));
-}
-
-TEST(DeviceTest, ParsesNames) {
-  EXPECT_EQ(*Device::Parse("cpu"), Device::Cpu());
-  EXPECT_EQ(*Device::Parse("GPU:1"), Device::Gpu(1));
-  EXPECT_EQ(*Device::Parse("cuda"), Device::Gpu(0));
-  EXPECT_FALSE(Device::Parse("tpu").ok());
-  EXPECT_FALSE(Device::Parse("gpu:x").ok());
-  EXPECT_EQ(Device::Gpu(2).ToString(), "gpu:2");
 }
 
 }  // namespace

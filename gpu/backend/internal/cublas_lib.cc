@@ -70,8 +70,7 @@ bool FitsInt(int64_t v) { return v <= INT_MAX; }
 
 Status LoadCublas() { return Cublas().status; }
 
-Result<std::shared_ptr<BlasHandle>> BlasHandle::Create(const gpu::Device& device,
-                                                       void* cuda_stream) {
+Result<std::shared_ptr<BlasHandle>> BlasHandle::Create(const Device& device, void* cuda_stream) {
   SLUICE_RETURN_IF_ERROR(LoadCublas());
   const CublasFunctions& fn = Cublas().fn;
   SLUICE_ASSIGN_OR_RETURN(const gpu_internal::DeviceRuntime* runtime,

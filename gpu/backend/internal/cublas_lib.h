@@ -29,7 +29,7 @@ Status LoadCublas();
 class BlasHandle {
  public:
   // REQUIRES: device is a GPU and cuda_stream one of its streams.
-  static Result<std::shared_ptr<BlasHandle>> Create(const gpu::Device& device, void* cuda_stream);
+  static Result<std::shared_ptr<BlasHandle>> Create(const Device& device, void* cuda_stream);
   ~BlasHandle();
   BlasHandle(const BlasHandle&) = delete;
   BlasHandle& operator=(const BlasHandle&) = delete;

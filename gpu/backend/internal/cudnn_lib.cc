@@ -116,7 +116,6 @@ namespace {
 
 using gpu::ConvAlgorithm;
 using gpu::backend::GpuBackend;
-using nn::DeviceTensor;
 using nn::kit::ConvGeometry;
 
 // The descriptors of one convolution: x [n, in_c, in_h, in_w] and y (the
