@@ -18,7 +18,8 @@
 // OutputFile (core/file.h): under a hidden temporary name beside `filename`,
 // which globs on the cache's name do not match, renamed to `filename` (and
 // its .idx after it) when the pass completes; a pass that stops early or
-// fails leaves nothing. Errors from the OS carry its code (NotFound,
+// fails leaves nothing, and the temporary files of a pass that was killed
+// are removed by the next one. Errors from the OS carry its code (NotFound,
 // FailedPrecondition for a folder it may not write, ...) and name the file.
 // The TFRecord framing's checksums guard the encoded elements. A file made from
 // another input graph is FailedPrecondition; a corrupt file is DataLoss
@@ -33,6 +34,7 @@
 #include <mutex>
 
 #include "sluice/core/element_codec.h"
+#include "sluice/core/file.h"
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
@@ -128,6 +130,9 @@ class CacheIterator : public IteratorNode {
     mode_ = Mode::kWrite;
     publish_ = true;
     SLUICE_RETURN_IF_ERROR(MakeInput());
+    // What a pass killed mid-way left (its writer's lock is gone with it).
+    (void)RemoveAbandonedTemporaries(node_.filename());
+    (void)RemoveAbandonedTemporaries(RecordIndex::PathFor(node_.filename()));
     TFRecordWriterOptions wo;
     wo.write_index = true;  // atomic: published by Close(), data then index
     Result<TFRecordWriter> w = TFRecordWriter::Open(node_.filename(), wo);

@@ -753,10 +753,13 @@ TEST(CacheTest, FileWrittenThenRead) {
 
 // The file is written under a hidden name: a glob on the cache's own name
 // ("train-*", as a reader of the folder would use) sees nothing until the
-// pass completes, and then the file and its index alone.
+// pass completes, and then the file and its index alone. The temporary
+// files of a pass that was killed go with the next pass.
 TEST(CacheTest, FileIsWrittenUnderAHiddenName) {
   ScratchDir dir;
   const std::string file = dir.file("train-cache");
+  WriteFileOrDie(dir.file(".train-cache.tmp-0badf00d"), "left by a killed pass");
+  WriteFileOrDie(dir.file(".train-cache.idx.tmp-0badf00d"), "left by a killed pass");
   auto matches = [&] {
     std::set<std::string> names;
     for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
