@@ -15,10 +15,6 @@ double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-Status Prefixed(const Status& s, const std::string& where) {
-  return Status(s.code(), where + ": " + std::string(s.message()));
-}
-
 // Per-stage pipeline figures for TensorBoard.
 Status LogPipelineStats(SummaryWriter* w, const IteratorStats& stats, int64_t step) {
   for (const StageStats& s : stats.stages) {
@@ -135,14 +131,14 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
       log_wait += waited;
       std::string where =
           "fit: epoch " + std::to_string(epoch + 1) + " step " + std::to_string(step + 1);
-      if (!next.ok()) return Prefixed(next.status(), where);
+      if (!next.ok()) return next.status().WithContext(where);
       if (!next->has_value()) {
         if (o.steps_per_epoch > 0) out_of_data = true;  // Keras stops training too
         break;
       }
       const DeviceTensor& x = (**next)[0];
       Result<double> loss = Step(x, (**next)[1], o.capture, &captured);
-      if (!loss.ok()) return Prefixed(loss.status(), where);
+      if (!loss.ok()) return loss.status().WithContext(where);
       int64_t batch = x.rank() > 0 ? x.dim(0) : 1;
       loss_mean.Update(*loss, static_cast<double>(batch));
       examples += batch;
@@ -155,7 +151,7 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
         StepInfo info{epoch, step - 1, compiled_.optimizer->iterations(),
                       *loss, batch,    feed->iterator()};
         Status s = o.on_batch_end(info);
-        if (!s.ok()) return Prefixed(s, where);
+        if (!s.ok()) return s.WithContext(where);
       }
       int64_t global = compiled_.optimizer->iterations();
       if (o.summary_writer != nullptr && o.log_every_steps > 0 && global % o.log_every_steps == 0) {
@@ -191,7 +187,7 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
       quiet.verbose = 0;
       Result<std::map<std::string, double>> val = Evaluate(*o.validation_data, quiet);
       if (!val.ok())
-        return Prefixed(val.status(), "fit: validation after epoch " + std::to_string(epoch + 1));
+        return val.status().WithContext("fit: validation after epoch " + std::to_string(epoch + 1));
       for (const auto& [k, v] : *val) results["val_" + k] = v;
     }
     std::vector<std::pair<std::string, double>> shown = {{"loss", results["loss"]}};
@@ -210,7 +206,7 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
     }
     if (o.on_epoch_end) {
       Status s = o.on_epoch_end(epoch, results);
-      if (!s.ok()) return Prefixed(s, "fit: after epoch " + std::to_string(epoch + 1));
+      if (!s.ok()) return s.WithContext("fit: after epoch " + std::to_string(epoch + 1));
     }
     h.steps += step;
   }
@@ -230,19 +226,19 @@ Result<std::map<std::string, double>> Sequential::Evaluate(const Dataset& data,
   for (;;) {
     std::string where = "evaluate: step " + std::to_string(step + 1);
     Result<std::optional<std::vector<DeviceTensor>>> next = feed->Next();
-    if (!next.ok()) return Prefixed(next.status(), where);
+    if (!next.ok()) return next.status().WithContext(where);
     if (!next->has_value()) break;
     ++step;
     const DeviceTensor& x = (**next)[0];
     const DeviceTensor& y = (**next)[1];
     Result<DeviceTensor> pred = Forward(x, false);
-    if (!pred.ok()) return Prefixed(pred.status(), where);
+    if (!pred.ok()) return pred.status().WithContext(where);
     Result<double> loss = compiled_.loss->Compute(backend(), *pred, y, nullptr);
-    if (!loss.ok()) return Prefixed(loss.status(), where);
+    if (!loss.ok()) return loss.status().WithContext(where);
     loss_mean.Update(*loss, static_cast<double>(pred->dim(0)));
     for (const auto& m : compiled_.metrics) {
       Status s = m->UpdateState(backend(), y, *pred);
-      if (!s.ok()) return Prefixed(s, where);
+      if (!s.ok()) return s.WithContext(where);
     }
   }
   if (step == 0) return Status::InvalidArgument("evaluate: the dataset is empty");

@@ -91,10 +91,6 @@ double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-Status Where(const Status& s, const std::string& where) {
-  return Status(s.code(), where + ": " + std::string(s.message()));
-}
-
 // Runs body(r) for every local replica, r > 0 on threads of their own and
 // r = 0 on this one; the first error in replica order (one that is not an
 // echo of another replica's abort, if there is such).
@@ -255,8 +251,9 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
       Result<std::optional<std::vector<DeviceTensor>>> b = feeds[r]->Next();
       if (!b.ok()) {
         reps->local[r].comm->Abort(b.status());
-        return Where(b.status(), "fit: replica " + std::to_string(strategy.first_replica() + r) +
-                                     ": epoch " + std::to_string(epoch + 1) + " step 1");
+        return b.status().WithContext("fit: replica " +
+                                      std::to_string(strategy.first_replica() + r) + ": epoch " +
+                                      std::to_string(epoch + 1) + " step 1");
       }
       first[r] = std::move(*b);
       Sequential& m = *reps->local[r].model;
@@ -280,8 +277,8 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
       auto fail = [&](const Status& s, int64_t step) {
         one.comm->Abort(s);
         if (one.ops) one.ops->Cancel();  // no bucket left in flight
-        return Where(s, "fit: replica " + std::to_string(global) + ": epoch " +
-                            std::to_string(epoch + 1) + " step " + std::to_string(step + 1));
+        return s.WithContext("fit: replica " + std::to_string(global) + ": epoch " +
+                             std::to_string(epoch + 1) + " step " + std::to_string(step + 1));
       };
       // The cross-device ops, made by every replica at once (NCCL's are
       // set up together).
@@ -312,7 +309,7 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
         // Go on only if every replica has a batch and replica 0 wants to.
         int64_t flags[2] = {batch ? 1 : 0, r == 0 && stop.load() ? 0 : 1};
         Status agreed = one.comm->AllReduce(flags, 2, DType::kInt64, ReduceOp::kMin);
-        if (!agreed.ok()) return Where(agreed, "fit: replica " + std::to_string(global));
+        if (!agreed.ok()) return agreed.WithContext("fit: replica " + std::to_string(global));
         if (flags[0] == 0 || flags[1] == 0) {
           if (flags[0] == 0) ran_dry = true;
           if (flags[0] == 0 && batch) {
@@ -371,7 +368,7 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
           if (!s.ok()) return fail(s, step);
           s = one.ops->Wait();
         }
-        if (!s.ok()) return Where(s, "fit: replica " + std::to_string(global));
+        if (!s.ok()) return s.WithContext("fit: replica " + std::to_string(global));
         s = replay != nullptr
                 ? Replicas::ReplayApply(m, *replay)
                 : m.compiled_.optimizer->ApplyGradients(std::span<DeviceTensor* const>(g.grads),
@@ -388,7 +385,7 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
         row_sum += static_cast<double>(rows);
         std::vector<double> t = Totals(loss_sum, row_sum, m.compiled_.metrics);
         s = one.comm->AllReduce(t.data(), t.size(), DType::kFloat64, ReduceOp::kSum);
-        if (!s.ok()) return Where(s, "fit: replica " + std::to_string(global));
+        if (!s.ok()) return s.WithContext("fit: replica " + std::to_string(global));
         if (r != 0) continue;
         // Replica 0 reports, for everyone.
         totals = std::move(t);
@@ -415,7 +412,7 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
     if (!run.ok()) return run;
     if (steps > 0) need_sync = false;
     if (!callback_error.ok())
-      return Where(callback_error, "fit: epoch " + std::to_string(epoch + 1));
+      return callback_error.WithContext("fit: epoch " + std::to_string(epoch + 1));
     if (ran_dry && o.steps_per_epoch > 0) out_of_data = true;  // as Keras: training stops
     const double epoch_time = Since(epoch_start);
     fit_time += epoch_time;
@@ -431,7 +428,7 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
       quiet.verbose = 0;
       Result<std::map<std::string, double>> val = Evaluate(*o.distributed_validation_data, quiet);
       if (!val.ok())
-        return Where(val.status(), "fit: validation after epoch " + std::to_string(epoch + 1));
+        return val.status().WithContext("fit: validation after epoch " + std::to_string(epoch + 1));
       for (const auto& [k, v] : *val) results["val_" + k] = v;
     }
     std::vector<std::pair<std::string, double>> shown = {{"loss", results["loss"]}};
@@ -449,7 +446,7 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
     }
     if (o.on_epoch_end) {
       Status s = o.on_epoch_end(epoch, results);
-      if (!s.ok()) return Where(s, "fit: after epoch " + std::to_string(epoch + 1));
+      if (!s.ok()) return s.WithContext("fit: after epoch " + std::to_string(epoch + 1));
     }
     h.steps += steps;
   }
@@ -476,7 +473,7 @@ Result<std::map<std::string, double>> Sequential::Evaluate(const DistributedData
     const std::string who = "evaluate: replica " + std::to_string(first_replica + r);
     auto fail = [&](const Status& s) {
       one.comm->Abort(s);
-      return Where(s, who);
+      return s.WithContext(who);
     };
     for (const auto& metric : m.compiled_.metrics) metric->Reset();
     Result<Iterator> it = data.per_replica[r].iterator();
@@ -525,7 +522,7 @@ Result<std::map<std::string, double>> Sequential::Evaluate(const DistributedData
     }
     std::vector<double> t = Totals(loss_sum, rows, m.compiled_.metrics);
     Status s = one.comm->AllReduce(t.data(), t.size(), DType::kFloat64, ReduceOp::kSum);
-    if (!s.ok()) return Where(s, who);
+    if (!s.ok()) return s.WithContext(who);
     if (r == 0) totals = std::move(t);
     return Status::OK();
   });

@@ -14,9 +14,14 @@
 // In a file: if `filename` exists when an iterator is made, the elements are
 // read from it. Otherwise the pass runs the input and writes a header record
 // (magic and a fingerprint of the input graph) and then each element
-// (EncodeElement) as one record of a TFRecord file "<filename>.tmp-<random>"
-// (with its .idx), renamed to `filename` when the pass completes; the
-// TFRecord framing's checksums guard the encoded elements. A file made from
+// (EncodeElement) as one record of a TFRecord file written through
+// OutputFile (core/file.h): under a hidden temporary name beside `filename`,
+// which globs on the cache's name do not match, renamed to `filename` (and
+// its .idx after it) when the pass completes; a pass that stops early or
+// fails leaves nothing, and the temporary files of a pass that was killed
+// are removed by the next one. Errors from the OS carry its code (NotFound,
+// FailedPrecondition for a folder it may not write, ...) and name the file.
+// The TFRecord framing's checksums guard the encoded elements. A file made from
 // another input graph is FailedPrecondition; a corrupt file is DataLoss
 // naming the file, the record and its offset.
 //
@@ -25,14 +30,11 @@
 // does not publish). A file-writing iterator cannot be saved
 // (FailedPrecondition "cache: cannot save while the cache is being
 // written").
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <mutex>
-#include <random>
 
 #include "sluice/core/element_codec.h"
+#include "sluice/core/file.h"
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
@@ -128,14 +130,12 @@ class CacheIterator : public IteratorNode {
     mode_ = Mode::kWrite;
     publish_ = true;
     SLUICE_RETURN_IF_ERROR(MakeInput());
-    std::random_device rd;
-    char suffix[32];
-    std::snprintf(suffix, sizeof(suffix), ".tmp-%08x%08x", rd(), rd());
-    tmp_ = node_.filename() + suffix;
+    // What a pass killed mid-way left (its writer's lock is gone with it).
+    (void)RemoveAbandonedTemporaries(node_.filename());
+    (void)RemoveAbandonedTemporaries(RecordIndex::PathFor(node_.filename()));
     TFRecordWriterOptions wo;
-    wo.atomic = false;
-    wo.write_index = true;
-    Result<TFRecordWriter> w = TFRecordWriter::Open(tmp_, wo);
+    wo.write_index = true;  // atomic: published by Close(), data then index
+    Result<TFRecordWriter> w = TFRecordWriter::Open(node_.filename(), wo);
     if (!w.ok()) return w.status().WithContext("cache: cannot write " + node_.filename());
     writer_ = std::make_unique<TFRecordWriter>(std::move(w).value());
     Status hs = writer_->Write(CacheHeader(Fingerprint(*node_.inputs()[0])));
@@ -281,19 +281,9 @@ class CacheIterator : public IteratorNode {
   Result<std::optional<Element>> Finish() {
     if (writer_) {
       std::unique_ptr<TFRecordWriter> w = std::move(writer_);
+      // A writer whose Close() fails removes its temporary files.
       Status s = w->Close();
-      if (s.ok()) {
-        const std::string idx = RecordIndex::PathFor(node_.filename());
-        if (std::rename(RecordIndex::PathFor(tmp_).c_str(), idx.c_str()) != 0 ||
-            std::rename(tmp_.c_str(), node_.filename().c_str()) != 0) {
-          s = Status::Internal("cache: cannot rename " + tmp_ + " to " + node_.filename());
-        }
-      }
-      if (!s.ok()) {
-        AbandonFile();
-        return s.WithContext("cache: finishing " + node_.filename());
-      }
-      tmp_.clear();
+      if (!s.ok()) return s.WithContext("cache: finishing " + node_.filename());
     } else if (publish_) {
       node_.Publish(std::move(elements_));
       elements_.clear();
@@ -381,14 +371,8 @@ class CacheIterator : public IteratorNode {
     charged_ = bytes;
   }
 
-  void AbandonFile() {
-    writer_.reset();
-    if (!tmp_.empty()) {
-      ::unlink(tmp_.c_str());
-      ::unlink(RecordIndex::PathFor(tmp_).c_str());
-      tmp_.clear();
-    }
-  }
+  // A writer destroyed without Close() removes its temporary files.
+  void AbandonFile() { writer_.reset(); }
 
   const CacheNode& node_;
   IteratorParams params_;  // iteration restored from saved state
@@ -404,7 +388,6 @@ class CacheIterator : public IteratorNode {
   Elements elements_;
   int64_t charged_ = 0;  // for elements_ (writing) or memory_ (reading)
   std::unique_ptr<TFRecordWriter> writer_;
-  std::string tmp_;
   std::string encoded_;
 };
 

@@ -1,21 +1,19 @@
 // global_shuffle: element i is input.Get(perm(i)) for a pseudo-random
-// permutation perm of [0, n) (core_internal::IndexPermutation), so the whole
-// dataset is shuffled uniformly while no element is buffered. The input must
+// permutation perm of [0, n) (IndexPermutation, core/index_permutation.h), so
+// the whole dataset is shuffled uniformly while no element is buffered. The input must
 // allow random access and have a known cardinality.
 //
 // The permutation's seed is the stage seed (options.seed, else derived from
 // the pipeline seed), mixed with the iteration number when
 // reshuffle_each_iteration is set. The iterator's state is its cursor and
 // that seed: a few dozen bytes whatever the dataset's size.
-#include "sluice/core/internal/index_permutation.h"
+#include "sluice/core/index_permutation.h"
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
 
 namespace sluice::pipeline_internal {
 namespace {
-
-using core_internal::IndexPermutation;
 
 class GlobalShuffleIterator : public IteratorNode {
  public:

@@ -18,6 +18,7 @@
 #include "sluice/ops/resize.h"
 #include "sluice/pipeline/image_folder.h"
 #include "sluice/records/example_parser.h"
+#include "wxh.h"
 
 namespace sluice::tools {
 namespace {
@@ -236,16 +237,6 @@ Result<BenchImageOp> JsonImageOp(const std::string& file, const json& v) {
 }
 
 }  // namespace
-
-bool ParseWxH(std::string_view s, int64_t* width, int64_t* height) {
-  const size_t x = s.find('x');
-  if (x == std::string_view::npos) return false;
-  const auto parse = [](std::string_view part, int64_t* v) {
-    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), *v);
-    return ec == std::errc() && end == part.data() + part.size() && *v >= 1 && *v <= 65500;
-  };
-  return parse(s.substr(0, x), width) && parse(s.substr(x + 1), height);
-}
 
 bool ParseCountOrAutotune(std::string_view s, int64_t min, int64_t* out) {
   if (s == "autotune" || s == "AUTOTUNE") {

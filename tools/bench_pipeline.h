@@ -58,8 +58,6 @@ struct BenchPipelineSpec {
   bool fold_ops = true;
 };
 
-// "WxH" -> width, height (each 1..65500); false if malformed.
-bool ParseWxH(std::string_view s, int64_t* width, int64_t* height);
 // "N" (>= min) or "autotune" -> kAutotune; false if malformed.
 bool ParseCountOrAutotune(std::string_view s, int64_t min, int64_t* out);
 

@@ -18,6 +18,7 @@
 #include "record_files.h"
 #include "sluice/core/file.h"
 #include "sluice/pipeline/benchmark.h"
+#include "wxh.h"
 
 namespace sluice::tools {
 namespace {

@@ -1,7 +1,6 @@
 // `sluice convert images DIR --out PREFIX`: a class-per-subfolder image tree
 // to sharded TFRecords of the common image schema (image_example.h).
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <memory>
 
@@ -17,6 +16,7 @@
 #include "sluice/ops/image_limits.h"
 #include "sluice/pipeline/image_folder.h"
 #include "sluice/records/crc32c.h"
+#include "wxh.h"
 
 namespace sluice::tools {
 namespace {
@@ -41,14 +41,8 @@ struct ConvertImagesOptions {
 // "WxH" -> {H, W}; each side 1..65500 (JPEG's limit). The area is checked
 // by CheckResizeArea.
 std::optional<ops::ImageSize> ParseSize(std::string_view s) {
-  const size_t x = s.find('x');
-  if (x == std::string_view::npos) return std::nullopt;
   int64_t w = 0, h = 0;
-  const auto parse = [](std::string_view part, int64_t* v) {
-    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), *v);
-    return ec == std::errc() && end == part.data() + part.size() && *v >= 1 && *v <= 65500;
-  };
-  if (!parse(s.substr(0, x), &w) || !parse(s.substr(x + 1), &h)) return std::nullopt;
+  if (!ParseWxH(s, &w, &h)) return std::nullopt;
   return ops::ImageSize{h, w};
 }
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "common/timing.h"
 #include "sluice/core/rng.h"
 #include "sluice/distribute/distribute.h"
 #include "sluice/ops/png.h"
@@ -32,6 +33,8 @@
 
 namespace sluice {
 namespace {
+
+using bench::Median;
 
 constexpr int kFiles = 8;
 constexpr int kRecordsPerFile = 4000;
@@ -112,11 +115,6 @@ double Rate(const Dataset& ds) {
   }
   return static_cast<double>(records) /
          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 void BM_DistributionCost(benchmark::State& state) {

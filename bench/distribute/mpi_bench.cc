@@ -41,6 +41,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/timing.h"
 #include "sluice/distribute/communicator.h"
 #include "sluice/distribute/mpi_communicator.h"
 #include "sluice/nn/backend.h"
@@ -52,17 +53,14 @@
 namespace sluice {
 namespace {
 
+using bench::Median;
+
 std::shared_ptr<Communicator> g_comm;
 MPI_Comm g_bare = MPI_COMM_NULL;
 int g_cpu_threads = 1;  // the CPU backend's threads before any strategy
 
 double Seconds(const std::chrono::steady_clock::time_point& t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // Bytes x 2(n-1)/n per second (the algorithm bandwidth for n = 1).

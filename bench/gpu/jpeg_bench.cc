@@ -39,18 +39,14 @@
 // the single state, where call k+1 waits inside the decoder for call k's
 // decode), ratio_to_one_state against the S=1 line and state_waits (calls
 // that blocked for their state's previous call), at the last --batches
-// value only. host_cores everywhere: CPU-seconds (getrusage,
-// user + system, all threads) per second of wall time.
+// value only. host_cores everywhere: CPU-seconds (the process's CPU
+// clock: user + system, all threads) per second of wall time.
 #include <glob.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -60,6 +56,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/args.h"
+#include "common/timing.h"
 #include "sluice/gpu/device.h"
 #include "sluice/gpu/device_tensor.h"
 #include "sluice/gpu/jpeg_augment.h"
@@ -73,7 +71,11 @@
 namespace sluice::gpu {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::Since;
+
+// The process's CPU seconds (user + system, all threads).
+double CpuSeconds() { return bench::ProcessCpuSeconds(); }
 
 struct Args {
   std::string images;
@@ -86,82 +88,35 @@ struct Args {
   std::vector<int> prefetch = {0, 2};   // the stage's JpegBatchesOptions::prefetch values
 };
 
-constexpr const char* kUsage =
-    "usage: gpu_jpeg_bench --images DIR [--batches 128,256] "
-    "[--seconds 2] [--threads 16] [--device gpu|cpu] [--states 1,2,3]\n"
-    "       [--tfrecords GLOB (sluice convert's image records, for the stage)] "
-    "[--prefetch 0,2]\n";
+constexpr char kProgram[] = "gpu_jpeg_bench";
+constexpr char kSynopsis[] =
+    "--images DIR [--batches 128,256] [--seconds 2] [--threads 16] [--device gpu|cpu]\n"
+    "      [--states 1,2,3] [--tfrecords GLOB (sluice convert's image records, for the stage)]\n"
+    "      [--prefetch 0,2]";
 
-// A bad command line: why, and the usage, on stderr; exit status 2.
-[[noreturn]] void Usage(const char* why) {
-  std::fprintf(stderr, "gpu_jpeg_bench: %s\n%s", why, kUsage);
-  std::exit(2);
+bench::CommandLine Parser(Args* a) {
+  bench::CommandLine p(kProgram, kSynopsis);
+  p.Add("--images", &a->images)
+      .Add("--batches", &a->batches, 1, 4096)
+      .Add("--tfrecords", &a->tfrecords)
+      .Add("--prefetch", &a->prefetch, 0, 16)
+      .Add("--seconds", &a->seconds, 1e-3, bench::kUnbounded)
+      .Add("--threads", &a->threads, 1)
+      .Add("--device", &a->device)
+      .Add("--states", &a->states, 1, 8);
+  return p;
 }
 
-// "1,2,3" as integers; anything else is a usage error naming the flag.
-std::vector<int> IntList(const std::string& flag, const std::string& v) {
-  std::vector<int> out;
-  std::stringstream ss(v);
-  for (std::string item; std::getline(ss, item, ',');) {
-    char* end = nullptr;
-    const long n = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || n < INT_MIN || n > INT_MAX) {
-      Usage((flag + " takes comma-separated integers, not \"" + v + "\"").c_str());
-    }
-    out.push_back(static_cast<int>(n));
-  }
-  if (out.empty()) Usage((flag + " needs at least one value").c_str());
-  return out;
+// A bad command line: why, and the usage, on stderr; exit status 2.
+[[noreturn]] void Usage(const std::string& why) {
+  Args unused;
+  Parser(&unused).UsageError(why);
 }
 
 Args Parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-  }
-  static const char* const kFlags[] = {"--images",  "--batches", "--tfrecords", "--prefetch",
-                                       "--seconds", "--threads", "--device",    "--states"};
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (std::find(std::begin(kFlags), std::end(kFlags), flag) == std::end(kFlags)) {
-      Usage(("unknown flag " + flag).c_str());
-    }
-    if (i + 1 >= argc) Usage(("missing value after " + flag).c_str());
-    const std::string v = argv[++i];
-    if (flag == "--images") {
-      a.images = v;
-    } else if (flag == "--batches") {
-      a.batches = IntList(flag, v);
-    } else if (flag == "--tfrecords") {
-      a.tfrecords = v;
-    } else if (flag == "--prefetch") {
-      a.prefetch = IntList(flag, v);
-    } else if (flag == "--seconds") {
-      a.seconds = std::atof(v.c_str());
-    } else if (flag == "--threads") {
-      a.threads = std::atoi(v.c_str());
-    } else if (flag == "--device") {
-      a.device = v;
-    } else if (flag == "--states") {
-      a.states = IntList(flag, v);
-    } else {
-      Usage(("unknown flag " + flag).c_str());
-    }
-  }
+  Parser(&a).Parse(argc, argv);
   if (a.images.empty()) Usage("--images is required");
-  for (int b : a.batches) {
-    if (b < 1 || b > 4096) Usage("batches must be in 1..4096");
-  }
-  for (int n : a.states) {
-    if (n < 1 || n > 8) Usage("--states must be in 1..8");
-  }
-  for (int n : a.prefetch) {
-    if (n < 0 || n > 16) Usage("--prefetch must be in 0..16");
-  }
-  if (a.threads < 1 || a.seconds <= 0) Usage("--threads and --seconds must be positive");
   return a;
 }
 
@@ -183,17 +138,6 @@ std::vector<std::string> ReadJpegs(const std::string& dir, std::vector<std::stri
     names->push_back(p.filename().string());
   }
   return out;
-}
-
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto s = [](timeval t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
-  return s(u.ru_utime) + s(u.ru_stime);
-}
-
-double Since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 // libjpeg-turbo on `threads` threads, each decoding the images round-robin.
@@ -547,7 +491,7 @@ bool Stage(const Device& device, const std::vector<std::string>& bytes, int batc
 int Run(const Args& args) {
   std::vector<std::string> names;
   const std::vector<std::string> bytes = ReadJpegs(args.images, &names);
-  if (bytes.empty()) Usage(("no JPEGs under " + args.images).c_str());
+  if (bytes.empty()) Usage("no JPEGs under " + args.images);
   std::vector<EncodedJpeg> all;
   for (size_t i = 0; i < bytes.size(); ++i) all.push_back({bytes[i], names[i]});
   int64_t pixels = 0;

@@ -17,11 +17,11 @@
 //
 //   bench/ops/image_ops_bench --benchmark_min_time=0.5
 #include <benchmark/benchmark.h>
-#include <time.h>
 
 #include <cstring>
 #include <vector>
 
+#include "common/timing.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/resize.h"
 
@@ -45,11 +45,7 @@ const Tensor& Image() {
 }
 
 // CPU seconds used by this thread.
-double CpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
+double CpuSeconds() { return bench::ThreadCpuSeconds(); }
 
 // Calls fn() repeatedly for ~0.3 s of CPU time; returns calls per second.
 template <typename Fn>

@@ -28,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include "common/args.h"
 #include "sluice/core/rng.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/jpeg.h"
@@ -58,61 +59,23 @@ struct Args {
   std::exit(1);
 }
 
-constexpr const char* kUsage =
-    "usage: make_imagenet_like --out DIR [--count 5000] [--classes 10] [--width 500] "
-    "[--height 375] [--quality 90] [--seed 1] [--threads N] [--source DIR]\n";
-
-// A bad command line: the message and the usage on stderr, exit status 2.
-[[noreturn]] void UsageError(const std::string& msg) {
-  fmt::print(stderr, "make_imagenet_like: {}\n{}", msg, kUsage);
-  std::exit(2);
-}
-
 Args ParseArgs(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") {
-      fmt::print("{}", kUsage);
-      std::exit(0);
-    }
-  }
-  static const char* const kFlags[] = {"--out",    "--source",  "--count", "--classes", "--width",
-                                       "--height", "--quality", "--seed",  "--threads"};
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (std::find(std::begin(kFlags), std::end(kFlags), flag) == std::end(kFlags)) {
-      UsageError("unknown flag " + flag);
-    }
-    if (i + 1 >= argc) UsageError("missing value after " + flag);
-    const std::string v = argv[++i];
-    auto number = [&](int lo, int hi) {
-      char* end = nullptr;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < lo || n > hi)
-        UsageError(fmt::format("{} wants {}..{}, got {}", flag, lo, hi, v));
-      return static_cast<int>(n);
-    };
-    if (flag == "--out")
-      a.out = v;
-    else if (flag == "--source")
-      a.source = v;
-    else if (flag == "--count")
-      a.count = number(1, 100'000'000);
-    else if (flag == "--classes")
-      a.classes = number(1, 100'000);
-    else if (flag == "--width")
-      a.width = number(16, 8192);
-    else if (flag == "--height")
-      a.height = number(16, 8192);
-    else if (flag == "--quality")
-      a.quality = number(1, 100);
-    else if (flag == "--seed")
-      a.seed = static_cast<uint64_t>(number(0, 2'000'000'000));
-    else if (flag == "--threads")
-      a.threads = number(1, 1024);
-  }
-  if (a.out.empty()) UsageError("--out DIR is required");
+  sluice::bench::CommandLine args(
+      "make_imagenet_like",
+      "--out DIR [--count 5000] [--classes 10] [--width 500] [--height 375]\n"
+      "      [--quality 90] [--seed 1] [--threads N] [--source DIR]");
+  args.Add("--out", &a.out)
+      .Add("--source", &a.source)
+      .Add("--count", &a.count, 1, 100'000'000)
+      .Add("--classes", &a.classes, 1, 100'000)
+      .Add("--width", &a.width, 16, 8192)
+      .Add("--height", &a.height, 16, 8192)
+      .Add("--quality", &a.quality, 1, 100)
+      .Add("--seed", &a.seed, 0, 2'000'000'000)
+      .Add("--threads", &a.threads, 1, 1024)
+      .Parse(argc, argv);
+  if (a.out.empty()) args.UsageError("--out DIR is required");
   return a;
 }
 

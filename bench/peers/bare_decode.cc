@@ -30,7 +30,8 @@
 #include <thread>
 #include <vector>
 
-#include "peer_args.h"
+#include "common/args.h"
+#include "peer_util.h"
 
 namespace {
 
@@ -48,7 +49,8 @@ constexpr char kProgram[] = "bare_decode";
 
 Args ParseArgs(int argc, char** argv) {
   Args a;
-  sluice::peers::PeerArgs args(kProgram, "--mode decode --images DIR | --mode read --files GLOB");
+  sluice::bench::CommandLine args(kProgram,
+                                  "--mode decode --images DIR | --mode read --files GLOB");
   args.Add("--mode", &a.mode)
       .Add("--images", &a.images)
       .Add("--files", &a.files)

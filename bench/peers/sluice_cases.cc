@@ -65,7 +65,8 @@
 #include <string_view>
 #include <vector>
 
-#include "peer_args.h"
+#include "common/args.h"
+#include "peer_util.h"
 #include "sluice/core/rng.h"
 #include "sluice/ops/decode_crop_resize.h"
 #include "sluice/ops/image_ops.h"
@@ -107,8 +108,8 @@ constexpr char kProgram[] = "sluice_cases";
 
 Args ParseArgs(int argc, char** argv) {
   Args a;
-  peers::PeerArgs args(kProgram,
-                       "--case decode|fused|read|parse --files GLOB ... | --make-records PREFIX");
+  bench::CommandLine args(
+      kProgram, "--case decode|fused|read|parse --files GLOB ... | --make-records PREFIX");
   args.Add("--case", &a.kase)
       .Add("--files", &a.files)
       .Add("--cores", &a.cores)

@@ -20,11 +20,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/args.h"
 #include "sluice/pipeline/dataset.h"
 
 namespace sluice {
@@ -96,57 +96,23 @@ double Measure(const Dataset& ds, double from, double to, IteratorStats* stats =
   return 0;
 }
 
-constexpr const char* kUsage =
-    "usage: pipeline_autotune_bench [--window_ms=1500] [--trace=PATH] [--autotune_only] "
-    "[--rounds=3]\n";
-
-// A bad command line: the message and the usage on stderr, exit status 2.
-[[noreturn]] void UsageError(const std::string& message) {
-  std::fprintf(stderr, "pipeline_autotune_bench: %s\n%s", message.c_str(), kUsage);
-  std::exit(2);
-}
-
-// The value of "--flag=VALUE" as a number in [lo, hi], or a usage error.
-double Number(const std::string& arg, size_t prefix, double lo, double hi) {
-  const std::string v = arg.substr(prefix);
-  char* end = nullptr;
-  const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0' || !(x >= lo && x <= hi)) {
-    char range[64];
-    std::snprintf(range, sizeof(range), " wants a number from %g to %g", lo, hi);
-    UsageError(arg.substr(0, prefix - 1) + range + ", got '" + v + "'");
-  }
-  return x;
-}
-
 }  // namespace
 }  // namespace sluice
 
 int main(int argc, char** argv) {
   using namespace sluice;
-  double window = 1.5;
-  bool grid = true;
+  double window_ms = 1500;
+  bool autotune_only = false;
   int rounds = 3;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-  }
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.starts_with("--window_ms=")) {
-      window = Number(arg, 12, 1, 1e7) / 1000;
-    } else if (arg.starts_with("--trace=")) {
-      g_trace = arg.substr(8);
-    } else if (arg == "--autotune_only") {
-      grid = false;
-    } else if (arg.starts_with("--rounds=")) {
-      rounds = static_cast<int>(Number(arg, 9, 1, 1000));
-    } else {
-      UsageError("unknown flag " + arg);
-    }
-  }
+  bench::CommandLine args("pipeline_autotune_bench",
+                          "[--window_ms=1500] [--trace=PATH] [--autotune_only] [--rounds=3]");
+  args.Add("--window_ms", &window_ms, 1, 1e7)
+      .Add("--trace", &g_trace)
+      .Switch("--autotune_only", &autotune_only)
+      .Add("--rounds", &rounds, 1, 1000)
+      .Parse(argc, argv);
+  const double window = window_ms / 1000;
+  const bool grid = !autotune_only;
   const int cpus = static_cast<int>(std::thread::hardware_concurrency());
   std::printf("AUTOTUNE vs grid search (%d CPUs, RAM budget %lld MiB, window %.1f s)\n", cpus,
               static_cast<long long>(kRamBudget >> 20), window);

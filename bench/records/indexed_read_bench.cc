@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/core/internal/index_permutation.h"
+#include "sluice/core/index_permutation.h"
 #include "sluice/core/rng.h"
 #include "sluice/records/indexed_tfrecord_file.h"
 #include "sluice/records/tfrecord_writer.h"
@@ -57,7 +57,7 @@ void BM_IndexedRead(benchmark::State& state, bool shuffled, bool verify) {
     state.SkipWithError(std::string(file.status().message()).c_str());
     return;
   }
-  const core_internal::IndexPermutation perm(file->num_records(), 7);
+  const IndexPermutation perm(file->num_records(), 7);
   Buffer scratch;
   size_t bytes = 0, records = 0;
   for (auto _ : state) {
@@ -86,7 +86,7 @@ void BM_PreadShuffledReference(benchmark::State& state) {
     return;
   }
   const RecordIndex& index = file->index();
-  const core_internal::IndexPermutation perm(index.size(), 7);
+  const IndexPermutation perm(index.size(), 7);
   const int fd = ::open(file->path().c_str(), O_RDONLY);
   std::vector<char> buf(record_size + 16);
   size_t bytes = 0, records = 0;

@@ -45,7 +45,7 @@ Dataset MakeCache(const Dataset& input, std::string filename);
 Dataset MakeZip(const std::vector<Dataset>& inputs);
 Dataset MakeConcatenate(const Dataset& a, const Dataset& b);
 Dataset MakeEnumerate(const Dataset& input, int64_t start);
-// ignore_errors.cc, options.cc
+// ignore_errors.cc, with_options.cc
 Dataset MakeIgnoreErrors(const Dataset& input);
 Dataset MakeWithOptions(const Dataset& input, Options options);
 

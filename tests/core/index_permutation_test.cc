@@ -1,4 +1,4 @@
-#include "sluice/core/internal/index_permutation.h"
+#include "sluice/core/index_permutation.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "sluice/core/rng.h"
 
-namespace sluice::core_internal {
+namespace sluice {
 namespace {
 
 // Every value of [0, n) is hit exactly once.
@@ -190,4 +190,4 @@ TEST(IndexPermutationTest, HugeSizes) {
 }
 
 }  // namespace
-}  // namespace sluice::core_internal
+}  // namespace sluice

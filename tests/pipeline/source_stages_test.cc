@@ -751,6 +751,73 @@ TEST(CacheTest, FileWrittenThenRead) {
   EXPECT_NE(err.message().find("offset"), std::string_view::npos) << err.ToString();
 }
 
+// The file is written under a hidden name: a glob on the cache's own name
+// ("train-*", as a reader of the folder would use) sees nothing until the
+// pass completes, and then the file and its index alone. The temporary
+// files of a pass that was killed go with the next pass.
+TEST(CacheTest, FileIsWrittenUnderAHiddenName) {
+  ScratchDir dir;
+  const std::string file = dir.file("train-cache");
+  WriteFileOrDie(dir.file(".train-cache.tmp-0badf00d"), "left by a killed pass");
+  WriteFileOrDie(dir.file(".train-cache.idx.tmp-0badf00d"), "left by a killed pass");
+  auto matches = [&] {
+    std::set<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+      const std::string name = e.path().filename().string();
+      if (name.starts_with("train-")) names.insert(name);
+    }
+    return names;
+  };
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, Dataset::range(12).cache(file).iterator());
+  for (int i = 0; i < 5; ++i) SLUICE_ASSERT_OK(it.next().status());
+  EXPECT_EQ(matches(), std::set<std::string>()) << "a temporary file is visible to train-*";
+  EXPECT_FALSE(std::filesystem::is_empty(dir.path())) << "nothing is being written";
+  for (;;) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> e, it.next());
+    if (!e) break;
+  }
+  EXPECT_EQ(matches(), (std::set<std::string>{"train-cache", "train-cache.idx"}));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()),
+                          std::filesystem::directory_iterator()),
+            2)
+      << "temporary files left behind";
+}
+
+// Errors from the OS carry its code and name the file; they are not
+// Internal (a bug of sluice's).
+TEST(CacheTest, FileErrorsCarryTheOsCode) {
+  ScratchDir dir;
+  const std::string missing = dir.file("no-such-folder/cache");
+  SLUICE_EXPECT_ERROR(Dataset::range(3).cache(missing).iterator().status(), StatusCode::kNotFound,
+                      missing);
+
+  // Something else took the cache's name during the pass (here a folder):
+  // publishing fails, and the temporary files go.
+  const std::string file = dir.file("cache");
+  {
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, Dataset::range(3).cache(file).iterator());
+    SLUICE_ASSERT_OK(it.next().status());
+    std::filesystem::create_directories(file + "/taken");
+    Status err;
+    for (int i = 0; i < 4 && err.ok(); ++i) err = it.next().status();
+    EXPECT_EQ(err.code(), StatusCode::kFailedPrecondition) << err;
+    EXPECT_NE(err.message().find(file), std::string_view::npos) << err;
+  }
+  std::filesystem::remove_all(file);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "temporary files left behind";
+
+  // A folder it may not write (not checkable as root, who may write anywhere).
+  if (::geteuid() != 0) {
+    const std::string locked = dir.file("locked");
+    std::filesystem::create_directory(locked);
+    std::filesystem::permissions(
+        locked, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    SLUICE_EXPECT_ERROR(Dataset::range(3).cache(locked + "/cache").iterator().status(),
+                        StatusCode::kFailedPrecondition, locked + "/cache");
+    std::filesystem::permissions(locked, std::filesystem::perms::owner_all);
+  }
+}
+
 TEST(CacheTest, FileFromAnotherInputIsRefused) {
   ScratchDir dir;
   const std::string file = dir.file("cache.bin");

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "sluice/core/internal/index_permutation.h"
+#include "sluice/core/index_permutation.h"
 #include "sluice/core/rng.h"
 #include "sluice/records/tfrecord_writer.h"
 #include "test_util.h"
@@ -72,7 +72,7 @@ TEST(IndexedTFRecordFileTest, RandomReadsMatchSequentialReading) {
   EXPECT_EQ(file.num_records(), payloads.size());
   EXPECT_EQ(file.path(), path);
   // In a shuffled order, then in order.
-  const core_internal::IndexPermutation perm(file.num_records(), 11);
+  const IndexPermutation perm(file.num_records(), 11);
   for (int pass = 0; pass < 2; ++pass) {
     for (uint64_t k = 0; k < file.num_records(); ++k) {
       const uint64_t i = pass == 0 ? perm(k) : k;
@@ -229,7 +229,7 @@ TEST(IndexedTFRecordFileTest, ConcurrentReadsFromManyThreads) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      const core_internal::IndexPermutation perm(file.num_records(), t);
+      const IndexPermutation perm(file.num_records(), t);
       Buffer scratch;
       for (uint64_t k = 0; k < file.num_records(); ++k) {
         const uint64_t i = perm(k);

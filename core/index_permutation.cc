@@ -1,10 +1,10 @@
-#include "sluice/core/internal/index_permutation.h"
+#include "sluice/core/index_permutation.h"
 
 #include <bit>
 
 #include "sluice/core/rng.h"
 
-namespace sluice::core_internal {
+namespace sluice {
 namespace {
 
 // A tag in the Philox counter so these keys differ from any Rng stream.
@@ -64,4 +64,4 @@ uint64_t IndexPermutation::operator()(uint64_t i) const {
   return x;
 }
 
-}  // namespace sluice::core_internal
+}  // namespace sluice

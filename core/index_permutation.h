@@ -17,13 +17,13 @@
 //
 // An immutable value of 224 bytes, no allocation: cheap to copy,
 // thread-safe. A lookup costs a few tens of nanoseconds.
-#ifndef SLUICE_CORE_INTERNAL_INDEX_PERMUTATION_H_
-#define SLUICE_CORE_INTERNAL_INDEX_PERMUTATION_H_
+#ifndef SLUICE_CORE_INDEX_PERMUTATION_H_
+#define SLUICE_CORE_INDEX_PERMUTATION_H_
 
 #include <array>
 #include <cstdint>
 
-namespace sluice::core_internal {
+namespace sluice {
 
 class IndexPermutation {
  public:
@@ -57,6 +57,6 @@ class IndexPermutation {
   std::array<uint64_t, kSmallDomainRounds> keys_{};
 };
 
-}  // namespace sluice::core_internal
+}  // namespace sluice
 
-#endif  // SLUICE_CORE_INTERNAL_INDEX_PERMUTATION_H_
+#endif  // SLUICE_CORE_INDEX_PERMUTATION_H_
