@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sluice/gpu/internal/image_kernels.h"
-#include "sluice/gpu/internal/launch.h"
+#include "sluice/device/cuda/launch.h"
 #include "sluice/ops/internal/image_dims.h"
 
 namespace sluice::gpu {

@@ -35,8 +35,8 @@
 #include "sluice/core/dtype.h"
 #include "sluice/core/result.h"
 #include "sluice/core/rng.h"
-#include "sluice/gpu/device_tensor.h"
-#include "sluice/gpu/stream.h"
+#include "sluice/device/device_memory.h"
+#include "sluice/device/stream.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/resize.h"
 

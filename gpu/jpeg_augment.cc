@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "sluice/gpu/internal/image_kernels.h"
-#include "sluice/gpu/internal/launch.h"
+#include "sluice/device/cuda/launch.h"
 #include "sluice/ops/image_ops.h"
 
 namespace sluice::gpu {

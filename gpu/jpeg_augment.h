@@ -47,7 +47,7 @@
 
 #include "sluice/core/result.h"
 #include "sluice/core/rng.h"
-#include "sluice/gpu/device_tensor.h"
+#include "sluice/device/device_memory.h"
 #include "sluice/gpu/jpeg_decoder.h"
 #include "sluice/ops/decode_crop_resize.h"
 #include "sluice/ops/resize.h"

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "sluice/core/rng.h"
-#include "sluice/gpu/internal/device_runtime.h"
-#include "sluice/gpu/pinned_host_pool.h"
+#include "sluice/device/runtime.h"
+#include "sluice/device/pinned_host_pool.h"
 
 namespace sluice::gpu {
 

@@ -53,7 +53,7 @@
 #include "sluice/gpu/jpeg_augment.h"
 #include "sluice/gpu/jpeg_decoder.h"
 #include "sluice/gpu/prefetch_to_device.h"
-#include "sluice/gpu/stream.h"
+#include "sluice/device/stream.h"
 #include "sluice/pipeline/dataset.h"
 
 namespace sluice::gpu {

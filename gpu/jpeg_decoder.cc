@@ -12,9 +12,9 @@
 #include <utility>
 
 #include "sluice/core/buffer.h"
-#include "sluice/gpu/internal/device_runtime.h"
+#include "sluice/device/runtime.h"
 #include "sluice/gpu/internal/jpeg_engine.h"
-#include "sluice/gpu/pinned_host_pool.h"
+#include "sluice/device/pinned_host_pool.h"
 
 namespace sluice::gpu {
 

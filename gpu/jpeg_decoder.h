@@ -50,8 +50,8 @@
 
 #include "sluice/core/result.h"
 #include "sluice/core/status.h"
-#include "sluice/gpu/device_tensor.h"
-#include "sluice/gpu/stream.h"
+#include "sluice/device/device_memory.h"
+#include "sluice/device/stream.h"
 #include "sluice/ops/jpeg.h"
 
 namespace sluice::gpu {

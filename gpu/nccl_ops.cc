@@ -9,8 +9,8 @@
 #include <set>
 #include <string>
 
-#include "sluice/gpu/internal/device_runtime.h"
-#include "sluice/gpu/internal/dynamic_library.h"
+#include "sluice/device/runtime.h"
+#include "sluice/device/dynamic_library.h"
 #include "sluice/gpu/nn_backend.h"
 #include "sluice/nn/cross_device_ops.h"
 

@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "sluice/core/result.h"
-#include "sluice/gpu/device_tensor.h"
-#include "sluice/gpu/stream.h"
+#include "sluice/device/device_memory.h"
+#include "sluice/device/stream.h"
 #include "sluice/nn/backend.h"
 
 namespace sluice::gpu {

@@ -9,9 +9,9 @@
 #include <thread>
 #include <utility>
 
-#include "sluice/gpu/allocator_stats.h"
+#include "sluice/device/allocator_stats.h"
 #include "sluice/gpu/internal/batch_stager.h"
-#include "sluice/gpu/internal/device_runtime.h"
+#include "sluice/device/runtime.h"
 
 namespace sluice::gpu {
 

@@ -44,10 +44,10 @@
 #include <vector>
 
 #include "sluice/core/result.h"
-#include "sluice/gpu/caching_allocator.h"
-#include "sluice/gpu/device_tensor.h"
-#include "sluice/gpu/pinned_host_pool.h"
-#include "sluice/gpu/stream.h"
+#include "sluice/device/caching_allocator.h"
+#include "sluice/device/device_memory.h"
+#include "sluice/device/pinned_host_pool.h"
+#include "sluice/device/stream.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/iterator.h"
 

@@ -60,7 +60,7 @@
 #include "mlp_step.h"
 #include "sluice/core/rng.h"
 
-#include "sluice/gpu/device.h"
+#include "sluice/device/physical_devices.h"
 #include "sluice/gpu/image_ops.h"
 #include "sluice/gpu/jpeg_batches.h"
 #include "sluice/gpu/nn_backend.h"

@@ -9,8 +9,8 @@
 #include <mutex>
 #include <utility>
 
-#include "sluice/gpu/config.h"
-#include "sluice/gpu/device.h"
+#include "sluice/device/config.h"
+#include "sluice/device/physical_devices.h"
 #include "sluice/gpu/nn_backend.h"
 #include "sluice/nn/kit/backend_checks.h"
 

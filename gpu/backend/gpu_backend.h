@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "sluice/gpu/backend/internal/deferred_error.h"
-#include "sluice/gpu/device_tensor.h"
-#include "sluice/gpu/internal/launch.h"
-#include "sluice/gpu/stream.h"
+#include "sluice/device/device_memory.h"
+#include "sluice/device/cuda/launch.h"
+#include "sluice/device/stream.h"
 #include "sluice/nn/backend.h"
 #include "sluice/nn/batch_feed.h"
 #include "sluice/nn/kit/backend_checks.h"

@@ -16,10 +16,10 @@
 
 #include "sluice/core/element.h"
 #include "sluice/core/result.h"
-#include "sluice/gpu/caching_allocator.h"
-#include "sluice/gpu/pinned_host_pool.h"
+#include "sluice/device/caching_allocator.h"
+#include "sluice/device/pinned_host_pool.h"
 #include "sluice/gpu/prefetch_to_device.h"
-#include "sluice/gpu/stream.h"
+#include "sluice/device/stream.h"
 
 namespace sluice::gpu_internal {
 

@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "sluice/gpu/internal/image_kernels.h"
-#include "sluice/gpu/internal/kernel_util.cuh"
+#include "sluice/device/cuda/kernel_util.cuh"
 
 namespace sluice::gpu_internal {
 namespace {

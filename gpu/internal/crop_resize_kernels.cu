@@ -2,7 +2,7 @@
 // crop window, bilinear resize, mirror and normalize of many images in one
 // launch, run on a GPU or on the host.
 #include "sluice/gpu/internal/image_kernels.h"
-#include "sluice/gpu/internal/kernel_util.cuh"
+#include "sluice/device/cuda/kernel_util.cuh"
 
 namespace sluice::gpu_internal {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "sluice/gpu/internal/image_kernels.h"
-#include "sluice/gpu/internal/kernel_util.cuh"
+#include "sluice/device/cuda/kernel_util.cuh"
 
 namespace sluice::gpu_internal {
 namespace {

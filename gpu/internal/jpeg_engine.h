@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "sluice/core/result.h"
-#include "sluice/gpu/device_tensor.h"
+#include "sluice/device/device_memory.h"
 #include "sluice/gpu/jpeg_decoder.h"
-#include "sluice/gpu/stream.h"
+#include "sluice/device/stream.h"
 #include "sluice/ops/jpeg.h"
 
 namespace sluice::gpu_internal {

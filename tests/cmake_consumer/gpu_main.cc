@@ -4,8 +4,8 @@
 #include <span>
 #include <vector>
 
-#include "sluice/gpu/device.h"
-#include "sluice/gpu/device_tensor.h"
+#include "sluice/device/physical_devices.h"
+#include "sluice/device/device_memory.h"
 #include "sluice/gpu/image_ops.h"
 
 namespace gpu = sluice::gpu;

@@ -1,6 +1,6 @@
 // BlockPool's splitting, best fit and coalescing, on addresses it never
 // dereferences.
-#include "sluice/gpu/internal/block_pool.h"
+#include "sluice/device/internal/block_pool.h"
 
 #include <gtest/gtest.h>
 

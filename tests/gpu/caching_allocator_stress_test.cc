@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "sluice/gpu/caching_allocator.h"
+#include "sluice/device/caching_allocator.h"
 #include "test_util.h"
 
 namespace sluice::gpu {

@@ -1,5 +1,5 @@
 // CachingAllocator over host memory: the same code that runs over cudaMalloc.
-#include "sluice/gpu/caching_allocator.h"
+#include "sluice/device/caching_allocator.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

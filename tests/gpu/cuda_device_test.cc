@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "sluice/gpu/caching_allocator.h"
-#include "sluice/gpu/device.h"
+#include "sluice/device/caching_allocator.h"
+#include "sluice/device/physical_devices.h"
 #include "test_util.h"
 
 namespace sluice::gpu {

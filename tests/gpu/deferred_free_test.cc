@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "device_test_util.h"
-#include "sluice/gpu/caching_allocator.h"
-#include "sluice/gpu/device_tensor.h"
+#include "sluice/device/caching_allocator.h"
+#include "sluice/device/device_memory.h"
 #include "sluice/gpu/prefetch_to_device.h"
 #include "sluice/pipeline/dataset.h"
 

@@ -1,6 +1,6 @@
 // The tf.config rules (visibility, logical devices, limits, configure before
 // first use) over two pretend GPUs backed by host memory.
-#include "sluice/gpu/internal/device_manager.h"
+#include "sluice/device/internal/device_manager.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // DeviceTensor: ownership over an allocator, argument checks, and blocking
 // round trips through the pinned pool on each device.
-#include "sluice/gpu/device_tensor.h"
+#include "sluice/device/device_memory.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

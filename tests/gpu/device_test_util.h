@@ -10,11 +10,11 @@
 #include <memory>
 #include <string>
 
-#include "sluice/gpu/caching_allocator.h"
-#include "sluice/gpu/device.h"
-#include "sluice/gpu/pinned_host_pool.h"
-#include "sluice/gpu/region_provider.h"
-#include "sluice/gpu/stream.h"
+#include "sluice/device/caching_allocator.h"
+#include "sluice/device/physical_devices.h"
+#include "sluice/device/pinned_host_pool.h"
+#include "sluice/device/region_provider.h"
+#include "sluice/device/stream.h"
 #include "test_util.h"
 
 namespace sluice::gpu::testing {

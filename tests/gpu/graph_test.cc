@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "device_test_util.h"
-#include "sluice/gpu/device_tensor.h"
-#include "sluice/gpu/stream.h"
+#include "sluice/device/device_memory.h"
+#include "sluice/device/stream.h"
 
 namespace sluice::gpu {
 namespace {

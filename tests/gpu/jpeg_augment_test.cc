@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "sluice/core/float16.h"
-#include "sluice/gpu/device.h"
+#include "sluice/device/physical_devices.h"
 #include "sluice/gpu/image_ops.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/jpeg.h"

@@ -25,7 +25,7 @@
 
 #include "sluice/core/rng.h"
 #include "sluice/distribute/communicator.h"
-#include "sluice/gpu/device.h"
+#include "sluice/device/physical_devices.h"
 #include "sluice/gpu/nccl_ops.h"
 #include "sluice/gpu/nn_backend.h"
 #include "sluice/nn/cross_device_ops.h"

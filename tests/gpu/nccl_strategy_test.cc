@@ -10,8 +10,8 @@
 
 #include "sluice/core/rng.h"
 #include "sluice/distribute/in_process.h"
-#include "sluice/gpu/config.h"
-#include "sluice/gpu/device.h"
+#include "sluice/device/config.h"
+#include "sluice/device/physical_devices.h"
 #include "sluice/gpu/nccl_ops.h"
 #include "sluice/gpu/nn_backend.h"
 #include "sluice/nn/cross_device_ops.h"

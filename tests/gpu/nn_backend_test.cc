@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "nn_backend_test_util.h"
-#include "sluice/gpu/config.h"
+#include "sluice/device/config.h"
 
 namespace sluice::gpu::testing {
 namespace {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "sluice/core/rng.h"
-#include "sluice/gpu/device.h"
+#include "sluice/device/physical_devices.h"
 #include "sluice/gpu/image_ops.h"
 #include "sluice/gpu/nn_backend.h"
 #include "sluice/gpu/prefetch_to_device.h"

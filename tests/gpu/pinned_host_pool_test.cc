@@ -1,13 +1,13 @@
 // PinnedHostPool: the RAII buffers over host memory everywhere, and over
 // cudaHostAlloc when a GPU is present.
-#include "sluice/gpu/pinned_host_pool.h"
+#include "sluice/device/pinned_host_pool.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "sluice/gpu/device.h"
+#include "sluice/device/physical_devices.h"
 #include "test_util.h"
 
 namespace sluice::gpu {

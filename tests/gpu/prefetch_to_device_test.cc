@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "device_test_util.h"
-#include "sluice/gpu/region_provider.h"
+#include "sluice/device/region_provider.h"
 
 namespace sluice::gpu {
 namespace {

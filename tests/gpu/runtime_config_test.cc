@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "sluice/gpu/config.h"
-#include "sluice/gpu/device.h"
+#include "sluice/device/config.h"
+#include "sluice/device/physical_devices.h"
 #include "test_util.h"
 
 namespace sluice::gpu {

@@ -1,7 +1,7 @@
 // Streams and events on each device: order, events, cross-stream waits,
 // destruction. The host backend runs everywhere; the GPU one skips without
 // a GPU.
-#include "sluice/gpu/stream.h"
+#include "sluice/device/stream.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "device_test_util.h"
-#include "sluice/gpu/device_tensor.h"
+#include "sluice/device/device_memory.h"
 
 namespace sluice::gpu {
 namespace {

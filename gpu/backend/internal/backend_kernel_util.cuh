@@ -4,7 +4,7 @@
 #ifndef SLUICE_GPU_BACKEND_INTERNAL_BACKEND_KERNEL_UTIL_CUH_
 #define SLUICE_GPU_BACKEND_INTERNAL_BACKEND_KERNEL_UTIL_CUH_
 
-#include "sluice/gpu/internal/kernel_util.cuh"
+#include "sluice/device/cuda/kernel_util.cuh"
 
 namespace sluice::gpu_backend_internal {
 

@@ -6,9 +6,9 @@
 #include <climits>
 #include <string>
 
-#include "sluice/gpu/internal/cuda_error.h"
-#include "sluice/gpu/internal/device_runtime.h"
-#include "sluice/gpu/internal/dynamic_library.h"
+#include "sluice/device/cuda/cuda_error.h"
+#include "sluice/device/runtime.h"
+#include "sluice/device/dynamic_library.h"
 
 namespace sluice::gpu_backend_internal {
 namespace {

@@ -11,7 +11,7 @@
 #include "sluice/core/result.h"
 #include "sluice/core/status.h"
 #include "sluice/gpu/backend/internal/dense_kernels.h"
-#include "sluice/gpu/stream.h"
+#include "sluice/device/stream.h"
 
 namespace sluice::gpu_backend_internal {
 

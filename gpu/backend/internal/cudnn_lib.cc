@@ -30,9 +30,9 @@
 #include "sluice/gpu/backend/internal/conv_kernels.h"
 #include "sluice/gpu/backend/internal/cudnn_api.h"
 #include "sluice/gpu/backend/internal/cudnn_graph.h"
-#include "sluice/gpu/internal/cuda_error.h"
-#include "sluice/gpu/internal/device_runtime.h"
-#include "sluice/gpu/internal/dynamic_library.h"
+#include "sluice/device/cuda/cuda_error.h"
+#include "sluice/device/runtime.h"
+#include "sluice/device/dynamic_library.h"
 
 namespace sluice::gpu_backend_internal {
 
