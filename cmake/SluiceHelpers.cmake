@@ -53,16 +53,46 @@ function(sluice_module)
   sluice_set_compile_options(${target})
   set_property(GLOBAL APPEND PROPERTY SLUICE_MODULES ${target})
   # Public headers: everything under the module folder except internal/,
-  # cpu/ (nn's CPU backend, whose headers include oneDNN's) and backend/
-  # (gpu's nn backend, reached through gpu/nn_backend.h).
+  # cpu/ (nn's CPU backend, whose headers include oneDNN's) and cuda/ (the
+  # module's CUDA twins: sluice_cuda_module installs theirs).
   file(GLOB_RECURSE headers RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} CONFIGURE_DEPENDS
        ${CMAKE_CURRENT_SOURCE_DIR}/*.h)
   foreach(h ${headers})
-    if(NOT h MATCHES "^(internal|cpu|backend)/")
+    if(NOT h MATCHES "^(internal|cpu|cuda)/")
       get_filename_component(dir ${h} DIRECTORY)
       install(FILES ${h} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sluice/${M_NAME}/${dir})
     endif()
   endforeach()
+endfunction()
+
+# sluice_cuda_module(NAME <module> SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
+# The CUDA twins of a module, from its cuda/ folder: library
+# sluice_<module>_cuda (sluice::<module>_cuda), which links the module and
+# the device runtime. Built only when CMake found nvcc (SLUICE_HAVE_CUDA);
+# its public headers are cuda/*.h (cuda/internal/ stays private). Call it
+# from <module>/cuda/CMakeLists.txt.
+function(sluice_cuda_module)
+  cmake_parse_arguments(M "" "NAME" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  if(NOT SLUICE_HAVE_CUDA)
+    return()
+  endif()
+  set(target sluice_${M_NAME}_cuda)
+  add_library(${target} ${M_SOURCES})
+  add_library(sluice::${M_NAME}_cuda ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${M_NAME}_cuda OUTPUT_NAME ${target})
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  target_link_libraries(${target} PUBLIC sluice::${M_NAME} sluice::device ${M_DEPS}
+                                  PRIVATE ${M_PRIVATE_DEPS} CUDA::cudart_static)
+  sluice_set_compile_options(${target})
+  # __host__ __device__ lambdas: one element function serves the kernel and
+  # the host backend's loop (device/cuda/kernel_util.cuh). Host loops round
+  # as the CPU kernels do, without FMA contraction, whatever -march is given.
+  target_compile_options(${target} PRIVATE
+    "$<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda;-Xcompiler=-ffp-contract=off>")
+  set_property(GLOBAL APPEND PROPERTY SLUICE_MODULES ${target})
+  file(GLOB headers RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} CONFIGURE_DEPENDS
+       ${CMAKE_CURRENT_SOURCE_DIR}/*.h)
+  install(FILES ${headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sluice/${M_NAME}/cuda)
 endfunction()
 
 # sluice_test(NAME <name> SOURCES ... [DEPS ...])

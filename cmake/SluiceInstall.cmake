@@ -27,7 +27,7 @@ endforeach()
 # Relocatable: the prefix is found relative to the .pc file itself.
 file(RELATIVE_PATH SLUICE_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" SLUICE_PC_TO_PREFIX "${SLUICE_PC_TO_PREFIX}")
-# sluice_gpu's static CUDA runtime, when built.
+# The static CUDA runtime of sluice_device and the *_cuda twins, when built.
 set(SLUICE_PC_CUDA_LIBS "")
 if(SLUICE_HAVE_CUDA)
   set(SLUICE_PC_CUDA_LIBS "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -lpthread")

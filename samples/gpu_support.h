@@ -6,7 +6,7 @@
 #define SLUICE_SAMPLES_GPU_SUPPORT_H_
 
 #ifdef SLUICE_SAMPLES_WITH_GPU
-#include "sluice/gpu/nn_backend.h"
+#include "sluice/nn/cuda/cuda_backend.h"
 #endif
 
 namespace samples {

@@ -6,7 +6,7 @@
 
 #include "sluice/device/physical_devices.h"
 #include "sluice/device/device_memory.h"
-#include "sluice/gpu/image_ops.h"
+#include "sluice/ops/cuda/image_ops.h"
 
 namespace gpu = sluice::gpu;
 

@@ -1,7 +1,7 @@
 // The image ops' device twins (gpu/image_ops.h) against their ops/ CPU
 // kernels: the same bytes for every dtype, shape and argument tried, on the
 // host backend everywhere and on a GPU when there is one; and their errors.
-#include "sluice/gpu/image_ops.h"
+#include "sluice/ops/cuda/image_ops.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // fused kernel (one launch per batch) against the per-image chain of
 // image_ops.h's twins it replaced (Crop, Resize, Flip, then Normalize):
 // equal bytes. The two-stream (overlapped) path against the one-stream one.
-#include "sluice/gpu/jpeg_augment.h"
+#include "sluice/ops/cuda/jpeg_augment.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 
 #include "sluice/core/float16.h"
 #include "sluice/device/physical_devices.h"
-#include "sluice/gpu/image_ops.h"
+#include "sluice/ops/cuda/image_ops.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/jpeg.h"
 #include "test_util.h"

@@ -3,7 +3,7 @@
 // their images, bad images fail or are skipped with their rows; all of it
 // with the batches made on the calling thread (prefetch 0) and on the
 // stage's own thread, 2 ahead.
-#include "sluice/gpu/jpeg_batches.h"
+#include "sluice/pipeline/cuda/jpeg_batches.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // JpegDecoder: the routing, batching, staging and CPU fallback on the host
 // device (libjpeg-turbo standing in for nvJPEG), everywhere; nvJPEG against
 // the CPU decode on a GPU when there is one (skipped otherwise).
-#include "sluice/gpu/jpeg_decoder.h"
+#include "sluice/ops/cuda/jpeg_decoder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "device_test_util.h"
-#include "sluice/gpu/internal/jpeg_engine.h"
+#include "sluice/ops/cuda/internal/jpeg_engine.h"
 #include "sluice/ops/jpeg.h"
 #include "test_util.h"
 

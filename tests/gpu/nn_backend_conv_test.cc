@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "nn_backend_test_util.h"
-#include "sluice/gpu/backend/internal/conv_kernels.h"
-#include "sluice/gpu/backend/internal/cudnn_lib.h"
+#include "sluice/nn/cuda/internal/conv_kernels.h"
+#include "sluice/nn/cuda/internal/cudnn_lib.h"
 
 namespace sluice::gpu::testing {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "nn_backend_test_util.h"
-#include "sluice/gpu/backend/internal/cublas_lib.h"
+#include "sluice/nn/cuda/internal/cublas_lib.h"
 
 namespace sluice::gpu::testing {
 namespace {

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "device_test_util.h"
-#include "sluice/gpu/nn_backend.h"
+#include "sluice/nn/cuda/cuda_backend.h"
 #include "sluice/nn/backend.h"
 #include "test_util.h"
 

@@ -19,9 +19,9 @@
 
 #include "nn_backend_test_util.h"
 #include "sluice/core/float16.h"
-#include "sluice/gpu/backend/internal/conv_kernels.h"
-#include "sluice/gpu/backend/internal/dense_kernels.h"
-#include "sluice/gpu/backend/internal/train_kernels.h"
+#include "sluice/nn/cuda/internal/conv_kernels.h"
+#include "sluice/nn/cuda/internal/dense_kernels.h"
+#include "sluice/nn/cuda/internal/train_kernels.h"
 #include "sluice/nn/kit/float32_staging.h"
 
 namespace sluice::gpu::testing {

@@ -21,9 +21,9 @@
 
 #include "sluice/core/rng.h"
 #include "sluice/device/physical_devices.h"
-#include "sluice/gpu/image_ops.h"
-#include "sluice/gpu/nn_backend.h"
-#include "sluice/gpu/prefetch_to_device.h"
+#include "sluice/ops/cuda/image_ops.h"
+#include "sluice/nn/cuda/cuda_backend.h"
+#include "sluice/pipeline/prefetch_to_device.h"
 #include "sluice/nn/checkpoint.h"
 #include "sluice/nn/layers.h"
 #include "sluice/nn/sequential.h"

@@ -2,7 +2,7 @@
 // staging lifetime, errors in order, cancellation. On "cpu:0" (the host
 // backend) everywhere; the device-parameterized cases also on "gpu:0"
 // when a GPU is present.
-#include "sluice/gpu/prefetch_to_device.h"
+#include "sluice/pipeline/prefetch_to_device.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
