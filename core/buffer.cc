@@ -27,6 +27,22 @@ struct Buffer::Control : internal::BufferControl {
 };
 
 namespace {
+// The capacity that marks WrapDevice's control block.
+constexpr size_t kDeviceMemory = ~size_t{0};
+}  // namespace
+
+struct Buffer::DeviceControl : Buffer::Control {
+  Device device;
+  std::shared_ptr<DeviceMemoryUses> uses;
+};
+
+const Buffer::DeviceControl* Buffer::AsDevice(const internal::BufferControl* base) {
+  const auto* ctl = static_cast<const Control*>(base);
+  return ctl != nullptr && ctl->capacity == kDeviceMemory ? static_cast<const DeviceControl*>(ctl)
+                                                          : nullptr;
+}
+
+namespace {
 
 // Large blocks are recycled. glibc serves them with a fresh mmap each time
 // (its mmap threshold tops out at 32 MiB), which the kernel then zero-fills
@@ -125,6 +141,28 @@ Buffer Buffer::Wrap(void* data, size_t size, std::function<void()> release) {
   return Buffer(ctl);
 }
 
+Buffer Buffer::WrapDevice(void* data, size_t size, std::function<void()> release,
+                          const Device& device, std::shared_ptr<DeviceMemoryUses> uses) {
+  auto* ctl = new DeviceControl;
+  ctl->data = static_cast<uint8_t*>(data);
+  ctl->size = size;
+  ctl->capacity = kDeviceMemory;
+  ctl->release = std::move(release);
+  ctl->device = device;
+  ctl->uses = std::move(uses);
+  return Buffer(ctl);
+}
+
+Device Buffer::device() const {
+  const DeviceControl* d = AsDevice(ctl_);
+  return d != nullptr ? d->device : Device::Cpu();
+}
+
+DeviceMemoryUses* Buffer::device_uses() const {
+  const DeviceControl* d = AsDevice(ctl_);
+  return d != nullptr ? d->uses.get() : nullptr;
+}
+
 Buffer& Buffer::operator=(const Buffer& other) noexcept {
   internal::BufferControl* incoming = other.ctl_;  // read first: `other` may alias *this
   if (incoming) incoming->refs.fetch_add(1, std::memory_order_relaxed);
@@ -144,7 +182,11 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
 
 void Buffer::Free(internal::BufferControl* base) {
   auto* ctl = static_cast<Control*>(base);
-  if (ctl->capacity > 0) {
+  if (ctl->capacity == kDeviceMemory) {
+    auto* d = static_cast<DeviceControl*>(ctl);
+    if (d->release) d->release();
+    delete d;
+  } else if (ctl->capacity > 0) {
     const size_t capacity = ctl->capacity;
     ctl->~Control();
     if (!Recycles(capacity) || !Recycler().Give(ctl, capacity)) std::free(ctl);

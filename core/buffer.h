@@ -10,6 +10,12 @@
 // and are zero-filled by the kernel on first touch, which dominated
 // batching and cost image kernels ~8% of their time.
 //
+// Where the bytes live: host memory (cpu:0) for every Buffer but those made
+// by WrapDevice, which adopts a device's memory (a GPU's, or host memory
+// standing in for one) with the device it is on and its owner's record of
+// its use (DeviceMemoryUses, for the device runtime). Host code must never
+// read or write the bytes of a Buffer whose device() is a GPU.
+//
 // Thread-safety: the reference count is atomic, so copies may be made and
 // destroyed on different threads. The bytes themselves are not synchronized:
 // write them before sharing the buffer, or synchronize yourself.
@@ -20,7 +26,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
+#include "sluice/core/device.h"
 #include "sluice/core/result.h"
 
 namespace sluice {
@@ -53,6 +61,10 @@ class Buffer {
   // Adopts [data, data + size); `release` runs once, when the last reference
   // is dropped (it may be empty for memory that outlives every Buffer).
   static Buffer Wrap(void* data, size_t size, std::function<void()> release);
+  // As Wrap, for `size` bytes of `device`'s memory; `uses` (may be null) is
+  // the memory owner's record of its use, kept as long as the bytes.
+  static Buffer WrapDevice(void* data, size_t size, std::function<void()> release,
+                           const Device& device, std::shared_ptr<DeviceMemoryUses> uses);
 
   Buffer(const Buffer& other) noexcept : ctl_(other.ctl_) {
     if (ctl_) ctl_->refs.fetch_add(1, std::memory_order_relaxed);
@@ -65,6 +77,10 @@ class Buffer {
   uint8_t* data() const { return ctl_ ? ctl_->data : nullptr; }
   size_t size() const { return ctl_ ? ctl_->size : 0; }
   explicit operator bool() const { return ctl_ != nullptr; }
+  // cpu:0 for host memory (and a null buffer); WrapDevice's device else.
+  Device device() const;
+  // WrapDevice's `uses`; null for every other buffer.
+  DeviceMemoryUses* device_uses() const;
 
   // Number of Buffer objects sharing these bytes (0 for a null buffer). A
   // snapshot: other threads may change it at any time.
@@ -76,7 +92,9 @@ class Buffer {
   bool SameAllocation(const Buffer& other) const { return ctl_ != nullptr && ctl_ == other.ctl_; }
 
  private:
-  struct Control;  // derives from internal::BufferControl
+  struct Control;        // derives from internal::BufferControl
+  struct DeviceControl;  // WrapDevice's: a Control with the device
+  static const DeviceControl* AsDevice(const internal::BufferControl* ctl);
   explicit Buffer(internal::BufferControl* ctl) : ctl_(ctl) {}
   void Unref() {
     if (ctl_ && ctl_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) Free(ctl_);

@@ -48,6 +48,14 @@ class Device {
   int index_ = 0;
 };
 
+// What the owner of device memory records about its use (the device
+// runtime: the events of the streams that used a block), carried by the
+// memory's Buffer (Buffer::WrapDevice). Opaque here.
+class DeviceMemoryUses {
+ public:
+  virtual ~DeviceMemoryUses() = default;
+};
+
 }  // namespace sluice
 
 #endif  // SLUICE_CORE_DEVICE_H_

@@ -11,8 +11,9 @@
 // Ownership: copies, Reshape() and Slice() share the bytes, which are freed
 // (back to their allocator) when the last handle and the last copy of
 // storage() are gone. Memory from the device runtime's caching allocator
-// also carries the record of the streams that used it (uses(), for
-// device/'s RecordUse): its block is reused only after that work has run.
+// also carries the record of the streams that used it (uses(), in its
+// Buffer, for device/'s RecordUse): its block is reused only after that
+// work has run.
 //
 // Thread-safety: as sluice::Tensor. Concurrent reads of the handle are
 // fine; the bytes are as safe as any memory several threads or streams use.
@@ -33,21 +34,16 @@
 
 namespace sluice {
 
-// What the owner of device memory records about its use (the device
-// runtime: the events of the streams that used a block). Opaque here.
-class DeviceMemoryUses {
- public:
-  virtual ~DeviceMemoryUses() = default;
-};
-
 class DeviceTensor {
  public:
   // Empty (no bytes) on cpu:0.
   DeviceTensor() = default;
-  // Adopts `storage` as the bytes of a tensor on `device`, with `uses` as
-  // the memory owner's record (null for memory that needs none).
-  DeviceTensor(Device device, Tensor storage, std::shared_ptr<DeviceMemoryUses> uses = nullptr)
-      : device_(device), storage_(std::move(storage)), uses_(std::move(uses)) {}
+  // Adopts `storage` as the bytes of a tensor on `device`. `device` is
+  // normally storage.device(); backends that run GPU code on host memory
+  // (the GPU backend on the host, for tests) tag host bytes as a GPU's.
+  DeviceTensor(Device device, Tensor storage) : device_(device), storage_(std::move(storage)) {}
+  // `storage` on the device its bytes are on (Tensor::device()).
+  explicit DeviceTensor(Tensor storage) : device_(storage.device()), storage_(std::move(storage)) {}
 
   const Device& device() const { return device_; }
   DType dtype() const { return storage_.dtype(); }
@@ -79,8 +75,9 @@ class DeviceTensor {
 
   // The tensor holding the bytes (device memory for a GPU tensor).
   const Tensor& storage() const { return storage_; }
-  // The memory owner's record of uses; null when it keeps none.
-  const std::shared_ptr<DeviceMemoryUses>& uses() const { return uses_; }
+  // The memory owner's record of uses (Buffer::device_uses); null when it
+  // keeps none.
+  DeviceMemoryUses* uses() const { return storage_.buffer().device_uses(); }
 
   // "gpu:0 float32[32,10]".
   std::string DebugString() const;
@@ -88,7 +85,6 @@ class DeviceTensor {
  private:
   Device device_;
   Tensor storage_;
-  std::shared_ptr<DeviceMemoryUses> uses_;
 };
 
 }  // namespace sluice

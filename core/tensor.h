@@ -98,6 +98,9 @@ class Tensor {
   void* raw_data() { return buffer_.data() + offset_; }
   const void* raw_data() const { return buffer_.data() + offset_; }
   const Buffer& buffer() const { return buffer_; }
+  // Where the bytes live (Buffer::device): cpu:0 but for device memory,
+  // which host code must not read.
+  Device device() const { return buffer_.device(); }
   size_t buffer_offset() const { return offset_; }
 
   // Rows [begin, end) along dimension 0, sharing this tensor's bytes.

@@ -48,20 +48,43 @@ Result<DeviceTensor> AllocateDeviceTensor(CachingAllocator& allocator, const Dev
   CachingAllocator* owner = &allocator;
   auto uses = std::make_shared<BlockUses>();
   // Neither call can fail: `data` is a live block of `owner`.
-  Buffer buffer = Buffer::Wrap(data, bytes, [owner, data, uses] {
-    std::vector<std::shared_ptr<Event>> events;
-    {
-      std::lock_guard lock(uses->mu);
-      events.swap(uses->events);
-    }
-    if (events.empty()) {
-      (void)owner->Free(data);
-    } else {
-      (void)owner->FreeAfter(data, std::move(events));
-    }
-  });
+  Buffer buffer = Buffer::WrapDevice(
+      data, bytes,
+      [owner, data, uses] {
+        std::vector<std::shared_ptr<Event>> events;
+        {
+          std::lock_guard lock(uses->mu);
+          events.swap(uses->events);
+        }
+        if (events.empty()) {
+          (void)owner->Free(data);
+        } else {
+          (void)owner->FreeAfter(data, std::move(events));
+        }
+      },
+      device, uses);
   SLUICE_ASSIGN_OR_RETURN(Tensor storage, Tensor::FromBuffer(dtype, shape, std::move(buffer)));
-  return DeviceTensor(device, std::move(storage), std::move(uses));
+  return DeviceTensor(device, std::move(storage));
+}
+
+Status RecordUse(const Tensor& t, Stream& stream) {
+  if (stream.device() != t.device()) {
+    return Status::InvalidArgument(fmt::format(
+        "RecordUse: a tensor on {} ({}{}) cannot be used on a {} stream", t.device().ToString(),
+        DTypeName(t.dtype()), t.shape().ToString(), stream.device().ToString()));
+  }
+  if (dynamic_cast<BlockUses*>(t.buffer().device_uses()) == nullptr) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, NewEvent(t.device()));
+  SLUICE_RETURN_IF_ERROR(stream.Record(*event));
+  RecordUse(t, std::shared_ptr<Event>(std::move(event)));
+  return Status::OK();
+}
+
+void RecordUse(const Tensor& t, std::shared_ptr<Event> recorded) {
+  auto* uses = dynamic_cast<BlockUses*>(t.buffer().device_uses());
+  if (uses == nullptr || recorded == nullptr) return;
+  std::lock_guard lock(uses->mu);
+  uses->events.push_back(std::move(recorded));
 }
 
 Status RecordUse(const DeviceTensor& t, Stream& stream) {
@@ -69,18 +92,11 @@ Status RecordUse(const DeviceTensor& t, Stream& stream) {
     return Status::InvalidArgument(fmt::format("RecordUse: {} cannot be used on a {} stream",
                                                t.DebugString(), stream.device().ToString()));
   }
-  if (dynamic_cast<BlockUses*>(t.uses().get()) == nullptr) return Status::OK();
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, NewEvent(t.device()));
-  SLUICE_RETURN_IF_ERROR(stream.Record(*event));
-  RecordUse(t, std::shared_ptr<Event>(std::move(event)));
-  return Status::OK();
+  return RecordUse(t.storage(), stream);
 }
 
 void RecordUse(const DeviceTensor& t, std::shared_ptr<Event> recorded) {
-  auto* uses = dynamic_cast<BlockUses*>(t.uses().get());
-  if (uses == nullptr || recorded == nullptr) return;
-  std::lock_guard lock(uses->mu);
-  uses->events.push_back(std::move(recorded));
+  RecordUse(t.storage(), std::move(recorded));
 }
 
 namespace {

@@ -57,6 +57,10 @@ Status RecordUse(const DeviceTensor& t, Stream& stream);
 // The same with an event the caller recorded after the uses (one event
 // can serve several tensors). REQUIRES: the event is on t's device.
 void RecordUse(const DeviceTensor& t, std::shared_ptr<Event> recorded);
+// The same for a tensor whose bytes are device memory (Tensor::device(),
+// the elements of Dataset::prefetch_to_device).
+Status RecordUse(const Tensor& t, Stream& stream);
+void RecordUse(const Tensor& t, std::shared_ptr<Event> recorded);
 
 // Queue a copy of dst.byte_size() bytes from host memory into `dst`, or of
 // src.byte_size() bytes from `src` into host memory, on `stream` and return

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <vector>
 
 #include "sluice/core/device_tensor.h"
 #include "test_util.h"
@@ -50,16 +51,22 @@ TEST(DeviceTest, OneSpellingOut) {
 struct CountingUses : DeviceMemoryUses {};
 
 TEST(DeviceTensorTest, ViewsKeepTheDeviceTheBytesAndTheUses) {
-  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor t, Tensor::Zeros(DType::kFloat32, Shape{4, 3}));
+  std::vector<float> host(12);
   auto uses = std::make_shared<CountingUses>();
-  DeviceTensor d(Device::Gpu(1), t, uses);
+  Buffer bytes = Buffer::WrapDevice(host.data(), 48, nullptr, Device::Gpu(1), uses);
+  EXPECT_EQ(bytes.device(), Device::Gpu(1));
+  EXPECT_EQ(bytes.device_uses(), uses.get());
+  EXPECT_EQ(Buffer().device(), Device::Cpu());
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor t, Tensor::FromBuffer(DType::kFloat32, Shape{4, 3}, bytes));
+  EXPECT_EQ(t.device(), Device::Gpu(1));
+  DeviceTensor d(t);
   EXPECT_FALSE(d.empty());
   EXPECT_EQ(d.device(), Device::Gpu(1));
   EXPECT_EQ(d.byte_size(), 48u);
   EXPECT_EQ(d.DebugString(), "gpu:1 float32[4,3]");
   SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor rows, d.Slice(1, 3));
   EXPECT_EQ(rows.device(), Device::Gpu(1));
-  EXPECT_EQ(rows.uses(), d.uses());
+  EXPECT_EQ(rows.uses(), uses.get());
   EXPECT_EQ(rows.raw_data(), static_cast<const char*>(d.raw_data()) + 12);
   SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor flat, d.Reshape(Shape{12}));
   EXPECT_EQ(flat.uses(), d.uses());

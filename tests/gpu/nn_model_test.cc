@@ -21,13 +21,13 @@
 
 #include "sluice/core/rng.h"
 #include "sluice/device/physical_devices.h"
-#include "sluice/ops/cuda/image_ops.h"
-#include "sluice/nn/cuda/cuda_backend.h"
-#include "sluice/pipeline/prefetch_to_device.h"
 #include "sluice/nn/checkpoint.h"
+#include "sluice/nn/cuda/cuda_backend.h"
 #include "sluice/nn/layers.h"
 #include "sluice/nn/sequential.h"
+#include "sluice/ops/cuda/image_ops.h"
 #include "sluice/ops/image_ops.h"
+#include "sluice/pipeline/prefetch_to_device.h"
 #include "test_util.h"
 
 namespace sluice::gpu {
@@ -86,7 +86,7 @@ std::unique_ptr<Model> MakeCnn(Device device, uint64_t seed, bool dropout = true
 // they are host memory, so they are re-tagged as gpu:0. On a GPU the
 // stream's device is the backend's, and the tensor is returned as is.
 DeviceTensor OnBackend(const DeviceTensor& t, nn::Backend& backend) {
-  return DeviceTensor(backend.device(), t.storage(), t.uses());
+  return DeviceTensor(backend.device(), t.storage());
 }
 
 void MakeData(int64_t n, uint64_t seed, Tensor* x, Tensor* y) {
