@@ -24,6 +24,8 @@
 #include <mutex>
 #include <thread>
 
+#include "sluice/core/background.h"
+
 namespace sluice {
 namespace {
 
@@ -143,7 +145,7 @@ class Watchdog {
       quit_ = true;
     }
     cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    // ~SerialQueue then waits for Run() to return.
   }
   // Watches collective `seq` (`what`, a string literal) on `rank` until
   // Disarm().
@@ -166,8 +168,8 @@ class Watchdog {
   }
   void Start() {
     std::lock_guard<std::mutex> l(mu_);
-    if (thread_.joinable()) return;
-    thread_ = std::thread([this] { Run(); });
+    if (started_.load(std::memory_order_relaxed)) return;
+    watcher_.Schedule([this] { Run(); });  // its one closure, until quit_
     started_.store(true, std::memory_order_release);
   }
   void Run() {
@@ -194,7 +196,6 @@ class Watchdog {
   std::function<std::string()> suspects_;
   std::mutex mu_;
   std::condition_variable cv_;  // only to stop the thread
-  std::thread thread_;
   bool quit_ = false;
   std::atomic<bool> started_{false};
   std::atomic<const char*> what_{""};
@@ -202,6 +203,8 @@ class Watchdog {
   std::atomic<int> rank_{0};
   std::atomic<int64_t> timeout_ms_{1000};
   std::atomic<int64_t> deadline_ms_{0};  // 0: disarmed
+  // Runs Run(); last, so that Run() ends before the rest goes.
+  SerialQueue watcher_{"sluice-mpi-watch"};
 };
 
 MPI_Op MpiOp(ReduceOp op) {

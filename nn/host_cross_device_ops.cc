@@ -1,16 +1,13 @@
 // The host CrossDeviceOps: fused buckets reduced through a Communicator,
 // in place where the bytes lie one after another, else a cache-sized piece
 // at a time through one preallocated buffer; with overlap, full buckets go
-// to a thread of their own while the backward pass goes on.
+// to a SerialQueue of their own while the backward pass goes on.
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
-#include <mutex>
-#include <thread>
 #include <vector>
 
+#include "sluice/core/background.h"
 #include "sluice/nn/cross_device_ops.h"
 
 namespace sluice::nn {
@@ -59,15 +56,9 @@ class HostCrossDeviceOps : public CrossDeviceOps {
         on_host_(backend.device().kind() == DeviceKind::kCpu),
         threaded_(on_host_ && options.overlap) {}
 
-  ~HostCrossDeviceOps() override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      queue_.clear();
-      quit_ = true;
-    }
-    cv_.notify_all();
-    if (worker_.joinable()) worker_.join();
-  }
+  // Buckets not yet started are dropped; ~SerialQueue waits for the one
+  // being reduced.
+  ~HostCrossDeviceOps() override { queue_.DiscardPending(); }
 
   std::string name() const override {
     return "host (" + comm_.Describe() + "), buckets of " +
@@ -112,8 +103,7 @@ class HostCrossDeviceOps : public CrossDeviceOps {
       for (const auto& b : buckets) SLUICE_RETURN_IF_ERROR(Reduce(b));
       return Status::OK();
     }
-    std::unique_lock<std::mutex> l(mu_);
-    done_.wait(l, [&] { return queue_.empty() && !busy_; });
+    queue_.Drain();
     Status s = error_;
     error_ = Status::OK();
     return s;
@@ -125,9 +115,8 @@ class HostCrossDeviceOps : public CrossDeviceOps {
     added_count_ = 0;
     launched_ = 0;
     deferred_.clear();
-    std::unique_lock<std::mutex> l(mu_);
-    queue_.clear();
-    done_.wait(l, [&] { return !busy_; });
+    queue_.DiscardPending();
+    queue_.Drain();  // the bucket being reduced
     error_ = Status::OK();
   }
 
@@ -174,7 +163,7 @@ class HostCrossDeviceOps : public CrossDeviceOps {
     return true;
   }
 
-  // Hands the pending bucket on: to the thread, or to Wait().
+  // Hands the pending bucket on: to the queue, or to Wait().
   void Launch() {
     std::vector<DeviceTensor*> bucket;
     bucket.swap(pending_);
@@ -184,30 +173,10 @@ class HostCrossDeviceOps : public CrossDeviceOps {
       deferred_.push_back(std::move(bucket));
       return;
     }
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      queue_.push_back(std::move(bucket));
-      if (!worker_.joinable()) worker_ = std::thread([this] { Loop(); });
-    }
-    cv_.notify_one();
-  }
-
-  void Loop() {
-    std::unique_lock<std::mutex> l(mu_);
-    for (;;) {
-      cv_.wait(l, [&] { return quit_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      std::vector<DeviceTensor*> bucket = std::move(queue_.front());
-      queue_.pop_front();
-      busy_ = true;
-      const bool skip = !error_.ok();  // after an error, the rest is dropped
-      l.unlock();
-      Status s = skip ? Status::OK() : Reduce(bucket);
-      l.lock();
-      if (!s.ok() && error_.ok()) error_ = s;
-      busy_ = false;
-      done_.notify_all();
-    }
+    queue_.Schedule([this, bucket = std::move(bucket)] {
+      if (!error_.ok()) return;  // after an error, the rest is dropped
+      error_ = Reduce(bucket);
+    });
   }
 
   // One bucket's mean, in place.
@@ -310,7 +279,7 @@ class HostCrossDeviceOps : public CrossDeviceOps {
   Communicator& comm_;
   const CrossDeviceOptions options_;
   const bool on_host_;   // the tensors' bytes are host memory
-  const bool threaded_;  // full buckets go to worker_
+  const bool threaded_;  // full buckets go to queue_
   // Kept across steps: grown once, never freed until the ops go.
   std::vector<uint8_t> staging_;  // whole buckets (broadcast, device tensors)
   std::vector<uint8_t> chunk_;    // one piece of a packed bucket
@@ -323,15 +292,11 @@ class HostCrossDeviceOps : public CrossDeviceOps {
   size_t launched_ = 0;  // buckets handed on since the last Wait()
   std::vector<std::vector<DeviceTensor*>> deferred_;
 
-  // The thread that reduces full buckets (overlap), started on first use.
-  std::mutex mu_;
-  std::condition_variable cv_;    // work for the thread, or quit
-  std::condition_variable done_;  // a bucket finished
-  std::deque<std::vector<DeviceTensor*>> queue_;
-  bool busy_ = false;
-  bool quit_ = false;
+  // Overlap: the first error of the queue's reductions since the last
+  // Wait(); written by its closures, read and reset after Drain().
   Status error_;
-  std::thread worker_;  // last: stopped before the rest goes
+  // Reduces full buckets (overlap); its thread starts with the first.
+  SerialQueue queue_{"sluice-allreduce"};  // last: stopped before the rest goes
 };
 
 }  // namespace

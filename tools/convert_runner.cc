@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "progress.h"
+#include "sluice/core/background.h"
 #include "sluice/records/record_index.h"
 
 namespace sluice::tools {
@@ -59,13 +60,11 @@ class Conversion {
   std::vector<std::pair<uint32_t, uint32_t>> order_;
   size_t max_outstanding_ = 0;
 
-  std::mutex mu_;  // guards the fields below up to `running_`
+  std::mutex mu_;  // guards the fields below up to `fatal_`
   std::condition_variable cv_;
   size_t next_ = 0;         // next entry of order_ to hand out
   size_t outstanding_ = 0;  // handed out, not yet written
   uint64_t waiting_bytes_ = 0;
-  int running_ = 0;  // workers still running
-  std::condition_variable done_cv_;
   Status fatal_;
 
   std::atomic<bool> failed_{false};
@@ -128,27 +127,16 @@ ConvertReport Conversion::Run() {
     }
   }
   Progress progress(job_.progress_label, "images", order_.size(), job_.progress);
-  std::vector<std::thread> threads;
-  const int workers = std::max(1, job_.workers);
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    running_ = workers;
-  }
-  for (int i = 0; i < workers; ++i) threads.emplace_back([this] { Worker(); });
-  {
-    std::unique_lock<std::mutex> l(mu_);
-    while (running_ > 0) {
-      done_cv_.wait_for(l, std::chrono::milliseconds(100));
-      l.unlock();
-      if (job_.interrupted && !report_.interrupted && job_.interrupted()) {
-        report_.interrupted = true;
-        Fail(Status::Cancelled("interrupted"));
-      }
-      progress.Update(processed_, bytes_in_);
-      l.lock();
-    }
-  }
-  for (auto& t : threads) t.join();
+  RunWorkers(
+      job_.workers, [this](int) { Worker(); },
+      [&] {
+        if (job_.interrupted && !report_.interrupted && job_.interrupted()) {
+          report_.interrupted = true;
+          Fail(Status::Cancelled("interrupted"));
+        }
+        progress.Update(processed_, bytes_in_);
+      },
+      std::chrono::milliseconds(100));
   progress.Done();
 
   report_.status = fatal_;
@@ -194,8 +182,6 @@ void Conversion::Worker() {
     }
     Deliver(s, pos, std::move(record));
   }
-  std::lock_guard<std::mutex> l(mu_);
-  if (--running_ == 0) done_cv_.notify_all();
 }
 
 void Conversion::Deliver(ShardState& s, size_t pos, Result<RecordBytes> record) {

@@ -1,6 +1,6 @@
 // RunConversion: the parallel engine under `sluice convert`.
 //
-// Workers (std::threads) turn items of an ordered list into serialized
+// Workers (core/background.h's RunWorkers) turn items of an ordered list into serialized
 // records with a caller's function, and the records are written to shards
 // in list order, so every shard's bytes are the same whatever the number of
 // workers. Up to `workers` shards are filled at once (items are handed out

@@ -4,17 +4,16 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "progress.h"
+#include "sluice/core/background.h"
 #include "sluice/core/file.h"
 #include "sluice/core/tensor.h"
 #include "sluice/ops/png.h"
@@ -122,11 +121,8 @@ IdxFolderReport WriteIdxFolder(const IdxFolderJob& job) {
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::atomic<uint64_t> processed{0}, written{0}, kept{0}, bytes_out{0};
-  std::mutex mu;  // guards `first_error` and `running`
-  std::condition_variable done_cv;
+  std::mutex mu;  // guards `first_error`
   Status first_error;
-  const int workers = std::max(1, job.workers);
-  int running = workers;
 
   const auto process = [&](size_t i) -> Status {
     const uint8_t label = static_cast<uint8_t>(labels.data[i]);
@@ -149,7 +145,7 @@ IdxFolderReport WriteIdxFolder(const IdxFolderJob& job) {
     bytes_out += png->size();
     return Status::OK();
   };
-  const auto worker = [&] {
+  const auto worker = [&](int) {
     while (!failed.load(std::memory_order_relaxed)) {
       const size_t i = next.fetch_add(1);
       if (i >= n) break;
@@ -161,24 +157,10 @@ IdxFolderReport WriteIdxFolder(const IdxFolderJob& job) {
       }
       ++processed;
     }
-    std::lock_guard<std::mutex> l(mu);
-    --running;
-    done_cv.notify_all();
   };
 
   Progress progress("writing " + job.dir, "images", n, job.progress);
-  std::vector<std::thread> threads;
-  for (int w = 0; w < workers; ++w) threads.emplace_back(worker);
-  {
-    std::unique_lock<std::mutex> l(mu);
-    while (running > 0) {
-      done_cv.wait_for(l, std::chrono::milliseconds(200));
-      l.unlock();
-      progress.Update(processed, processed * pixels);
-      l.lock();
-    }
-  }
-  for (auto& t : threads) t.join();
+  RunWorkers(job.workers, worker, [&] { progress.Update(processed, processed * pixels); });
   progress.Done();
 
   report.status = first_error;

@@ -1,18 +1,17 @@
-// The host backend of gpu/stream.h: a stream is a worker thread running a
-// queue of closures in order; an event is a pair of counters (records
-// issued, records passed) under a mutex.
+// The host backend of device/stream.h: a stream is a SerialQueue
+// (core/background.h) running its closures in order; an event is a pair of
+// counters (records issued, records passed) under a mutex.
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
+#include "sluice/core/background.h"
 #include "sluice/device/internal/stream_backends.h"
 
 namespace sluice::gpu_internal {
@@ -98,18 +97,9 @@ Status WhileCapturing(const char* call) {
                                     " while capturing a graph");
 }
 
+// Destroying the stream runs everything queued first (~SerialQueue).
 class HostStream final : public Stream {
  public:
-  HostStream() : worker_([this] { Run(); }) {}
-  ~HostStream() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    work_cv_.notify_one();
-    worker_.join();  // the worker runs everything queued before it stops
-  }
-
   const Device& device() const override { return device_; }
   void* native_handle() const override { return nullptr; }
   StreamId id() const override { return reinterpret_cast<StreamId>(this); }
@@ -154,10 +144,8 @@ class HostStream final : public Stream {
                                    event.device().ToString());
   }
   Status Synchronize() override {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (capture_) return WhileCapturing("Synchronize");
-    const uint64_t target = queued_;
-    done_cv_.wait(lock, [&] { return done_ >= target; });
+    if (capturing()) return WhileCapturing("Synchronize");
+    queue_.Drain();
     return Status::OK();
   }
 
@@ -182,44 +170,19 @@ class HostStream final : public Stream {
 
  private:
   void Enqueue(std::function<void()> fn) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (capture_) {
-        capture_->push_back(std::move(fn));
-        return;
-      }
-      queue_.push_back(std::move(fn));
-      ++queued_;
+    std::lock_guard<std::mutex> lock(mu_);  // so no closure slips past a capture
+    if (capture_) {
+      capture_->push_back(std::move(fn));
+      return;
     }
-    work_cv_.notify_one();
-  }
-
-  void Run() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (true) {
-      work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and everything ran
-      std::function<void()> fn = std::move(queue_.front());
-      queue_.pop_front();
-      lock.unlock();
-      fn();
-      fn = nullptr;  // destroy captures outside the lock
-      lock.lock();
-      ++done_;
-      done_cv_.notify_all();
-    }
+    queue_.Schedule(std::move(fn));
   }
 
   const Device device_ = Device::Cpu();
+  // The closures queued while capturing a graph.
   mutable std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable done_cv_;
-  std::deque<std::function<void()>> queue_;
-  uint64_t queued_ = 0;  // closures ever queued
-  uint64_t done_ = 0;    // closures that have run
-  bool stopping_ = false;
-  std::optional<std::vector<std::function<void()>>> capture_;  // while capturing
-  std::thread worker_;  // last: starts after the members above exist
+  std::optional<std::vector<std::function<void()>>> capture_;
+  SerialQueue queue_{"sluice-host-strm"};  // last: drained before the rest goes
 };
 
 }  // namespace

@@ -4,9 +4,10 @@
 // "Cancellation"), but a map call already running cannot be interrupted, and
 // its task still uses the stage, the context and the function. When such
 // calls outlive the destructor's grace period, the Iterator hands what it
-// owns to the reaper: one process-wide thread that destroys each handed-over
-// pipeline in turn, which waits for its running calls as the destructor
-// would have. Nothing is freed while a task can still touch it.
+// owns to the reaper: one process-wide SerialQueue (core/background.h) that
+// destroys each handed-over pipeline in turn, which waits for its running
+// calls as the destructor would have. Nothing is freed while a task can
+// still touch it.
 //
 // At process exit (static destruction) the reaper finishes the work it holds
 // before its thread is joined, so a call still running delays exit as it

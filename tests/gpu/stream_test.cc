@@ -133,6 +133,19 @@ TEST_P(StreamTest, DestroyingAStreamRunsItsQueuedWork) {
   EXPECT_EQ(ran.load(), 100);
 }
 
+// A host function that synchronizes its own stream would wait for itself.
+TEST(HostStreamDeathTest, SynchronizeFromItsOwnHostFunctionAbortsWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        std::unique_ptr<Stream> stream = NewStream(Device::Cpu()).value();
+        Stream* s = stream.get();
+        (void)s->LaunchHostFunc([s] { (void)s->Synchronize(); });
+        (void)s->Synchronize();
+      },
+      "Drain\\(\\) from one of its own closures");
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, StreamTest, ::testing::Values("cpu:0", "gpu:0"),
                          DeviceTestName);
 
