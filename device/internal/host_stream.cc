@@ -1,4 +1,4 @@
-// The host backend of gpu/stream.h: a stream is a worker thread running a
+// The host backend of device/stream.h: a stream is a worker thread running a
 // queue of closures in order; an event is a pair of counters (records
 // issued, records passed) under a mutex.
 #include <condition_variable>
