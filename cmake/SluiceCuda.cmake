@@ -1,8 +1,9 @@
-# Decides whether the gpu/ module is built and, if so, enables CUDA.
+# Decides whether the CUDA parts (device/cuda/, the <module>/cuda/ twins) are
+# built and, if so, enables CUDA.
 #
-# SLUICE_WITH_CUDA: AUTO (default: build gpu/ when nvcc is found), ON (fail
+# SLUICE_WITH_CUDA: AUTO (default: build them when nvcc is found), ON (fail
 # when it is not) or OFF. Sets SLUICE_HAVE_CUDA for the rest of the build.
-# The fuzz build (clang, -Werror) leaves gpu/ out under AUTO.
+# The fuzz build (clang, -Werror) leaves them out under AUTO.
 set(SLUICE_WITH_CUDA AUTO CACHE STRING "Build the gpu/ module: AUTO (if nvcc is found), ON or OFF")
 set_property(CACHE SLUICE_WITH_CUDA PROPERTY STRINGS AUTO ON OFF)
 set(SLUICE_HAVE_CUDA OFF)

@@ -1,4 +1,4 @@
-// The process-wide DeviceManager over CUDA's devices, behind gpu/config.h.
+// The process-wide DeviceManager over CUDA's devices, behind device/config.h.
 #include "sluice/device/config.h"
 
 #include <fmt/format.h>

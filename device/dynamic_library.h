@@ -1,5 +1,5 @@
 // DynamicLibrary: a shared library opened at run time (dlopen), for the
-// CUDA libraries the gpu module uses only when a GPU is there (cuBLAS,
+// CUDA libraries the CUDA twins use only when a GPU is there (cuBLAS,
 // cuDNN), so binaries need none of them to start. Internal.
 //
 // Ownership: a library is never closed (function pointers taken from it

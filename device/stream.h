@@ -8,7 +8,7 @@
 // has run; another stream can wait for it without blocking any thread.
 //
 // Two backends sit behind these interfaces, chosen by the Device:
-//   - Device::Gpu(i), "gpu:i": logical GPU i of gpu/config.h. A stream is a
+//   - Device::Gpu(i), "gpu:i": logical GPU i of device/config.h. A stream is a
 //     non-blocking cudaStream_t, an event a cudaEvent_t without timing,
 //     copies are cudaMemcpyAsync; CUDA errors become Status values.
 //   - Device::Cpu(), "cpu:0": host memory standing in for a device. Each

@@ -2,7 +2,7 @@
 //
 // Layers, losses, optimizers and metrics are written once against this
 // interface; each device kind provides one implementation. The CPU backend
-// (nn/cpu/, oneDNN) is built in; the GPU backend (gpu/nn_backend.h: its
+// (nn/cpu/, oneDNN) is built in; the GPU backend (nn/cuda/cuda_backend.h: its
 // own kernels, cuBLAS and cuDNN) registers itself with
 // gpu::RegisterNnBackend(). nn/ never includes a device library's headers.
 //
@@ -228,7 +228,7 @@ class Backend {
 
 // The backend of `device`: the built-in CPU backend for "cpu", a registered
 // one otherwise. NotFound naming the device if no backend serves it (for a
-// GPU: the gpu module is not built or gpu::RegisterNnBackend() was not
+// GPU: nn/cuda is not built or gpu::RegisterNnBackend() was not
 // called; or no such device). The returned
 // backend lives until the process exits.
 Result<Backend*> GetBackend(Device device);

@@ -16,7 +16,7 @@
 // and back. It serves every device, and is the fallback where a
 // device library cannot run (NCCL refuses two replicas on one GPU, so
 // logical devices of one GPU use it). Device modules register faster ones
-// (gpu/ registers NCCL for GPUs) with RegisterCrossDeviceOps.
+// (nn/cuda/ registers NCCL for GPUs) with RegisterCrossDeviceOps.
 //
 // Thread-safety: one thread per object (its replica's); the host ops'
 // own thread touches only the tensors handed to Add().

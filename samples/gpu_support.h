@@ -1,5 +1,5 @@
 // --device gpu for the training samples: registers the GPU backend of nn
-// when sluice was built with the gpu module (CMake defines
+// when sluice was built with CUDA (CMake defines
 // SLUICE_SAMPLES_WITH_GPU then); otherwise "gpu" stays NotFound with the
 // reason. One call at the top of main().
 #ifndef SLUICE_SAMPLES_GPU_SUPPORT_H_

@@ -1,5 +1,5 @@
 // Turning CUDA runtime errors into Status values, and a guard that makes a
-// device current for a scope. Includes CUDA headers: for gpu/ .cc files only.
+// device current for a scope. Includes CUDA headers: for the CUDA backends' .cc files only.
 #ifndef SLUICE_DEVICE_CUDA_CUDA_ERROR_H_
 #define SLUICE_DEVICE_CUDA_CUDA_ERROR_H_
 

@@ -1,4 +1,4 @@
-// The CUDA backend of gpu/stream.h: non-blocking cudaStream_t, cudaEvent_t
+// The CUDA backend of device/stream.h: non-blocking cudaStream_t, cudaEvent_t
 // without timing, cudaMemcpyAsync, cudaLaunchHostFunc. Every call makes the
 // stream's GPU current for its duration and turns errors into Status.
 #include <fmt/format.h>

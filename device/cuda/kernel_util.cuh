@@ -1,4 +1,4 @@
-// What the .cu files of gpu/ share: ForEach (one element function run as a
+// What the .cu files of the CUDA twins share: ForEach (one element function run as a
 // grid-stride CUDA kernel or as a host loop), float arithmetic that rounds
 // each step as ops/'s CPU kernels do, and the element types with their
 // conversions to and from float. Internal; nvcc only.

@@ -1,4 +1,4 @@
-// The CUDA devices of this process, enumerated once (gpu/device.cc).
+// The CUDA devices of this process, enumerated once (device/cuda/cuda_devices.cc).
 #ifndef SLUICE_DEVICE_INTERNAL_DEVICE_ENUMERATION_H_
 #define SLUICE_DEVICE_INTERNAL_DEVICE_ENUMERATION_H_
 

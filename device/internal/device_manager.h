@@ -1,4 +1,4 @@
-// DeviceManager: the state behind gpu/config.h, over an injected list of
+// DeviceManager: the state behind device/config.h, over an injected list of
 // physical devices and a factory of region providers, so the configuration
 // rules are tested on machines without a GPU (with host providers). The
 // process-wide instance (config.cc) uses the CUDA enumeration and cudaMalloc.

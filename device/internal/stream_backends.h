@@ -1,4 +1,4 @@
-// The two backends behind gpu/stream.h: host streams (one worker thread per
+// The two backends behind device/stream.h: host streams (one worker thread per
 // stream running memcpy's and host functions in order) and CUDA streams.
 // NewStream/NewEvent (stream.cc) pick one by the Device.
 #ifndef SLUICE_DEVICE_INTERNAL_STREAM_BACKENDS_H_

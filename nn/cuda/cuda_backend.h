@@ -9,7 +9,7 @@
 // products go through cuBLAS and convolutions through cuDNN when the
 // libraries load (they are opened at run time, so a binary without a GPU
 // needs neither); everything else, and the fallbacks, are sluice's own
-// kernels (gpu/backend/internal/*.cu).
+// kernels (nn/cuda/internal/*.cu).
 //
 // Errors found by a kernel (a class id outside [0, classes) in
 // CrossEntropy) cannot be returned by the call that queued it: they are

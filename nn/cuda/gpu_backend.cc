@@ -1,5 +1,5 @@
 // GpuBackend: construction, memory methods, waits and deferred errors, and
-// the registration with nn (gpu/nn_backend.h).
+// the registration with nn (nn/cuda/cuda_backend.h).
 #include "sluice/nn/cuda/internal/gpu_backend.h"
 
 #include <fmt/format.h>

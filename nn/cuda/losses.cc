@@ -1,7 +1,7 @@
 // GpuBackend::CrossEntropy / MeanSquaredError: the checks of
 // nn/kit/train_checks.h, then the row and element loops of
 // internal/train_kernels.h. Class ids live in device memory, so a bad one
-// is found by the kernel and reported at the next wait (gpu/nn_backend.h):
+// is found by the kernel and reported at the next wait (nn/cuda/cuda_backend.h):
 // that row's loss is NaN and its dpred row zero. float32 or bfloat16
 // tensors, read and written as they are.
 #include "sluice/nn/cuda/internal/gpu_backend.h"

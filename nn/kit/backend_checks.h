@@ -1,5 +1,5 @@
 // The backend kit (nn/kit/): argument checks for a Backend's methods,
-// shared by the CPU backend (nn/cpu/) and the GPU backend (gpu/backend/)
+// shared by the CPU backend (nn/cpu/) and the GPU backend (nn/cuda/)
 // and public for any other backend, so that every backend names the same
 // errors. Plain functions; thread-safe.
 //

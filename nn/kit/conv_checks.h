@@ -1,5 +1,5 @@
 // The backend kit (nn/kit/): the argument checks of the convolution and
-// pooling methods, shared by every backend (nn/cpu/, gpu/backend/, yours),
+// pooling methods, shared by every backend (nn/cpu/, nn/cuda/, yours),
 // and the checked geometry they return. Plain functions; thread-safe.
 //
 // Every failure is InvalidArgument in backend_checks.h's form

@@ -1,6 +1,6 @@
 // Argument checks of the backends' elementwise, dense-algebra and reduction
 // methods (Fill ... DropoutMask, MatMul, BiasAdd, BiasGrad, Sum,
-// CountArgMaxMatches), shared by nn/cpu/ and gpu/backend/ so both report
+// CountArgMaxMatches), shared by nn/cpu/ and nn/cuda/ so both report
 // the same errors. Each returns OK or the method's InvalidArgument
 // (backend_checks.h's format); `device` is the backend's device. Part of
 // the backend kit (nn/kit/); plain functions, thread-safe.

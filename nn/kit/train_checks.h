@@ -1,6 +1,6 @@
 // Argument checks of the training methods (activations, losses, optimizer
 // updates), shared by the CPU backend (nn/cpu/) and the GPU backend
-// (gpu/backend/) so both give the same errors. Part of the backend kit
+// (nn/cuda/) so both give the same errors. Part of the backend kit
 // (nn/kit/); plain functions, thread-safe.
 //
 // Each check is everything the method verifies before it touches memory:

@@ -1,4 +1,4 @@
-// Uses an installed sluice's gpu module: lists the GPUs (none is fine) and
+// Uses an installed sluice's CUDA twins (sluice::ops_cuda): lists the GPUs (none is fine) and
 // runs an image op on the host backend, which needs no GPU.
 #include <cstdio>
 #include <span>

@@ -2,7 +2,7 @@
 // (conv.cc, pool.cc, cudnn_lib.cc), compiled by nvcc from conv_kernels.cu
 // and pool_kernels.cu: __host__ __device__ functions per output element (or
 // per pooling window and run of channels), run as a CUDA kernel or, on the
-// host device, as a loop (gpu/internal/kernel_util.cuh).
+// host device, as a loop (device/cuda/kernel_util.cuh).
 //
 // Plain C++17 shared by g++ and nvcc: no sluice or CUDA headers. Arguments
 // are checked by the callers (nn/kit/conv_checks.h); the loops trust

@@ -1,4 +1,4 @@
-// cuBLAS for GpuBackend::MatMul, opened at run time (dlopen; the gpu module
+// cuBLAS for GpuBackend::MatMul, opened at run time (dlopen; nn/cuda
 // does not link it): the library with the functions MatMul uses, and a
 // handle bound to one device and stream. No CUDA headers here (the types
 // stay in cublas_lib.cc), so tests can include it. Internal.

@@ -1,9 +1,9 @@
 // The cuDNN functions the backend calls, resolved at run time (dlopen of
-// libcudnn.so.9 and dlsym; the gpu module does not link cuDNN), the
+// libcudnn.so.9 and dlsym; nn/cuda does not link cuDNN), the
 // convolution kinds, and how algorithms are chosen (the SLUICE_CUDNN_*
 // environment). Shared by cudnn_lib.cc (the legacy convolution API) and
 // cudnn_graph.cc (the graph API's engines). Internal; includes cudnn.h, so
-// only .cc files of gpu/backend include it.
+// only .cc files of nn/cuda include it.
 //
 // Thread-safety: GetCudnnLibrary and GetCudnnPolicy are initialized once
 // (thread-safe statics) and read-only after.

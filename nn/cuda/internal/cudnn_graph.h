@@ -11,7 +11,7 @@
 // dx for kBackwardData), W (the filter, or dw for kBackwardFilter), Y (y,
 // or dy for the two backward ops).
 //
-// Internal to gpu/backend (includes cudnn.h). Thread-safety: a plan may be
+// Internal to nn/cuda (includes cudnn.h). Thread-safety: a plan may be
 // executed from any thread, one execution at a time per cuDNN handle.
 #ifndef SLUICE_NN_CUDA_INTERNAL_CUDNN_GRAPH_H_
 #define SLUICE_NN_CUDA_INTERNAL_CUDNN_GRAPH_H_

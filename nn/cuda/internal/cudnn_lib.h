@@ -1,6 +1,6 @@
 // cuDNN 9 for the GPU backend's convolutions: the library opened at run
 // time (dlopen of libcudnn.so.9, each function resolved with dlsym; the
-// gpu module does not link it), a handle per backend bound to its stream,
+// nn/cuda does not link it), a handle per backend bound to its stream,
 // and the three convolution calls of conv.cc. Internal.
 //
 // No CUDA or cuDNN header here (tests include this file); cudnn_lib.cc has

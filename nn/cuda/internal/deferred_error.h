@@ -1,5 +1,5 @@
 // DeferredError: what a kernel found wrong in its input, written to device
-// memory for the backend to report at its next wait (gpu/nn_backend.h).
+// memory for the backend to report at its next wait (nn/cuda/cuda_backend.h).
 // A plain struct shared by the .cu kernels and the host code. Internal.
 #ifndef SLUICE_NN_CUDA_INTERNAL_DEFERRED_ERROR_H_
 #define SLUICE_NN_CUDA_INTERNAL_DEFERRED_ERROR_H_

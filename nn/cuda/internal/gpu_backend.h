@@ -1,10 +1,10 @@
-// GpuBackend: nn::Backend on a Device (see gpu/nn_backend.h for the
+// GpuBackend: nn::Backend on a Device (see nn/cuda/cuda_backend.h for the
 // public contract). Internal.
 //
 // Each method checks its arguments on the host (nn/kit/ checks, the
 // same messages as the CPU backend), then queues kernels on stream_ with
-// Launch(). The definitions are spread over gpu/backend/*.cc, one family
-// per file, with their kernels in gpu/backend/internal/*.cu.
+// Launch(). The definitions are spread over nn/cuda/*.cc, one family
+// per file, with their kernels in nn/cuda/internal/*.cu.
 //
 // Thread-safety: as nn::Backend. Launches from several threads go to the
 // one stream in the order of the calls; the deferred-error record and the
@@ -36,7 +36,7 @@ using KernelTarget = gpu_internal::KernelTarget;
 
 class GpuBackend final : public nn::Backend {
  public:
-  // Tensors are tagged `nn_device` (gpu/nn_backend.h's NewNnBackend).
+  // Tensors are tagged `nn_device` (nn/cuda/cuda_backend.h's NewNnBackend).
   static Result<std::unique_ptr<GpuBackend>> Create(const Device& device, Device nn_device);
   ~GpuBackend() override;
 
@@ -111,7 +111,7 @@ class GpuBackend final : public nn::Backend {
   bool on_gpu() const { return !device_.is_cpu(); }
   Stream& stream() { return *stream_; }
 
-  // Queues run(target) on the stream (gpu/internal/launch.h); a launch
+  // Queues run(target) on the stream (device/cuda/launch.h); a launch
   // error names `method`.
   template <typename Run>
   Status Launch(std::string_view method, Run run) {

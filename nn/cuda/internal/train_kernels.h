@@ -1,7 +1,7 @@
 // The element loops of the GPU backend's training methods (activations,
 // losses, optimizer updates), compiled by nvcc from train_kernels.cu and
 // train_loss_kernels.cu: each runs as a CUDA kernel on a stream or, on the
-// host device, as a plain loop (gpu/internal/kernel_util.cuh's ForEach).
+// host device, as a plain loop (device/cuda/kernel_util.cuh's ForEach).
 //
 // Shared by C++20 (g++) and CUDA C++17 (nvcc) code: plain structs, no
 // sluice or CUDA headers beyond the plain ones below. Arguments are checked

@@ -1,4 +1,4 @@
-// The element loops behind gpu/image_ops.h, compiled by nvcc from
+// The element loops behind ops/cuda/image_ops.h, compiled by nvcc from
 // image_kernels.cu and cast_kernels.cu: each runs as a CUDA kernel on a
 // stream or, for the host backend ("cpu:0"), as a plain loop on the calling
 // thread. One __host__ __device__ function per output element serves both,

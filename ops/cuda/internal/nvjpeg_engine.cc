@@ -1,6 +1,6 @@
 // nvJPEG for the JPEG decoder (jpeg_engine.h): libnvjpeg.so.13 opened at
 // run time (dlopen; each function resolved with dlsym into a typed table, so
-// the gpu module does not link it), a hardware and a GPU_HYBRID handle per
+// ops/cuda does not link it), a hardware and a GPU_HYBRID handle per
 // engine with N decode states each (used in turn, so the host part of
 // batch k+1 runs while batch k decodes), and nvjpegDecodeBatched into
 // interleaved RGB.
