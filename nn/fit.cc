@@ -1,35 +1,11 @@
-// Sequential's dataset loops: Fit, Evaluate, Predict.
-#include <chrono>
+// Sequential's dataset loops on one device: Fit (the steps of an epoch;
+// the loop around them is fit_loop.cc's), Evaluate, Predict.
 #include <cstring>
 
-#include "sluice/nn/internal/fit_progress.h"
+#include "sluice/nn/internal/fit_loop.h"
 #include "sluice/nn/sequential.h"
-#include "sluice/records/summary_writer.h"
 
 namespace sluice::nn {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// Per-stage pipeline figures for TensorBoard.
-Status LogPipelineStats(SummaryWriter* w, const IteratorStats& stats, int64_t step) {
-  for (const StageStats& s : stats.stages) {
-    double elapsed = static_cast<double>(stats.elapsed_ns);
-    if (elapsed > 0) {
-      SLUICE_RETURN_IF_ERROR(w->Scalar("pipeline/" + s.name + "/busy_fraction",
-                                       static_cast<float>(s.busy_ns / elapsed), step));
-    }
-    SLUICE_RETURN_IF_ERROR(
-        w->Scalar("pipeline/" + s.name + "/parallelism", static_cast<float>(s.parallelism), step));
-  }
-  return Status::OK();
-}
-
-}  // namespace
 
 Result<std::pair<Tensor, Tensor>> Sequential::SplitBatch(const Element& e,
                                                          const FitOptions& o) const {
@@ -88,131 +64,49 @@ Result<History> Sequential::Fit(const Dataset& train, FitOptions o) {
         ": give Fit the strategy's DistributeDatasets(...), one dataset per replica");
   }
   if (o.epochs < 0) return Status::InvalidArgument("Fit: epochs must be >= 0");
-  History h;
-  nn_internal::FitProgress progress(o.out, o.verbose);
+  if (o.distributed_validation_data) {
+    return Status::InvalidArgument("Fit: model " + name() +
+                                   " has no strategy for distributed_validation_data (give "
+                                   "validation_data, or compile with a strategy)");
+  }
+  // One device is the one replica, with nothing to agree on or reduce:
+  // each step is Step() on this thread, and its loss and metrics are the
+  // results.
+  FitLoop loop(o, {{this, &train}}, /*chief=*/true);
   Mean loss_mean("loss");
-  std::unique_ptr<BatchFeed> persistent;
-  int64_t known_steps = o.steps_per_epoch > 0 ? o.steps_per_epoch : train.cardinality();
-  if (known_steps < 0) known_steps = 0;
-  double fit_wait = 0, fit_time = 0;
-  int64_t fit_examples = 0;
-  // Since the last TensorBoard step log: examples, input wait, start time.
-  int64_t log_examples = 0;
-  double log_wait = 0;
-  Clock::time_point log_start = Clock::now();
   std::unique_ptr<CapturedTrainStep> captured;  // with o.capture, from the first batch
-  bool out_of_data = false;
-  for (int epoch = 0; epoch < o.epochs && !out_of_data; ++epoch) {
+  return loop.Run([&](FitLoop& loop, int epoch) -> Status {
     loss_mean.Reset();
-    for (const auto& m : compiled_.metrics) m->Reset();
-    std::unique_ptr<BatchFeed> epoch_feed;
-    BatchFeed* feed;
-    if (o.steps_per_epoch > 0) {
-      if (!persistent) {
-        SLUICE_ASSIGN_OR_RETURN(Iterator made, train.iterator());
-        SLUICE_ASSIGN_OR_RETURN(persistent, FeedXY(std::move(made), o));
-      }
-      feed = persistent.get();
-    } else {
-      SLUICE_ASSIGN_OR_RETURN(Iterator made, train.iterator());
-      SLUICE_ASSIGN_OR_RETURN(epoch_feed, FeedXY(std::move(made), o));
-      feed = epoch_feed.get();
-    }
-    progress.StartEpoch(epoch, o.epochs, known_steps);
-    Clock::time_point epoch_start = Clock::now();
-    double wait = 0;
-    int64_t step = 0, examples = 0;
-    std::vector<std::pair<std::string, double>> values;
-    while (o.steps_per_epoch == 0 || step < o.steps_per_epoch) {
-      Clock::time_point t0 = Clock::now();
-      Result<std::optional<std::vector<DeviceTensor>>> next = feed->Next();
-      double waited = Since(t0);
-      wait += waited;
-      log_wait += waited;
-      std::string where =
-          "fit: epoch " + std::to_string(epoch + 1) + " step " + std::to_string(step + 1);
-      if (!next.ok()) return next.status().WithContext(where);
+    BatchFeed& feed = loop.feed(0);
+    std::vector<std::pair<std::string, double>>& values = loop.values();
+    int64_t examples = 0;
+    for (int64_t step = 0; o.steps_per_epoch == 0 || step < o.steps_per_epoch; ++step) {
+      const FitLoop::Clock::time_point t0 = FitLoop::Clock::now();
+      Result<std::optional<std::vector<DeviceTensor>>> next = feed.Next();
+      loop.Waited(FitLoop::Since(t0));
+      if (!next.ok()) return next.status().WithContext(FitLoop::Where(epoch, step));
       if (!next->has_value()) {
-        if (o.steps_per_epoch > 0) out_of_data = true;  // Keras stops training too
+        loop.RanDry();
         break;
       }
       const DeviceTensor& x = (**next)[0];
       Result<double> loss = Step(x, (**next)[1], o.capture, &captured);
-      if (!loss.ok()) return loss.status().WithContext(where);
-      int64_t batch = x.rank() > 0 ? x.dim(0) : 1;
+      if (!loss.ok()) return loss.status().WithContext(FitLoop::Where(epoch, step));
+      const int64_t batch = x.rank() > 0 ? x.dim(0) : 1;
       loss_mean.Update(*loss, static_cast<double>(batch));
       examples += batch;
-      log_examples += batch;
-      ++step;
-      values = {{"loss", loss_mean.result()}};
+      values.clear();
+      values.push_back({"loss", loss_mean.result()});
       for (const auto& m : compiled_.metrics) values.push_back({m->name(), m->result()});
-      progress.Step(step, values, examples);
-      if (o.on_batch_end) {
-        StepInfo info{epoch, step - 1, compiled_.optimizer->iterations(),
-                      *loss, batch,    feed->iterator()};
-        Status s = o.on_batch_end(info);
-        if (!s.ok()) return s.WithContext(where);
-      }
-      int64_t global = compiled_.optimizer->iterations();
-      if (o.summary_writer != nullptr && o.log_every_steps > 0 && global % o.log_every_steps == 0) {
-        double elapsed = Since(log_start);
-        SummaryWriter* w = o.summary_writer;
-        SLUICE_RETURN_IF_ERROR(w->Scalar("batch_loss", static_cast<float>(*loss), global));
-        for (const auto& m : compiled_.metrics) {
-          SLUICE_RETURN_IF_ERROR(
-              w->Scalar("batch_" + m->name(), static_cast<float>(m->result()), global));
-        }
-        if (elapsed > 0) {
-          SLUICE_RETURN_IF_ERROR(
-              w->Scalar("examples_per_second", static_cast<float>(log_examples / elapsed), global));
-          SLUICE_RETURN_IF_ERROR(
-              w->Scalar("input_wait_fraction", static_cast<float>(log_wait / elapsed), global));
-        }
-        SLUICE_RETURN_IF_ERROR(LogPipelineStats(w, feed->input_stats(), global));
-        log_examples = 0;
-        log_wait = 0;
-        log_start = Clock::now();
-      }
+      Status s = loop.AfterStep(epoch, {.step = step,
+                                        .loss = *loss,
+                                        .batch_size = batch,
+                                        .step_loss = *loss,
+                                        .examples = examples});
+      if (!s.ok()) return s.WithContext(FitLoop::Where(epoch, step));
     }
-    double epoch_time = Since(epoch_start);
-    fit_time += epoch_time;
-    fit_wait += wait;
-    fit_examples += examples;
-    if (known_steps == 0) known_steps = step;
-    std::map<std::string, double> results;
-    results["loss"] = loss_mean.result();
-    for (const auto& m : compiled_.metrics) results[m->name()] = m->result();
-    if (o.validation_data) {
-      FitOptions quiet = o;
-      quiet.verbose = 0;
-      Result<std::map<std::string, double>> val = Evaluate(*o.validation_data, quiet);
-      if (!val.ok())
-        return val.status().WithContext("fit: validation after epoch " + std::to_string(epoch + 1));
-      for (const auto& [k, v] : *val) results["val_" + k] = v;
-    }
-    std::vector<std::pair<std::string, double>> shown = {{"loss", results["loss"]}};
-    for (const auto& m : compiled_.metrics) shown.push_back({m->name(), results[m->name()]});
-    for (const auto& [k, v] : results) {
-      if (k.rfind("val_", 0) == 0) shown.push_back({k, v});
-    }
-    progress.EndEpoch(step, shown, examples, epoch_time > 0 ? wait / epoch_time : 0);
-    for (const auto& [k, v] : results) h.history[k].push_back(v);
-    if (o.summary_writer != nullptr) {
-      for (const auto& [k, v] : results) {
-        SLUICE_RETURN_IF_ERROR(
-            o.summary_writer->Scalar("epoch_" + k, static_cast<float>(v), epoch));
-      }
-      SLUICE_RETURN_IF_ERROR(o.summary_writer->Flush());
-    }
-    if (o.on_epoch_end) {
-      Status s = o.on_epoch_end(epoch, results);
-      if (!s.ok()) return s.WithContext("fit: after epoch " + std::to_string(epoch + 1));
-    }
-    h.steps += step;
-  }
-  h.examples_per_second = fit_time > 0 ? fit_examples / fit_time : 0;
-  h.input_wait_fraction = fit_time > 0 ? fit_wait / fit_time : 0;
-  return h;
+    return Status::OK();
+  });
 }
 
 Result<std::map<std::string, double>> Sequential::Evaluate(const Dataset& data,

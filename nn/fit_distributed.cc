@@ -1,6 +1,7 @@
 // Sequential's Fit and Evaluate under a Strategy: the local replicas, one
 // thread each (local replica 0 on the caller's), in lockstep with every
-// replica of the job.
+// replica of the job. Fit's epochs, feeds, callbacks, logs and History are
+// the one fit loop's (fit_loop.cc); here are the steps of an epoch.
 //
 // Each training step of each replica:
 //   1. takes its batch, then agrees with every replica that all have one
@@ -18,16 +19,14 @@
 // A replica whose step fails aborts its communicator: the others' next
 // collective fails naming it.
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <thread>
 
 #include "sluice/nn/cross_device_ops.h"
-#include "sluice/nn/internal/fit_progress.h"
+#include "sluice/nn/internal/fit_loop.h"
 #include "sluice/nn/internal/replicas.h"
 #include "sluice/nn/sequential.h"
-#include "sluice/records/summary_writer.h"
 
 namespace sluice::nn {
 
@@ -85,11 +84,6 @@ Status Sequential::Replicas::FlattenGradients(One& r) {
 }
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // Runs body(r) for every local replica, r > 0 on threads of their own and
 // r = 0 on this one; the first error in replica order (one that is not an
@@ -221,34 +215,20 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
                                    " local replicas (use Strategy::DistributeDatasets)");
   }
   const Strategy& strategy = *reps->strategy;
-  const bool chief = strategy.is_chief();
-  SummaryWriter* writer = chief ? o.summary_writer : nullptr;  // only the chief writes
-  History h;
-  nn_internal::FitProgress progress(o.out, chief ? o.verbose : 0);
-  int64_t known_steps =
-      o.steps_per_epoch > 0 ? o.steps_per_epoch : train.per_replica[0].cardinality();
-  if (known_steps < 0) known_steps = 0;
-  double fit_wait = 0, fit_time = 0;
-  int64_t fit_examples = 0;
-  // Feeds: per epoch, or kept across epochs with steps_per_epoch.
-  std::vector<std::unique_ptr<BatchFeed>> feeds(n);
-  bool need_sync = true, out_of_data = false;
-  for (int epoch = 0; epoch < o.epochs && !out_of_data; ++epoch) {
-    for (size_t r = 0; r < n; ++r) {
-      Sequential& m = *reps->local[r].model;
-      for (const auto& metric : m.compiled_.metrics) metric->Reset();
-      if (o.steps_per_epoch == 0 || !feeds[r]) {
-        SLUICE_ASSIGN_OR_RETURN(Iterator it, train.per_replica[r].iterator());
-        SLUICE_ASSIGN_OR_RETURN(feeds[r], m.FeedXY(std::move(it), o));
-      }
-    }
+  std::vector<FitLoop::Replica> replicas;
+  for (size_t r = 0; r < n; ++r) replicas.push_back({reps->local[r].model, &train.per_replica[r]});
+  FitLoop loop(o, std::move(replicas), strategy.is_chief());
+  bool need_sync = true;  // replicas take replica 0's state on the first step that runs
+  return loop.Run([&](FitLoop& loop, int epoch) -> Status {
     // The first batches, read here in replica order: a replica not yet
     // built is built from its batch now, in order, so the replicas' initial
     // weights (replaced by replica 0's anyway) draw from the generator in
     // the same order in every run.
     std::vector<std::optional<std::vector<DeviceTensor>>> first(n);
     for (size_t r = 0; r < n; ++r) {
-      Result<std::optional<std::vector<DeviceTensor>>> b = feeds[r]->Next();
+      const FitLoop::Clock::time_point t0 = FitLoop::Clock::now();
+      Result<std::optional<std::vector<DeviceTensor>>> b = loop.feed(r).Next();
+      if (r == 0) loop.Waited(FitLoop::Since(t0));
       if (!b.ok()) {
         reps->local[r].comm->Abort(b.status());
         return b.status().WithContext("fit: replica " +
@@ -261,18 +241,15 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
         SLUICE_RETURN_IF_ERROR(m.Forward((*first[r])[0], false).status());
       }
     }
-    progress.StartEpoch(epoch, o.epochs, known_steps);
-    const Clock::time_point epoch_start = Clock::now();
     std::atomic<bool> stop{false};     // replica 0 asks every replica to stop
     std::atomic<bool> ran_dry{false};  // the data ended (or steps_per_epoch)
-    std::vector<double> totals;        // replica 0's last summed totals
-    int64_t steps = 0, examples = 0;
-    double wait = 0;
+    bool stepped = false;              // replica 0 took a step
     Status callback_error;
     const bool sync = need_sync;  // replicas take replica 0's state first
     Status run = RunReplicas(n, [&](size_t r) -> Status {
       Replicas::One& one = reps->local[r];
       Sequential& m = *one.model;
+      BatchFeed& feed = loop.feed(r);
       const int global = strategy.first_replica() + static_cast<int>(r);
       auto fail = [&](const Status& s, int64_t step) {
         one.comm->Abort(s);
@@ -293,19 +270,20 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
         if (!s.ok()) return fail(s, 0);
       }
       double loss_sum = 0, row_sum = 0;  // this replica's, this epoch
+      std::vector<double> reported;      // replica 0: the totals of the last step
       bool synced = !sync;
       for (int64_t step = 0;; ++step) {
         if (o.steps_per_epoch > 0 && step >= o.steps_per_epoch) break;
-        const Clock::time_point t0 = Clock::now();
         std::optional<std::vector<DeviceTensor>> batch;
         if (step == 0) {
           batch = std::move(first[r]);
         } else {
-          Result<std::optional<std::vector<DeviceTensor>>> b = feeds[r]->Next();
+          const FitLoop::Clock::time_point t0 = FitLoop::Clock::now();
+          Result<std::optional<std::vector<DeviceTensor>>> b = feed.Next();
+          if (r == 0) loop.Waited(FitLoop::Since(t0));
           if (!b.ok()) return fail(b.status(), step);
           batch = std::move(*b);
         }
-        if (r == 0) wait += Since(t0);
         // Go on only if every replica has a batch and replica 0 wants to.
         int64_t flags[2] = {batch ? 1 : 0, r == 0 && stop.load() ? 0 : 1};
         Status agreed = one.comm->AllReduce(flags, 2, DType::kInt64, ReduceOp::kMin);
@@ -387,72 +365,29 @@ Result<History> Sequential::Fit(const DistributedDataset& train, FitOptions o) {
         s = one.comm->AllReduce(t.data(), t.size(), DType::kFloat64, ReduceOp::kSum);
         if (!s.ok()) return s.WithContext("fit: replica " + std::to_string(global));
         if (r != 0) continue;
-        // Replica 0 reports, for everyone.
-        totals = std::move(t);
-        steps = step + 1;
-        examples = static_cast<int64_t>(totals[1]);
-        const auto values = Results(totals, m.compiled_.metrics);
-        progress.Step(steps, values, examples);
-        if (o.on_batch_end) {
-          StepInfo info{epoch,  step, m.compiled_.optimizer->iterations(),
-                        g.loss, rows, feeds[0]->iterator()};
-          Status cb = o.on_batch_end(info);
-          if (!cb.ok()) callback_error = cb, stop = true;
-        }
-        const int64_t global_step = m.compiled_.optimizer->iterations();
-        if (writer != nullptr && o.log_every_steps > 0 && global_step % o.log_every_steps == 0) {
-          for (const auto& [k, v] : values) {
-            Status w = writer->Scalar("batch_" + k, static_cast<float>(v), global_step);
-            if (!w.ok()) callback_error = w, stop = true;
-          }
-        }
+        // Replica 0 reports, for everyone: the step's loss over the
+        // replicas is what this step added to the summed totals.
+        stepped = true;
+        const double step_rows = t[1] - (reported.empty() ? 0 : reported[1]);
+        const double step_loss_sum = t[0] - (reported.empty() ? 0 : reported[0]);
+        loop.values() = Results(t, m.compiled_.metrics);
+        reported = std::move(t);
+        Status cb =
+            loop.AfterStep(epoch, {.step = step,
+                                   .loss = g.loss,
+                                   .batch_size = rows,
+                                   .step_loss = step_rows > 0 ? step_loss_sum / step_rows : 0,
+                                   .examples = static_cast<int64_t>(reported[1])});
+        if (!cb.ok()) callback_error = cb.WithContext(FitLoop::Where(epoch, step)), stop = true;
       }
       return Status::OK();
     });
     if (!run.ok()) return run;
-    if (steps > 0) need_sync = false;
-    if (!callback_error.ok())
-      return callback_error.WithContext("fit: epoch " + std::to_string(epoch + 1));
-    if (ran_dry && o.steps_per_epoch > 0) out_of_data = true;  // as Keras: training stops
-    const double epoch_time = Since(epoch_start);
-    fit_time += epoch_time;
-    fit_wait += wait;
-    fit_examples += examples;
-    if (known_steps == 0) known_steps = steps;
-    std::map<std::string, double> results;
-    if (!totals.empty()) {
-      for (const auto& [k, v] : Results(totals, compiled_.metrics)) results[k] = v;
-    }
-    if (o.distributed_validation_data) {
-      FitOptions quiet = o;
-      quiet.verbose = 0;
-      Result<std::map<std::string, double>> val = Evaluate(*o.distributed_validation_data, quiet);
-      if (!val.ok())
-        return val.status().WithContext("fit: validation after epoch " + std::to_string(epoch + 1));
-      for (const auto& [k, v] : *val) results["val_" + k] = v;
-    }
-    std::vector<std::pair<std::string, double>> shown = {{"loss", results["loss"]}};
-    for (const auto& m : compiled_.metrics) shown.push_back({m->name(), results[m->name()]});
-    for (const auto& [k, v] : results) {
-      if (k.rfind("val_", 0) == 0) shown.push_back({k, v});
-    }
-    progress.EndEpoch(steps, shown, examples, epoch_time > 0 ? wait / epoch_time : 0);
-    for (const auto& [k, v] : results) h.history[k].push_back(v);
-    if (writer != nullptr) {
-      for (const auto& [k, v] : results) {
-        SLUICE_RETURN_IF_ERROR(writer->Scalar("epoch_" + k, static_cast<float>(v), epoch));
-      }
-      SLUICE_RETURN_IF_ERROR(writer->Flush());
-    }
-    if (o.on_epoch_end) {
-      Status s = o.on_epoch_end(epoch, results);
-      if (!s.ok()) return s.WithContext("fit: after epoch " + std::to_string(epoch + 1));
-    }
-    h.steps += steps;
-  }
-  h.examples_per_second = fit_time > 0 ? fit_examples / fit_time : 0;
-  h.input_wait_fraction = fit_time > 0 ? fit_wait / fit_time : 0;
-  return h;
+    if (stepped) need_sync = false;
+    if (!callback_error.ok()) return callback_error;
+    if (ran_dry) loop.RanDry();
+    return Status::OK();
+  });
 }
 
 Result<std::map<std::string, double>> Sequential::Evaluate(const DistributedDataset& data,

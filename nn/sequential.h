@@ -116,10 +116,12 @@ struct StepInfo {
 
 struct FitOptions {
   int epochs = 1;
-  // Evaluated after each epoch; its results appear as "val_<name>".
+  // Evaluated after each epoch; its results appear as "val_<name>". Under
+  // a strategy, by local replica 0 alone (Evaluate(const Dataset&)).
   std::optional<Dataset> validation_data;
-  // The same under a strategy: one dataset per local replica
-  // (Strategy::DistributeDatasets).
+  // The same under a strategy, evaluated by every replica on its own
+  // dataset (Strategy::DistributeDatasets); used instead of
+  // validation_data. InvalidArgument for Fit without a strategy.
   std::optional<DistributedDataset> distributed_validation_data;
   // Steps per epoch; 0 runs each epoch to the end of the dataset. With a
   // count, one iterator continues across epochs (for repeated datasets).
@@ -272,6 +274,7 @@ class Sequential : public Layer {
  private:
   struct Node;      // a Trackable listing fixed children
   struct Replicas;  // the strategy's local replicas (fit_distributed.cc)
+  struct FitLoop;   // the one fit loop, on one device or a strategy's replicas (fit_loop.cc)
   friend struct Replicas;
   friend class CapturedTrainStep;
   Result<DeviceTensor> ToDeviceTensor(const Tensor& t);

@@ -9,12 +9,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include "sluice/core/rng.h"
 #include "sluice/nn/checkpoint.h"
 #include "sluice/nn/layers.h"
 #include "sluice/nn/policy.h"
 #include "sluice/nn/sequential.h"
+#include "sluice/records/summary_writer.h"
 #include "test_util.h"
 
 namespace sluice::nn {
@@ -349,6 +351,98 @@ TEST(StrategyTest, AReplicaThatRunsDryEndsTheEpochForAll) {
   Result<History> h = model->Fit(train, {.epochs = 2, .verbose = 0});
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->steps, 6);
+}
+
+// Fit on one device and under a strategy are one loop: the same step logs,
+// validation_data, History keys, callback error context. (Before the loops
+// were one, Fit under a strategy logged neither examples/s, input wait nor
+// pipeline stats, ignored validation_data, and named no step in a
+// callback's error.)
+TEST(StrategyTest, FitUnderAStrategyLogsValidatesAndFailsAsOnOneDevice) {
+  auto [x, y] = Blobs(64, 8);
+  auto [vx, vy] = Blobs(32, 9);
+  const Dataset validation = Dataset::from_tensor_slices({vx, vy}).batch(8);
+  auto strategy = CpuReplicas(2);
+  std::map<std::string, std::vector<double>> keys[2];
+  for (int distributed = 0; distributed < 2; ++distributed) {
+    SCOPED_TRACE(distributed ? "strategy" : "one device");
+    SetRandomSeed(1);
+    auto model = Mlp(std::make_shared<Adam>(), distributed ? strategy : nullptr);
+    testing::ScratchDir dir;
+    auto writer = SummaryWriter::Create(dir.path());
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    int64_t calls = 0;
+    FitOptions o{.epochs = 2,
+                 .validation_data = validation,
+                 .verbose = 2,
+                 .out = std::tmpfile(),
+                 .summary_writer = &*writer,
+                 .log_every_steps = 2};
+    o.on_batch_end = [&](const StepInfo& info) {
+      ++calls;
+      EXPECT_NE(info.iterator, nullptr);                // read in place on the CPU
+      EXPECT_EQ(info.batch_size, distributed ? 4 : 8);  // its own replica's rows
+      return Status::OK();
+    };
+    Result<History> h =
+        distributed ? model->Fit(strategy->DistributeDatasets([&](const InputContext& ctx) {
+          return Dataset::from_tensor_slices({x, y}).shard(ctx.world_size, ctx.rank).batch(4);
+        }),
+                                 o)
+                    : model->Fit(Dataset::from_tensor_slices({x, y}).batch(8), o);
+    ASSERT_TRUE(h.ok()) << h.status();
+    ASSERT_TRUE(writer->Close().ok());
+    std::rewind(o.out);
+    char buf[4096] = {};
+    std::string text(buf, std::fread(buf, 1, sizeof buf - 1, o.out));
+    std::fclose(o.out);
+    EXPECT_NE(text.find("Epoch 2/2 - 8 steps"), std::string::npos) << text;
+    EXPECT_NE(text.find("val_accuracy: "), std::string::npos) << text;
+    EXPECT_EQ(h->steps, 16);
+    EXPECT_EQ(calls, 16);
+    EXPECT_EQ(h->history["val_loss"].size(), 2u);
+    EXPECT_GT(h->examples_per_second, 0);
+    keys[distributed] = h->history;
+    std::string events;
+    for (const auto& f : std::filesystem::directory_iterator(dir.path())) {
+      events += testing::ReadFileOrDie(f.path().string());
+    }
+    for (const char* tag : {"batch_loss", "batch_accuracy", "examples_per_second",
+                            "input_wait_fraction", "pipeline/", "epoch_val_loss"}) {
+      EXPECT_NE(events.find(tag), std::string::npos) << tag;
+    }
+    // A callback's error stops Fit naming the step.
+    FitOptions failing{.verbose = 0};
+    failing.on_batch_end = [](const StepInfo& info) {
+      return info.step == 1 ? Status::Cancelled("enough") : Status::OK();
+    };
+    Result<History> stopped =
+        distributed ? model->Fit(strategy->DistributeDatasets([&](const InputContext&) {
+          return Dataset::from_tensor_slices({x, y}).batch(4);
+        }),
+                                 failing)
+                    : model->Fit(Dataset::from_tensor_slices({x, y}).batch(4), failing);
+    SLUICE_EXPECT_ERROR(stopped.status(), StatusCode::kCancelled, "fit: epoch 1 step 2: enough");
+  }
+  ASSERT_EQ(keys[0].size(), keys[1].size());
+  for (auto a = keys[0].begin(), b = keys[1].begin(); a != keys[0].end(); ++a, ++b) {
+    EXPECT_EQ(a->first, b->first);
+  }
+}
+
+TEST(StrategyTest, DistributedValidationNeedsAStrategy) {
+  auto [x, y] = Blobs(16, 1);
+  auto strategy = CpuReplicas(2);
+  auto model = Mlp(std::make_shared<SGD>());
+  SLUICE_EXPECT_ERROR(model
+                          ->Fit(Dataset::from_tensor_slices({x, y}).batch(4),
+                                {.distributed_validation_data =
+                                     strategy->DistributeDatasets([&](const InputContext&) {
+                                       return Dataset::from_tensor_slices({x, y});
+                                     }),
+                                 .verbose = 0})
+                          .status(),
+                      StatusCode::kInvalidArgument, "no strategy for distributed_validation_data");
 }
 
 TEST(StrategyTest, ErrorsNameWhatIsWrong) {
