@@ -124,6 +124,18 @@ Dataset Dataset::unbatch() const { SLUICE_CHAIN(pi::MakeUnbatch(*this)); }
 Dataset Dataset::prefetch(int64_t buffer_size, PrefetchOptions options) const {
   SLUICE_CHAIN(pi::MakePrefetch(*this, buffer_size, std::move(options)));
 }
+
+Dataset Dataset::prefetch_to_device(const Device& device, int64_t buffer_size,
+                                    PrefetchToDeviceOptions options) const {
+  SLUICE_CHAIN(pi::MakePrefetchToDevice(*this, device, buffer_size, std::move(options)));
+}
+
+Dataset Dataset::prefetch_to_device(std::string_view device, int64_t buffer_size,
+                                    PrefetchToDeviceOptions options) const {
+  Result<Device> d = Device::Parse(device);
+  if (!d.ok()) return FromError(d.status().WithContext("prefetch_to_device"));
+  return prefetch_to_device(*d, buffer_size, std::move(options));
+}
 Dataset Dataset::repeat(int64_t count) const { SLUICE_CHAIN(pi::MakeRepeat(*this, count)); }
 Dataset Dataset::take(int64_t count) const { SLUICE_CHAIN(pi::MakeTake(*this, count)); }
 Dataset Dataset::skip(int64_t count) const { SLUICE_CHAIN(pi::MakeSkip(*this, count)); }

@@ -31,6 +31,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "sluice/core/device.h"
 #include "sluice/core/element.h"
 #include "sluice/core/error.h"
 #include "sluice/core/result.h"
@@ -118,6 +119,22 @@ class Dataset {
   Dataset unbatch() const;
   // Produces up to buffer_size elements ahead in the background.
   Dataset prefetch(int64_t buffer_size = kAutotune, PrefetchOptions options = {}) const;
+  // The last stage on a GPU machine (tf.data.experimental.prefetch_to_device):
+  // elements copied into `device`'s memory ahead of the consumer, at most
+  // `buffer_size` at a time (kAutotune: 2), the copy of element N+1
+  // overlapping the consumer's work on N. The output's tensors are device
+  // memory (Tensor::device() == device; on "cpu:0", the device runtime's
+  // host backend, host memory): hand them to device code (a DeviceTensor,
+  // gpu:: ops, the nn GPU backend), never read them on the host. Their
+  // blocks belong to the copy stream: work queued on another stream must
+  // gpu::RecordUse them (device/device_memory.h) before they are dropped.
+  // String components are an error (they stay on the host). Saves and
+  // restores exactly: buffered elements are replayed from host copies.
+  Dataset prefetch_to_device(const Device& device, int64_t buffer_size = kAutotune,
+                             PrefetchToDeviceOptions options = {}) const;
+  // `device` as Device::Parse reads it: "gpu:0", "/device:GPU:0", "cpu:0".
+  Dataset prefetch_to_device(std::string_view device, int64_t buffer_size = kAutotune,
+                             PrefetchToDeviceOptions options = {}) const;
   // count epochs (-1: forever).
   Dataset repeat(int64_t count = -1) const;
   Dataset take(int64_t count) const;  // -1: all

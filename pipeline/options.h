@@ -18,6 +18,11 @@
 #include "sluice/pipeline/element_spec.h"
 #include "sluice/records/compression.h"
 
+namespace sluice::gpu {
+class CachingAllocator;
+class Stream;
+}  // namespace sluice::gpu
+
 namespace sluice {
 
 // A parameter the autotuner chooses (and re-chooses) while the pipeline runs.
@@ -135,6 +140,16 @@ struct PaddedBatchOptions {
 
 struct PrefetchOptions {
   std::string name;
+};
+
+// prefetch_to_device's. The stream and allocator are borrowed: they must
+// outlive every iterator (and, the allocator, every element handed out).
+struct PrefetchToDeviceOptions {
+  std::string name;
+  // The copy stream, on the stage's device. Null: each iterator makes its own.
+  gpu::Stream* stream = nullptr;
+  // Device memory. Null: the device's caching allocator.
+  gpu::CachingAllocator* device_allocator = nullptr;
 };
 
 struct ShardOptions {

@@ -22,6 +22,9 @@ Dataset MakeTFRecordDataset(std::vector<std::string> files, TFRecordDatasetOptio
 // map.cc (map and prefetch share AsyncMapIterator)
 Dataset MakeMap(const Dataset& input, MapFn fn, MapOptions options);
 Dataset MakePrefetch(const Dataset& input, int64_t buffer_size, PrefetchOptions options);
+// prefetch_to_device_stage.cc
+Dataset MakePrefetchToDevice(const Dataset& input, const Device& device, int64_t buffer_size,
+                             PrefetchToDeviceOptions options);
 // filter.cc
 Dataset MakeFilter(const Dataset& input, PredicateFn pred, FilterOptions options);
 // flat_map.cc / interleave.cc
