@@ -55,7 +55,7 @@ void RegisterBatchFeed(DeviceKind kind, BatchFeedFactory factory) {
   Registry()[kind] = std::move(factory);
 }
 
-Result<std::unique_ptr<BatchFeed>> MakeBatchFeed(Backend& backend, Iterator input,
+Result<std::unique_ptr<BatchFeed>> MakeBatchFeed(Backend& backend, const Dataset& input,
                                                  FeedSelect select, int64_t depth) {
   if (depth < 0) {
     return Status::InvalidArgument("Feed: depth must be >= 0, got " + std::to_string(depth));
@@ -71,8 +71,9 @@ Result<std::unique_ptr<BatchFeed>> MakeBatchFeed(Backend& backend, Iterator inpu
                             factory(backend, input, select, depth));
     if (feed) return feed;
   }
+  SLUICE_ASSIGN_OR_RETURN(Iterator it, input.iterator());
   return std::unique_ptr<BatchFeed>(
-      std::make_unique<ReadingFeed>(backend, std::move(input), std::move(select)));
+      std::make_unique<ReadingFeed>(backend, std::move(it), std::move(select)));
 }
 
 }  // namespace sluice::nn

@@ -22,7 +22,7 @@ Result<std::pair<Tensor, Tensor>> Sequential::SplitBatch(const Element& e,
   return std::make_pair(e[0], e[1]);
 }
 
-Result<std::unique_ptr<BatchFeed>> Sequential::FeedXY(Iterator data, const FitOptions& o,
+Result<std::unique_ptr<BatchFeed>> Sequential::FeedXY(const Dataset& data, const FitOptions& o,
                                                       bool weights) {
   if (o.prefetch_to_device < 0) {
     return Status::InvalidArgument("FitOptions::prefetch_to_device must be >= 0, got " +
@@ -32,7 +32,7 @@ Result<std::unique_ptr<BatchFeed>> Sequential::FeedXY(Iterator data, const FitOp
   FitOptions names;
   names.x_name = o.x_name;
   names.y_name = o.y_name;
-  // Runs on the feed's thread when it reads ahead: SplitBatch only reads.
+  // Runs in the pipeline when the feed reads ahead: SplitBatch only reads.
   FeedSelect select = [this, names, weights](const Element& e) -> Result<std::vector<Tensor>> {
     SLUICE_ASSIGN_OR_RETURN(auto xy, SplitBatch(e, names));
     std::vector<Tensor> out{std::move(xy.first), std::move(xy.second)};
@@ -42,7 +42,7 @@ Result<std::unique_ptr<BatchFeed>> Sequential::FeedXY(Iterator data, const FitOp
     }
     return out;
   };
-  return MakeBatchFeed(*b, std::move(data), std::move(select), o.prefetch_to_device);
+  return MakeBatchFeed(*b, data, std::move(select), o.prefetch_to_device);
 }
 
 Result<double> Sequential::Step(const DeviceTensor& x, const DeviceTensor& y, bool capture,
@@ -114,8 +114,7 @@ Result<std::map<std::string, double>> Sequential::Evaluate(const Dataset& data,
   if (!compiled_.loss) return Status::FailedPrecondition("Evaluate: compile the model first");
   Mean loss_mean("loss");
   for (const auto& m : compiled_.metrics) m->Reset();
-  SLUICE_ASSIGN_OR_RETURN(Iterator it, data.iterator());
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchFeed> feed, FeedXY(std::move(it), o));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchFeed> feed, FeedXY(data, o));
   int64_t step = 0;
   for (;;) {
     std::string where = "evaluate: step " + std::to_string(step + 1);

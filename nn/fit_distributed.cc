@@ -411,9 +411,7 @@ Result<std::map<std::string, double>> Sequential::Evaluate(const DistributedData
       return s.WithContext(who);
     };
     for (const auto& metric : m.compiled_.metrics) metric->Reset();
-    Result<Iterator> it = data.per_replica[r].iterator();
-    if (!it.ok()) return fail(it.status());
-    Result<std::unique_ptr<BatchFeed>> feed = m.FeedXY(std::move(*it), o, /*weights=*/true);
+    Result<std::unique_ptr<BatchFeed>> feed = m.FeedXY(data.per_replica[r], o, /*weights=*/true);
     if (!feed.ok()) return fail(feed.status());
     double loss_sum = 0, rows = 0;
     for (;;) {

@@ -46,8 +46,7 @@ Status Sequential::FitLoop::MakeFeeds() {
   for (size_t r = 0; r < replicas_.size(); ++r) {
     if (o_.steps_per_epoch > 0 && feeds_[r]) continue;
     feeds_[r].reset();  // the last epoch's first
-    SLUICE_ASSIGN_OR_RETURN(Iterator it, replicas_[r].data->iterator());
-    SLUICE_ASSIGN_OR_RETURN(feeds_[r], replicas_[r].model->FeedXY(std::move(it), o_));
+    SLUICE_ASSIGN_OR_RETURN(feeds_[r], replicas_[r].model->FeedXY(*replicas_[r].data, o_));
   }
   return Status::OK();
 }

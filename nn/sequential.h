@@ -107,10 +107,11 @@ struct StepInfo {
   int64_t global_step = 0;  // optimizer iterations after the step
   double loss = 0;          // this batch's
   int64_t batch_size = 0;
-  // The iterator fit() reads (to checkpoint its state), or null while fit()
-  // reads ahead onto a device (FitOptions::prefetch_to_device on a GPU):
-  // then its position is past this step's batch, and a worker thread is
-  // reading it.
+  // The iterator fit() reads, to checkpoint its state: its position is just
+  // past this step's batch. On a GPU (FitOptions::prefetch_to_device >= 1)
+  // it is the iterator of data.map(x, y, {.name = "fit_select"})
+  // .prefetch_to_device(device, n), whose state holds the batches copied
+  // ahead (they are read again after a restore).
   Iterator* iterator = nullptr;
 };
 
@@ -142,11 +143,10 @@ struct FitOptions {
   // Which components are x and y; "" takes components 0 and 1.
   std::string x_name, y_name;
   // Batches fit() and evaluate() may have on the model's device ahead of
-  // the step (MakeBatchFeed). On a GPU, gpu::PrefetchToDevice copies x and
-  // y of batch N+1 on a stream of their own while step N runs. 0: each
-  // batch is copied when it is read, on the backend's stream (and
-  // StepInfo::iterator is set). The CPU backend reads batches in place
-  // either way.
+  // the step (MakeBatchFeed). On a GPU, a prefetch_to_device stage copies
+  // x and y of batch N+1 on a stream of its own while step N runs. 0: each
+  // batch is copied when it is read, on the backend's stream. The CPU
+  // backend reads batches in place either way.
   int64_t prefetch_to_device = 2;
   // TensorBoard: every `log_every_steps` steps writes loss, metrics,
   // examples/s, the input-wait fraction and each pipeline stage's busy
@@ -287,7 +287,7 @@ class Sequential : public Layer {
   // `data`'s (x, y) batches on the model's device (MakeBatchFeed).
   // With `weights`, a third tensor follows: the batch's "sample_weight"
   // component, or an empty tensor if it has none.
-  Result<std::unique_ptr<BatchFeed>> FeedXY(Iterator data, const FitOptions& o,
+  Result<std::unique_ptr<BatchFeed>> FeedXY(const Dataset& data, const FitOptions& o,
                                             bool weights = false);
   // InvalidArgument (or FailedPrecondition) unless this model can record
   // a training step now.

@@ -409,18 +409,55 @@ TEST(NnModelOnGpuTest, FitPrefetchesToTheDeviceAndTrainsAsWithout) {
     SCOPED_TRACE("prefetch_to_device = " + std::to_string(depth));
     std::unique_ptr<Model> m = MakeCnn(Device::Gpu(0), 31);
     int64_t callbacks = 0, with_iterator = 0;
+    std::string state;  // the input's, saved after the second step
     nn::FitOptions o{.epochs = 2, .verbose = 0, .x_name = "image", .y_name = "label"};
     o.prefetch_to_device = depth;
     o.on_batch_end = [&](const nn::StepInfo& info) {
       ++callbacks;
       with_iterator += info.iterator != nullptr;
+      if (info.epoch == 0 && info.step == 1 && info.iterator != nullptr) {
+        SLUICE_ASSIGN_OR_RETURN(state, info.iterator->save());
+      }
       return Status::OK();
     };
     Result<nn::History> h = m->model.Fit(train, o);
     ASSERT_TRUE(h.ok()) << h.status();
     EXPECT_EQ(m->optimizer->iterations(), 8);
     EXPECT_EQ(callbacks, 8);
-    EXPECT_EQ(with_iterator, depth == 0 ? 8 : 0);
+    // Every step's input can be checkpointed, prefetching or not.
+    EXPECT_EQ(with_iterator, 8);
+    ASSERT_FALSE(state.empty());
+    if (depth > 0) {
+      // The feed's pipeline (StepInfo::iterator): restored, it goes on with
+      // the third batch, though the batches after it had been copied ahead.
+      SLUICE_ASSERT_OK_AND_ASSIGN(nn::Backend * b, nn::GetBackend(Device::Gpu(0)));
+      SLUICE_ASSERT_OK_AND_ASSIGN(Stream * s, NnBackendStream(*b));
+      const Dataset fed =
+          train.map(
+                   [](Element e) {
+                     return Element({e[1], e[2]});
+                   },
+                   {.name = "fit_select"})
+              .prefetch_to_device(s->device(), depth);
+      SLUICE_ASSERT_OK_AND_ASSIGN(Iterator resumed, fed.iterator());
+      SLUICE_ASSERT_OK(resumed.restore(state));
+      SLUICE_ASSERT_OK_AND_ASSIGN(Iterator host, train.iterator());
+      for (int i = 0; i < 2; ++i) SLUICE_ASSERT_OK(host.next().status());
+      SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> third, host.next());
+      SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> got, resumed.next());
+      ASSERT_TRUE(third.has_value() && got.has_value());
+      if (s->device().is_cpu()) {  // host memory: readable here
+        EXPECT_EQ((*got)[0].DebugString(3), (*third)[1].DebugString(3));
+        EXPECT_EQ((*got)[1].DebugString(12), (*third)[2].DebugString(12));
+      }
+      int rest = 1;
+      while (true) {
+        SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> e, resumed.next());
+        if (!e) break;
+        ++rest;
+      }
+      EXPECT_EQ(rest, 2);  // batches 3 and 4 of 4
+    }
     Result<std::map<std::string, double>> e = m->model.Evaluate(train, o);
     ASSERT_TRUE(e.ok()) << e.status();
     runs.push_back(*h);

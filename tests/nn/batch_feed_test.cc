@@ -31,9 +31,8 @@ TEST(BatchFeedTest, DefaultFeedReadsInNextAndTheIteratorMaySaveBetweenCalls) {
   SLUICE_ASSERT_OK_AND_ASSIGN(Tensor names, Tensor::FromStrings({"a", "b", "c", "d"}));
   SLUICE_ASSERT_OK_AND_ASSIGN(Tensor values, Tensor::FromVector<int64_t>({0, 1, 2, 3}));
   Dataset ds = Dataset::from_tensor_slices({names, values}, {"name", "v"});
-  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
   SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<BatchFeed> feed,
-                              MakeBatchFeed(*cpu, std::move(it), PickV, /*depth=*/2));
+                              MakeBatchFeed(*cpu, ds, PickV, /*depth=*/2));
   ASSERT_NE(feed->iterator(), nullptr);
   for (int64_t i = 0; i < 3; ++i) {
     SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<std::vector<DeviceTensor>> got, feed->Next());
@@ -61,15 +60,13 @@ TEST(BatchFeedTest, DefaultFeedReadsInNextAndTheIteratorMaySaveBetweenCalls) {
 
 TEST(BatchFeedTest, EndRepeatsAndANegativeDepthIsRefused) {
   SLUICE_ASSERT_OK_AND_ASSIGN(Backend * cpu, GetBackend(Device::Cpu()));
-  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator empty, Dataset::range(0).iterator());
   SLUICE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<BatchFeed> feed,
-                              MakeBatchFeed(*cpu, std::move(empty), PickV, 0));
+                              MakeBatchFeed(*cpu, Dataset::range(0), PickV, 0));
   for (int i = 0; i < 2; ++i) {
     SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<std::vector<DeviceTensor>> got, feed->Next());
     EXPECT_FALSE(got.has_value());
   }
-  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, Dataset::range(3).iterator());
-  Result<std::unique_ptr<BatchFeed>> bad = MakeBatchFeed(*cpu, std::move(it), PickV, -1);
+  Result<std::unique_ptr<BatchFeed>> bad = MakeBatchFeed(*cpu, Dataset::range(3), PickV, -1);
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("depth must be >= 0, got -1"));
 }

@@ -21,12 +21,12 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/nn/cuda/internal/deferred_error.h"
-#include "sluice/device/device_memory.h"
 #include "sluice/device/cuda/launch.h"
+#include "sluice/device/device_memory.h"
 #include "sluice/device/stream.h"
 #include "sluice/nn/backend.h"
 #include "sluice/nn/batch_feed.h"
+#include "sluice/nn/cuda/internal/deferred_error.h"
 #include "sluice/nn/kit/backend_checks.h"
 
 namespace sluice::gpu::backend {
@@ -182,9 +182,9 @@ class GpuBackend final : public nn::Backend {
 };
 
 // The GPU's batch feed (nn::RegisterBatchFeed): for a GpuBackend and
-// depth >= 1, gpu::PrefetchToDevice on a copy stream of its own
+// depth >= 1, input.map(select).prefetch_to_device(its device, depth)
 // (batch_feed.cc); otherwise nullptr, the default feed.
-Result<std::unique_ptr<nn::BatchFeed>> MakePrefetchFeed(nn::Backend& backend, Iterator& input,
+Result<std::unique_ptr<nn::BatchFeed>> MakePrefetchFeed(nn::Backend& backend, const Dataset& input,
                                                         nn::FeedSelect& select, int64_t depth);
 
 }  // namespace sluice::gpu::backend
