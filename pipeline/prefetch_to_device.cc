@@ -6,9 +6,9 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <thread>
 #include <utility>
 
+#include "sluice/core/background.h"
 #include "sluice/device/allocator_stats.h"
 #include "sluice/pipeline/internal/batch_stager.h"
 #include "sluice/device/runtime.h"
@@ -68,8 +68,9 @@ class DeviceIterator::Impl {
         device_(device),
         own_stream_(std::move(own_stream)),
         depth_(depth),
-        stager_(stream, allocator, std::move(staging), depth),
-        worker_([this] { Run(); }) {}
+        stager_(stream, allocator, std::move(staging), depth) {
+    worker_.Schedule([this] { Run(); });
+  }
 
   ~Impl() {
     {
@@ -77,7 +78,7 @@ class DeviceIterator::Impl {
       cancelled_ = true;
     }
     cv_.notify_all();
-    worker_.join();
+    worker_.Drain();
   }
 
   Result<std::optional<DeviceElement>> Next() {
@@ -180,7 +181,7 @@ class DeviceIterator::Impl {
   // Used by the worker only. Declared after ready_ so that it is destroyed
   // first: it waits for the copies into the blocks of unread elements.
   gpu_internal::BatchStager stager_;
-  std::thread worker_;  // last: starts once everything above exists
+  SerialQueue worker_{"sluice-to-device"};  // runs Run(); last: made once the rest is
 };
 
 DeviceIterator::DeviceIterator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
