@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "sluice/ops/cuda/internal/image_kernels.h"
+#include "sluice/device/cuda/kernel_types.h"
 
 #define SLUICE_HD __host__ __device__ inline
 

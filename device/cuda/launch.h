@@ -9,7 +9,7 @@
 #include "sluice/core/status.h"
 #include "sluice/device/cuda/cuda_error.h"
 #include "sluice/device/runtime.h"
-#include "sluice/ops/cuda/internal/image_kernels.h"
+#include "sluice/device/cuda/kernel_types.h"
 #include "sluice/device/stream.h"
 
 namespace sluice::gpu_internal {

@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "sluice/ops/cuda/internal/image_kernels.h"
+#include "sluice/device/cuda/kernel_types.h"
 
 namespace sluice::gpu_backend_internal {
 

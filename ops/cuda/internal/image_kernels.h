@@ -5,48 +5,16 @@
 // so the host backend's tests exercise the arithmetic the GPU runs.
 //
 // This header is shared by C++20 (g++) and CUDA C++17 (nvcc) code: plain
-// structs, no sluice or CUDA headers. Arguments are validated by
+// structs, no CUDA headers and of sluice only device/cuda/kernel_types.h. Arguments are validated by
 // image_ops.cc; the loops trust them. Internal; no state (thread-safe).
 #ifndef SLUICE_OPS_CUDA_INTERNAL_IMAGE_KERNELS_H_
 #define SLUICE_OPS_CUDA_INTERNAL_IMAGE_KERNELS_H_
 
 #include <cstdint>
 
+#include "sluice/device/cuda/kernel_types.h"
+
 namespace sluice::gpu_internal {
-
-// Where a loop runs: a CUDA kernel queued on `cuda_stream` (a cudaStream_t
-// of the current device), or, when it is null, a loop that runs to the end
-// before the call returns.
-struct KernelTarget {
-  void* cuda_stream = nullptr;
-};
-
-// Element types, numbered as sluice::DType (checked in image_ops.cc).
-enum class ElemType : uint8_t {
-  kBool,
-  kUInt8,
-  kInt32,
-  kInt64,
-  kFloat16,
-  kBFloat16,
-  kFloat32,
-  kFloat64,
-};
-
-// Bytes per element.
-constexpr int ElemTypeSize(ElemType type) {
-  switch (type) {
-    case ElemType::kBool:
-    case ElemType::kUInt8: return 1;
-    case ElemType::kFloat16:
-    case ElemType::kBFloat16: return 2;
-    case ElemType::kInt32:
-    case ElemType::kFloat32: return 4;
-    case ElemType::kInt64:
-    case ElemType::kFloat64: return 8;
-  }
-  return 1;
-}
 
 // A dense [batch, height, width, channels] block of elements.
 struct ImageGeometry {
