@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/ops/cuda/internal/image_kernels.h"
 #include "sluice/device/cuda/launch.h"
+#include "sluice/ops/cuda/internal/image_kernels.h"
 #include "sluice/ops/internal/image_dims.h"
 
 namespace sluice::gpu {
@@ -52,6 +52,19 @@ Result<DeviceTensor> NewOutput(const Stream& stream, DType dtype, const Shape& s
   return AllocateDeviceTensor(stream.device(), dtype, shape, &stream);
 }
 
+// OK if `out` is a tensor of `dtype` and `shape` on the stream's device:
+// what an *Into form writes.
+Status CheckOutput(const DeviceTensor* out, DType dtype, const Shape& shape, const Stream& stream,
+                   std::string_view op) {
+  if (out == nullptr) return Status::InvalidArgument(fmt::format("gpu::{}: out is null", op));
+  if (out->device() == stream.device() && out->dtype() == dtype && out->shape() == shape) {
+    return Status::OK();
+  }
+  return Status::InvalidArgument(fmt::format("gpu::{}: out is {}, expected {} {}{}", op,
+                                             out->DebugString(), stream.device().ToString(),
+                                             DTypeName(dtype), shape.ToString()));
+}
+
 Result<ImageDims> CheckImage(const DeviceTensor& image, const Stream& stream, std::string_view op) {
   SLUICE_RETURN_IF_ERROR(CheckStream(image, stream, op));
   SLUICE_ASSIGN_OR_RETURN(ImageDims d, ops_internal::GetImageDims(image.shape(), op));
@@ -60,11 +73,10 @@ Result<ImageDims> CheckImage(const DeviceTensor& image, const Stream& stream, st
 }
 
 // Flips the images whose entry of `flip` is true (all of them when it is
-// empty) into a new tensor.
-Result<DeviceTensor> FlipImages(const DeviceTensor& image, const ImageDims& d, bool up_down,
-                                const std::vector<bool>& flip, Stream& stream,
-                                std::string_view op) {
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, image.dtype(), image.shape()));
+// empty) into `out`.
+Status FlipImagesInto(const DeviceTensor& image, const ImageDims& d, bool up_down,
+                      const std::vector<bool>& flip, DeviceTensor& out, Stream& stream,
+                      std::string_view op) {
   const int64_t image_bytes =
       d.height * d.width * d.channels * static_cast<int64_t>(DTypeSize(image.dtype()));
   for (int64_t first = 0; first < d.batch; first += gpu_internal::kMaxFlipImages) {
@@ -80,6 +92,14 @@ Result<DeviceTensor> FlipImages(const DeviceTensor& image, const ImageDims& d, b
     }
     SLUICE_RETURN_IF_ERROR(Enqueue(stream, op, [a](KernelTarget t) { return RunFlip(a, t); }));
   }
+  return Status::OK();
+}
+
+Result<DeviceTensor> FlipImages(const DeviceTensor& image, const ImageDims& d, bool up_down,
+                                const std::vector<bool>& flip, Stream& stream,
+                                std::string_view op) {
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, image.dtype(), image.shape()));
+  SLUICE_RETURN_IF_ERROR(FlipImagesInto(image, d, up_down, flip, out, stream, op));
   return out;
 }
 
@@ -87,6 +107,13 @@ Result<DeviceTensor> Flip(const DeviceTensor& image, bool up_down, Stream& strea
                           std::string_view op) {
   SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckImage(image, stream, op));
   return FlipImages(image, d, up_down, {}, stream, op);
+}
+
+Status FlipInto(const DeviceTensor& image, bool up_down, DeviceTensor* out, Stream& stream,
+                std::string_view op) {
+  SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckImage(image, stream, op));
+  SLUICE_RETURN_IF_ERROR(CheckOutput(out, image.dtype(), image.shape(), stream, op));
+  return FlipImagesInto(image, d, up_down, {}, *out, stream, op);
 }
 
 Result<DeviceTensor> RandomFlip(const DeviceTensor& image, Rng& rng, bool up_down, Stream& stream,
@@ -100,7 +127,8 @@ Result<DeviceTensor> RandomFlip(const DeviceTensor& image, Rng& rng, bool up_dow
 
 }  // namespace
 
-Result<DeviceTensor> Crop(const DeviceTensor& image, const ops::CropWindow& w, Stream& stream) {
+Result<Shape> CropOutputShape(const DeviceTensor& image, const ops::CropWindow& w,
+                              const Stream& stream) {
   SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckImage(image, stream, "Crop"));
   if (w.y < 0 || w.x < 0 || w.height <= 0 || w.width <= 0 || w.height > d.height - w.y ||
       w.width > d.width - w.x) {
@@ -109,19 +137,31 @@ Result<DeviceTensor> Crop(const DeviceTensor& image, const ops::CropWindow& w, S
         "width > 0 and lie inside the image of shape {}",
         w.y, w.x, w.height, w.width, image.shape().ToString()));
   }
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, image.dtype(),
-                                                      d.WithSize(w.height, w.width, d.channels)));
+  return d.WithSize(w.height, w.width, d.channels);
+}
+
+Result<DeviceTensor> Crop(const DeviceTensor& image, const ops::CropWindow& w, Stream& stream) {
+  SLUICE_ASSIGN_OR_RETURN(Shape shape, CropOutputShape(image, w, stream));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, image.dtype(), shape));
+  SLUICE_RETURN_IF_ERROR(CropInto(image, w, &out, stream));
+  return out;
+}
+
+Status CropInto(const DeviceTensor& image, const ops::CropWindow& w, DeviceTensor* out,
+                Stream& stream) {
+  SLUICE_ASSIGN_OR_RETURN(Shape shape, CropOutputShape(image, w, stream));
+  SLUICE_RETURN_IF_ERROR(CheckOutput(out, image.dtype(), shape, stream, "CropInto"));
+  SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckImage(image, stream, "Crop"));
   gpu_internal::CropArgs a;
   a.in = image.raw_data();
-  a.out = out.raw_data();
+  a.out = out->raw_data();
   a.elem_size = static_cast<int>(DTypeSize(image.dtype()));
   a.in_geometry = Geometry(d);
   a.y0 = w.y;
   a.x0 = w.x;
   a.height = w.height;
   a.width = w.width;
-  SLUICE_RETURN_IF_ERROR(Enqueue(stream, "Crop", [a](KernelTarget t) { return RunCrop(a, t); }));
-  return out;
+  return Enqueue(stream, "Crop", [a](KernelTarget t) { return RunCrop(a, t); });
 }
 
 Result<DeviceTensor> FlipLeftRight(const DeviceTensor& image, Stream& stream) {
@@ -136,9 +176,17 @@ Result<DeviceTensor> RandomFlipLeftRight(const DeviceTensor& image, Rng& rng, St
 Result<DeviceTensor> RandomFlipUpDown(const DeviceTensor& image, Rng& rng, Stream& stream) {
   return RandomFlip(image, rng, true, stream, "RandomFlipUpDown");
 }
+Status FlipLeftRightInto(const DeviceTensor& image, DeviceTensor* out, Stream& stream) {
+  return FlipInto(image, false, out, stream, "FlipLeftRightInto");
+}
+Status FlipUpDownInto(const DeviceTensor& image, DeviceTensor* out, Stream& stream) {
+  return FlipInto(image, true, out, stream, "FlipUpDownInto");
+}
 
-Result<DeviceTensor> Resize(const DeviceTensor& image, ops::ImageSize size, Stream& stream,
-                            const ops::ResizeOptions& options) {
+namespace {
+
+Status CheckResize(const DeviceTensor& image, const Stream& stream,
+                   const ops::ResizeOptions& options) {
   using ops::ResizeMethod;
   SLUICE_RETURN_IF_ERROR(CheckStream(image, stream, "Resize"));
   const bool nearest = options.method == ResizeMethod::kNearest;
@@ -148,17 +196,20 @@ Result<DeviceTensor> Resize(const DeviceTensor& image, ops::ImageSize size, Stre
         "bilinear without antialias and nearest",
         ops::ResizeMethodName(options.method), options.antialias ? " with antialias" : ""));
   }
-  SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(image.dtype(), "Resize", nearest));
-  SLUICE_ASSIGN_OR_RETURN(Shape shape, ops::ResizeOutputShape(image.shape(), size, options));
+  return ops_internal::CheckNumeric(image.dtype(), "Resize", nearest);
+}
+
+// Resizes into `out`, whose shape is the size. REQUIRES: CheckResize passed.
+Status ResizeTo(const DeviceTensor& image, DeviceTensor& out, Stream& stream,
+                const ops::ResizeOptions& options) {
+  const bool nearest = options.method == ops::ResizeMethod::kNearest;
   SLUICE_ASSIGN_OR_RETURN(ImageDims d, ops_internal::GetImageDims(image.shape(), "Resize"));
+  const Shape& shape = out.shape();
   const int64_t out_h = shape.dim(shape.rank() - 3), out_w = shape.dim(shape.rank() - 2);
   if (!nearest && out_h == d.height && out_w == d.width) {
     // TF's shortcut, as ops::Resize: the same size is a cast to float.
-    return Cast(image, DType::kFloat32, stream);
+    return CastInto(image, &out, stream);
   }
-  SLUICE_ASSIGN_OR_RETURN(
-      DeviceTensor out,
-      NewOutput(stream, ops::ResizeOutputDType(image.dtype(), options.method), shape));
   gpu_internal::ResizeArgs a;
   a.in = image.raw_data();
   a.out = out.raw_data();
@@ -170,13 +221,45 @@ Result<DeviceTensor> Resize(const DeviceTensor& image, ops::ImageSize size, Stre
   a.out_width = out_w;
   a.scale_y = static_cast<float>(d.height) / static_cast<float>(out_h);
   a.scale_x = static_cast<float>(d.width) / static_cast<float>(out_w);
-  SLUICE_RETURN_IF_ERROR(
-      Enqueue(stream, "Resize", [a](KernelTarget t) { return RunResize(a, t); }));
+  return Enqueue(stream, "Resize", [a](KernelTarget t) { return RunResize(a, t); });
+}
+
+}  // namespace
+
+Result<DeviceTensor> Resize(const DeviceTensor& image, ops::ImageSize size, Stream& stream,
+                            const ops::ResizeOptions& options) {
+  SLUICE_RETURN_IF_ERROR(CheckResize(image, stream, options));
+  SLUICE_ASSIGN_OR_RETURN(Shape shape, ops::ResizeOutputShape(image.shape(), size, options));
+  SLUICE_ASSIGN_OR_RETURN(ImageDims d, ops_internal::GetImageDims(image.shape(), "Resize"));
+  if (options.method != ops::ResizeMethod::kNearest && shape.dim(shape.rank() - 3) == d.height &&
+      shape.dim(shape.rank() - 2) == d.width) {
+    return Cast(image, DType::kFloat32, stream);  // TF's shortcut (may return the input)
+  }
+  SLUICE_ASSIGN_OR_RETURN(
+      DeviceTensor out,
+      NewOutput(stream, ops::ResizeOutputDType(image.dtype(), options.method), shape));
+  SLUICE_RETURN_IF_ERROR(ResizeTo(image, out, stream, options));
   return out;
 }
 
-Result<DeviceTensor> Normalize(const DeviceTensor& image, std::span<const float> mean,
-                               std::span<const float> stddev, Stream& stream) {
+Status ResizeInto(const DeviceTensor& image, DeviceTensor* out, Stream& stream,
+                  const ops::ResizeOptions& options) {
+  SLUICE_RETURN_IF_ERROR(CheckResize(image, stream, options));
+  if (out == nullptr || out->rank() < 3) {
+    return Status::InvalidArgument(
+        fmt::format("gpu::ResizeInto: out must be an image or a batch of images, got {}",
+                    out == nullptr ? std::string("null") : out->DebugString()));
+  }
+  const Shape& o = out->shape();
+  const ops::ImageSize size{o.dim(o.rank() - 3), o.dim(o.rank() - 2)};
+  SLUICE_ASSIGN_OR_RETURN(Shape shape, ops::ResizeOutputShape(image.shape(), size, options));
+  SLUICE_RETURN_IF_ERROR(CheckOutput(out, ops::ResizeOutputDType(image.dtype(), options.method),
+                                     shape, stream, "ResizeInto"));
+  return ResizeTo(image, *out, stream, options);
+}
+
+Status NormalizeInto(const DeviceTensor& image, std::span<const float> mean,
+                     std::span<const float> stddev, DeviceTensor* out, Stream& stream) {
   SLUICE_RETURN_IF_ERROR(CheckStream(image, stream, "Normalize"));
   SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(image.dtype(), "Normalize"));
   const Shape& shape = image.shape();
@@ -210,13 +293,19 @@ Result<DeviceTensor> Normalize(const DeviceTensor& image, std::span<const float>
     a.mean[c] = mean[mean.size() == 1 ? 0 : c];
     a.stddev[c] = stddev[stddev.size() == 1 ? 0 : c];
   }
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, DType::kFloat32, shape));
+  SLUICE_RETURN_IF_ERROR(CheckOutput(out, DType::kFloat32, shape, stream, "NormalizeInto"));
   a.in = image.raw_data();
-  a.out = static_cast<float*>(out.raw_data());
+  a.out = static_cast<float*>(out->raw_data());
   a.type = ToElem(image.dtype());
   a.count = image.num_elements();
-  SLUICE_RETURN_IF_ERROR(
-      Enqueue(stream, "Normalize", [a](KernelTarget t) { return RunNormalize(a, t); }));
+  return Enqueue(stream, "Normalize", [a](KernelTarget t) { return RunNormalize(a, t); });
+}
+
+Result<DeviceTensor> Normalize(const DeviceTensor& image, std::span<const float> mean,
+                               std::span<const float> stddev, Stream& stream) {
+  SLUICE_RETURN_IF_ERROR(CheckStream(image, stream, "Normalize"));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, DType::kFloat32, image.shape()));
+  SLUICE_RETURN_IF_ERROR(NormalizeInto(image, mean, stddev, &out, stream));
   return out;
 }
 
@@ -226,14 +315,28 @@ Result<DeviceTensor> Cast(const DeviceTensor& x, DType dtype, Stream& stream) {
   SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(dtype, "Cast"));
   if (x.dtype() == dtype) return x;
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, dtype, x.shape()));
+  SLUICE_RETURN_IF_ERROR(CastInto(x, &out, stream));
+  return out;
+}
+
+Status CastInto(const DeviceTensor& x, DeviceTensor* out, Stream& stream) {
+  SLUICE_RETURN_IF_ERROR(CheckStream(x, stream, "Cast"));
+  SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(x.dtype(), "Cast"));
+  if (out == nullptr) return Status::InvalidArgument("gpu::CastInto: out is null");
+  SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(out->dtype(), "Cast"));
+  SLUICE_RETURN_IF_ERROR(CheckOutput(out, out->dtype(), x.shape(), stream, "CastInto"));
+  if (x.dtype() == out->dtype()) {  // the bytes as they are
+    if (x.byte_size() == 0) return Status::OK();
+    return stream.CopyAsync(out->raw_data(), x.raw_data(), x.byte_size(),
+                            CopyDirection::kDeviceToDevice);
+  }
   gpu_internal::CastArgs a;
   a.in = x.raw_data();
-  a.out = out.raw_data();
+  a.out = out->raw_data();
   a.from = ToElem(x.dtype());
-  a.to = ToElem(dtype);
+  a.to = ToElem(out->dtype());
   a.count = x.num_elements();
-  SLUICE_RETURN_IF_ERROR(Enqueue(stream, "Cast", [a](KernelTarget t) { return RunCast(a, t); }));
-  return out;
+  return Enqueue(stream, "Cast", [a](KernelTarget t) { return RunCast(a, t); });
 }
 
 }  // namespace sluice::gpu

@@ -19,6 +19,13 @@
 // after the call. Argument errors come back before anything is queued. On
 // the host device ("cpu:0") the same loops run on the stream's worker.
 //
+// As in ops/, each op also has an *Into form that writes into a tensor the
+// caller allocated (DALI's Setup/Run split; the shape is ops/' *OutputShape
+// or, for a crop, the window's): InvalidArgument unless `out` is on the
+// stream's device with exactly the output's dtype and shape. REQUIRES: out
+// does not overlap the input. Into forms always write (Cast and a resize to
+// the same size copy where the allocating forms may return the input).
+//
 // Ownership and lifetime: the result is the caller's. An input must stay
 // allocated until the stream has run the op: a tensor allocated for the
 // same stream may be dropped at once (its memory is reused only by later
@@ -77,6 +84,18 @@ inline Result<DeviceTensor> Normalize(const DeviceTensor& image, std::initialize
 // out-of-range floats, wrapping integers, round-to-nearest-even float16 and
 // bfloat16). The same dtype returns `x` itself.
 Result<DeviceTensor> Cast(const DeviceTensor& x, DType dtype, Stream& stream);
+
+// The *Into forms (see the top of this file). CastInto's target dtype is
+// out's; ResizeInto's size is out's height and width.
+Status CropInto(const DeviceTensor& image, const ops::CropWindow& window, DeviceTensor* out,
+                Stream& stream);
+Status FlipLeftRightInto(const DeviceTensor& image, DeviceTensor* out, Stream& stream);
+Status FlipUpDownInto(const DeviceTensor& image, DeviceTensor* out, Stream& stream);
+Status ResizeInto(const DeviceTensor& image, DeviceTensor* out, Stream& stream,
+                  const ops::ResizeOptions& options = {});
+Status NormalizeInto(const DeviceTensor& image, std::span<const float> mean,
+                     std::span<const float> stddev, DeviceTensor* out, Stream& stream);
+Status CastInto(const DeviceTensor& x, DeviceTensor* out, Stream& stream);
 
 }  // namespace sluice::gpu
 

@@ -339,6 +339,67 @@ TEST_P(ImageOpsTest, ATensorOfAnotherDeviceIsRejected) {
   EXPECT_EQ(Cast(t, DType::kFloat32, *stream_).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Every *Into form writes what its allocating form returns, bit for bit,
+// and refuses an output of the wrong dtype, shape or device.
+TEST_P(ImageOpsTest, IntoFormsWriteWhatTheAllocatingFormsReturn) {
+  const Tensor host = RandomTensor(DType::kUInt8, Shape{2, 9, 7, 3}, 41);
+  SLUICE_ASSERT_OK_AND_ASSIGN(DeviceTensor in, CopyToDevice(host, *stream_));
+  auto same = [&](const Result<DeviceTensor>& made, const DeviceTensor& into,
+                  const std::string& what) {
+    ASSERT_TRUE(made.ok()) << what << ": " << made.status();
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor a, CopyToHost(*made, *stream_));
+    SLUICE_ASSERT_OK_AND_ASSIGN(Tensor b, CopyToHost(into, *stream_));
+    ExpectSameBytes(a, b, what);
+  };
+  auto alloc = [&](DType dtype, const Shape& shape) {
+    return AllocateDeviceTensor(device_, dtype, shape, stream_.get()).value();
+  };
+  {
+    DeviceTensor out = alloc(DType::kUInt8, Shape{2, 4, 5, 3});
+    SLUICE_ASSERT_OK(CropInto(in, {1, 2, 4, 5}, &out, *stream_));
+    same(Crop(in, {1, 2, 4, 5}, *stream_), out, "CropInto");
+  }
+  {
+    DeviceTensor lr = alloc(DType::kUInt8, host.shape()), ud = alloc(DType::kUInt8, host.shape());
+    SLUICE_ASSERT_OK(FlipLeftRightInto(in, &lr, *stream_));
+    SLUICE_ASSERT_OK(FlipUpDownInto(in, &ud, *stream_));
+    same(FlipLeftRight(in, *stream_), lr, "FlipLeftRightInto");
+    same(FlipUpDown(in, *stream_), ud, "FlipUpDownInto");
+  }
+  for (const ops::ResizeMethod m : {ops::ResizeMethod::kBilinear, ops::ResizeMethod::kNearest}) {
+    const DType dtype = m == ops::ResizeMethod::kNearest ? DType::kUInt8 : DType::kFloat32;
+    for (const Shape& shape : {Shape{2, 5, 11, 3}, Shape{2, 9, 7, 3}}) {  // also the same size
+      DeviceTensor out = alloc(dtype, shape);
+      SLUICE_ASSERT_OK(ResizeInto(in, &out, *stream_, {.method = m}));
+      same(Resize(in, {shape.dim(1), shape.dim(2)}, *stream_, {.method = m}), out,
+           "ResizeInto " + shape.ToString());
+    }
+  }
+  {
+    DeviceTensor out = alloc(DType::kFloat32, host.shape());
+    SLUICE_ASSERT_OK(NormalizeInto(in, std::vector<float>{1, 2, 3}, std::vector<float>{2, 4, 8},
+                                   &out, *stream_));
+    same(Normalize(in, {1, 2, 3}, {2, 4, 8}, *stream_), out, "NormalizeInto");
+  }
+  for (const DType dtype : {DType::kFloat16, DType::kUInt8}) {  // also the same dtype: a copy
+    DeviceTensor out = alloc(dtype, host.shape());
+    SLUICE_ASSERT_OK(CastInto(in, &out, *stream_));
+    same(Cast(in, dtype, *stream_), out, "CastInto " + std::string(DTypeName(dtype)));
+  }
+  // Wrong outputs are named, and nothing is queued.
+  DeviceTensor wrong_shape = alloc(DType::kUInt8, Shape{2, 9, 7, 1});
+  Status s = FlipLeftRightInto(in, &wrong_shape, *stream_);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("expected " + device_.ToString() + " uint8[2,9,7,3]"));
+  DeviceTensor wrong_dtype = alloc(DType::kInt32, Shape{2, 4, 5, 3});
+  EXPECT_EQ(CropInto(in, {1, 2, 4, 5}, &wrong_dtype, *stream_).code(),
+            StatusCode::kInvalidArgument);
+  DeviceTensor not_an_image = alloc(DType::kFloat32, Shape{4});
+  EXPECT_EQ(ResizeInto(in, &not_an_image, *stream_).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CastInto(in, nullptr, *stream_).code(), StatusCode::kInvalidArgument);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ImageOpsTest, ::testing::Values("cpu:0", "gpu:0"),
                          DeviceTestName);
 
