@@ -1,15 +1,13 @@
 // DecodeJpegBatchesToDevice (jpeg_batches.h): the stage. A producer task
-// in the pipeline's arena makes the batches (JpegBatchMaker: decode on the
-// decode stream, augmentation and copies on the output stream) while fewer
-// than the buffer wait; each keeps its host input and batch index until it
-// is handed out, for Save. Laid out as prefetch_to_device_stage.cc.
+// in the pipeline's arena (DeviceFeedIterator, as prefetch_to_device's)
+// makes the batches (JpegBatchMaker: decode on the decode stream,
+// augmentation and copies on the output stream) while fewer than the
+// buffer wait; each keeps its host input and batch index until it is
+// handed out, for Save.
 #include <fmt/format.h>
 
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,8 +18,8 @@
 #include "sluice/device/runtime.h"
 #include "sluice/pipeline/cuda/jpeg_batches.h"
 #include "sluice/pipeline/internal/context.h"
+#include "sluice/pipeline/internal/device_feed.h"
 #include "sluice/pipeline/internal/node.h"
-#include "sluice/pipeline/internal/state.h"
 
 namespace sluice::gpu {
 namespace {
@@ -165,237 +163,35 @@ class JpegBatchMaker {
   std::optional<PinnedHostPool> staging_;
 };
 
-class JpegBatchesIterator final : public pi::IteratorNode {
+// The buffering, the producer and the state are DeviceFeedIterator's; the
+// element index it saves is the batch index b of Rng(seed, b).
+class JpegBatchesIterator final : public pi::DeviceFeedIterator {
  public:
   JpegBatchesIterator(pi::IteratorContext* ctx, pi::StageCounters* counters,
                       std::unique_ptr<pi::IteratorNode> input, std::string name,
                       std::unique_ptr<JpegBatchMaker> maker,
                       std::shared_ptr<JpegBatchesStats> stats, int64_t depth)
-      : IteratorNode(ctx, counters),
-        input_(std::move(input)),
-        name_(std::move(name)),
+      : DeviceFeedIterator(ctx, counters, std::move(input), kKind, std::move(name), depth),
         stats_(std::move(stats)),
-        depth_(depth),
         maker_(std::move(maker)) {}
 
   ~JpegBatchesIterator() override {
-    std::unique_lock<std::mutex> l(mu_);
-    stopping_ = true;
-    cv_.wait(l, [&] { return !running_; });
-    ReleaseLocked();
+    Stop();
     // maker_ (destroyed next) waits for the work queued on its streams.
   }
 
-  Status Save(pi::StateWriter& w) override {
-    std::unique_lock<std::mutex> l(mu_);
-    Quiesce(l);
-    w.Tag(kKind);
-    w.Bool(delivered_end_);
-    w.Bool(input_ended_);
-    w.U64(next_batch_);
-    w.U64(static_cast<uint64_t>(replay_.size() + ready_.size()));
-    Status s;
-    auto put = [&](const Item& item) {
-      w.U64(static_cast<uint64_t>(item.kind));
-      if (item.kind == Kind::kError) w.Stat(item.error);
-      if (item.kind == Kind::kElement) {
-        w.U64(item.batch);
-        if (s.ok()) s = w.Elem(item.host);
-      }
-    };
-    for (const Item& item : ready_) put(item);  // older than replay_'s
-    for (const Item& item : replay_) put(item);
-    if (s.ok()) s = input_->Save(w);
-    paused_ = false;
-    LaunchLocked();
-    return s;
-  }
-
-  Status Restore(pi::StateReader& r) override {
-    std::unique_lock<std::mutex> l(mu_);
-    Quiesce(l);
-    ReleaseLocked();
-    Status s = [&]() -> Status {
-      SLUICE_RETURN_IF_ERROR(r.Tag(kKind));
-      SLUICE_ASSIGN_OR_RETURN(delivered_end_, r.Bool());
-      SLUICE_ASSIGN_OR_RETURN(input_ended_, r.Bool());
-      SLUICE_ASSIGN_OR_RETURN(next_batch_, r.U64());
-      SLUICE_ASSIGN_OR_RETURN(uint64_t n, r.U64());
-      if (n > static_cast<uint64_t>(depth_) + 1) {
-        return Status::DataLoss(fmt::format("iterator state: stage '{}' holds {} batches, "
-                                            "more than its buffer of {}",
-                                            name_, n, depth_));
-      }
-      for (uint64_t i = 0; i < n; ++i) {
-        SLUICE_ASSIGN_OR_RETURN(uint64_t kind, r.U64());
-        Item item;
-        if (kind == static_cast<uint64_t>(Kind::kElement)) {
-          item.kind = Kind::kElement;
-          SLUICE_ASSIGN_OR_RETURN(item.batch, r.U64());
-          if (item.batch >= next_batch_) {
-            return Status::DataLoss(fmt::format(
-                "iterator state: stage '{}': batch {} buffered, but only {} were read", name_,
-                item.batch, next_batch_));
-          }
-          SLUICE_ASSIGN_OR_RETURN(item.host, r.Elem());
-          item.charged = pi::ElementBytes(item.host);
-          ctx()->memory().Charge(item.charged);
-        } else if (kind == static_cast<uint64_t>(Kind::kError)) {
-          item.kind = Kind::kError;
-          SLUICE_RETURN_IF_ERROR(r.Stat(&item.error));
-          if (item.error.ok()) return Status::DataLoss("iterator state: an OK error slot");
-        } else if (kind == static_cast<uint64_t>(Kind::kEnd)) {
-          item.kind = Kind::kEnd;
-        } else {
-          return Status::DataLoss(
-              fmt::format("iterator state: stage '{}': unknown slot kind {}", name_, kind));
-        }
-        replay_.push_back(std::move(item));
-      }
-      return input_->Restore(r);
-    }();
-    paused_ = false;
-    LaunchLocked();
-    return s;
-  }
-
  protected:
-  pi::NextResult GetNext() override {
-    std::unique_lock<std::mutex> l(mu_);
-    if (delivered_end_) return std::optional<Element>();
-    LaunchLocked();
-    cv_.wait(l, [&] { return !ready_.empty() || (!running_ && ctx()->cancelled()); });
-    if (ready_.empty()) return Status::Cancelled(name_ + ": the pipeline was cancelled");
-    Item item = std::move(ready_.front());
-    ready_.pop_front();
-    ctx()->memory().Release(item.charged);
-    if (item.kind == Kind::kEnd) delivered_end_ = true;
-    LaunchLocked();
-    l.unlock();
-    switch (item.kind) {
-      case Kind::kEnd:
-        return std::optional<Element>();
-      case Kind::kError:
-        return item.error;
-      case Kind::kElement:
-        break;
-    }
-    // Normally complete: the batch was queued `buffer` batches ago.
-    SLUICE_RETURN_IF_ERROR(item.made->Wait().WithContext(name_));
-    std::vector<Tensor> tensors;
-    tensors.reserve(item.made->size());
-    for (const DeviceTensor& t : item.made->components()) tensors.push_back(t.storage());
-    return std::optional<Element>(Element(std::move(tensors), item.host.shared_names()));
+  Result<std::optional<DeviceElement>> MakeOnDevice(const Element& host,
+                                                    uint64_t index) override {
+    return maker_->Make(host, index);
+  }
+  void InputTime(int64_t ns) override {
+    if (stats_ != nullptr) stats_->AddInputTime(ns);
   }
 
  private:
-  enum class Kind : uint8_t { kElement = 0, kError = 1, kEnd = 2 };
-  struct Item {
-    Kind kind = Kind::kElement;
-    Element host;        // the input batch, kept until handed out, for Save
-    uint64_t batch = 0;  // its index: the augmentation's Rng(seed, batch)
-    std::optional<DeviceElement> made;
-    Status error;
-    int64_t charged = 0;  // host bytes charged to the RAM budget
-  };
-
-  // Stops the producer (it finishes the batch it is on).
-  void Quiesce(std::unique_lock<std::mutex>& l) {
-    paused_ = true;
-    cv_.wait(l, [&] { return !running_; });
-  }
-
-  void ReleaseLocked() {
-    for (const Item& item : ready_) ctx()->memory().Release(item.charged);
-    for (const Item& item : replay_) ctx()->memory().Release(item.charged);
-    ready_.clear();
-    replay_.clear();
-  }
-
-  bool ShouldProduceLocked() const {
-    if (stopping_ || paused_ || ctx()->cancelled()) return false;
-    if (static_cast<int64_t>(ready_.size()) >= depth_) return false;
-    if (replay_.empty() && input_ended_) return false;
-    // Read-ahead within the RAM budget; the next batch is always made.
-    return ready_.empty() || ctx()->memory().used() < ctx()->memory().limit();
-  }
-
-  void LaunchLocked() {
-    if (running_ || !ShouldProduceLocked()) return;
-    running_ = true;
-    ctx()->Submit([this] { Produce(); });
-  }
-
-  // The producer: one task at a time, in the arena.
-  void Produce() {
-    std::unique_lock<std::mutex> l(mu_);
-    while (ShouldProduceLocked()) {
-      Item item;
-      if (!replay_.empty()) {
-        item = std::move(replay_.front());
-        replay_.pop_front();
-        ctx()->memory().Release(item.charged);
-        item.charged = 0;
-        l.unlock();
-      } else {
-        l.unlock();
-        const int64_t t0 = pi::NowNs();
-        pi::NextResult next = input_->Next();
-        if (stats_ != nullptr) stats_->AddInputTime(pi::NowNs() - t0);
-        if (!next.ok()) {
-          item.kind = Kind::kError;
-          item.error = next.status();
-        } else if (!next->has_value()) {
-          item.kind = Kind::kEnd;
-        } else {
-          item.host = std::move(**next);
-          item.batch = next_batch_++;  // Save reads it quiesced
-        }
-      }
-      bool skip = false;
-      if (item.kind == Kind::kElement) {
-        Result<std::optional<DeviceElement>> made = maker_->Make(item.host, item.batch);
-        if (!made.ok()) {
-          item.kind = Kind::kError;
-          item.error = made.status().WithContext(name_);
-          item.host = Element();
-        } else if (!made->has_value()) {
-          skip = true;  // every image dropped
-        } else {
-          item.made = *std::move(made);
-          item.charged = pi::ElementBytes(item.host);
-          ctx()->memory().Charge(item.charged);
-        }
-      }
-      l.lock();
-      if (skip) continue;
-      if (item.kind == Kind::kEnd) input_ended_ = true;
-      ready_.push_back(std::move(item));
-      cv_.notify_all();
-    }
-    running_ = false;
-    cv_.notify_all();
-  }
-
-  const std::unique_ptr<pi::IteratorNode> input_;  // the producer's (and Save/Restore's, quiesced)
-  const std::string name_;
   const std::shared_ptr<JpegBatchesStats> stats_;
-  const int64_t depth_;
-
-  std::mutex mu_;
-  std::condition_variable cv_;  // ready_ grew, or the producer stopped
-  std::deque<Item> ready_;      // made (or errors, the end), oldest first
-  std::deque<Item> replay_;     // restored, to make again before reading the input
-  bool running_ = false;        // a Produce task is submitted or running
-  bool paused_ = false;         // Save/Restore hold the producer
-  bool stopping_ = false;       // the destructor
-  bool input_ended_ = false;    // the end is in ready_ or replay_ (or was handed out)
-  bool delivered_end_ = false;  // next() returned the end
-  uint64_t next_batch_ = 0;     // batches read from the input: the next one's index
-
-  // The producer's alone. Destroyed first, once the destructor has emptied
-  // ready_ and replay_.
-  const std::unique_ptr<JpegBatchMaker> maker_;
+  const std::unique_ptr<JpegBatchMaker> maker_;  // the producer's alone
 };
 
 class JpegBatchesNode : public pi::DatasetNode {
