@@ -39,11 +39,11 @@ if [ -d "$DEST" ] && [ -n "$(ls -A "$DEST")" ] && [ ! -f "$DEST/payload.tar.xz" 
   echo "gpu-bundle: $DEST is not empty and holds no bundle; not replacing it" >&2
   exit 1
 fi
-cmake --build "$BUILD" --target gpu_test gpu_runtime_test gpu_stream_test gpu_image_ops_test \
+cmake --build "$BUILD" --target gpu_test gpu_cuda_test gpu_runtime_test gpu_stream_test gpu_image_ops_test \
   gpu_nn_backend_test gpu_nn_model_test gpu_nccl_strategy_test gpu_bench gpu_train_bench sluice \
   fashion_mnist_mlp \
   image_classifier sluice_cases bare_decode make_imagenet_like pipeline_parallel_reads_bench >/dev/null
-# nvJPEG decode (gpu/jpeg_decoder.h): its test and bench; libnvjpeg.so.13,
+# nvJPEG decode (ops/cuda/jpeg_decoder.h): its test and bench; libnvjpeg.so.13,
 # which they dlopen (so ldd does not list it), from scripts/fetch-nvjpeg.sh;
 # the codec test JPEGs gpu_jpeg_test reads (run.sh sets SLUICE_TEST_DATA).
 cmake --build "$BUILD" --target gpu_jpeg_test gpu_jpeg_bench >/dev/null
