@@ -1,6 +1,9 @@
-// PrefetchToDevice: the last stage of an input pipeline on a GPU machine
-// (tf.data.experimental.prefetch_to_device). It pulls elements (batches)
-// from a pipeline on a worker thread, stages each into pinned host memory,
+// PrefetchToDevice: the asynchronous form of the last stage of an input
+// pipeline on a GPU machine (tf.data.experimental.prefetch_to_device), for
+// a custom loop whose stream, not its thread, waits for each batch. Most
+// code wants the stage instead, Dataset::prefetch_to_device (it saves and
+// restores; this iterator does not). It pulls elements (batches) from a
+// pipeline on a worker (a SerialQueue), stages each into pinned host memory,
 // queues its host-to-device copies on its own stream and records an event,
 // so the copy of batch N+1 overlaps the training step on batch N:
 //
@@ -21,13 +24,13 @@
 // a batch's pinned memory goes back to the pool only after its copy's event
 // completed. Errors and the end of the input arrive in order, after the
 // elements before them, and repeat on later calls. On "cpu:0" the same
-// code runs over host memory (the host backend of gpu/stream.h).
+// code runs over host memory (the host backend of device/stream.h).
 //
 // Ownership: the DeviceIterator owns the input iterator, the worker thread
 // and (unless one is given) the copy stream. Destroying it cancels: it
 // waits for the input's current next() call and the copies in flight, then
 // returns all staging memory. Elements already handed out stay valid; their
-// device blocks are allocated for the copy stream (see device_tensor.h):
+// device blocks are allocated for the copy stream (see device/device_memory.h):
 // drop an element only once the work using it on other streams is done.
 // Thread-safety: Next() is for one consumer thread at a time; stats() may
 // be called from any thread. DeviceElement is a value (copies share

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetches nvJPEG's header and library for the gpu/ module's JPEG decoder
-# (gpu/jpeg_decoder.h): the PyPI wheel nvidia-nvjpeg for CUDA 13 (3.8 MB;
+# (ops/cuda/jpeg_decoder.h): the PyPI wheel nvidia-nvjpeg for CUDA 13 (3.8 MB;
 # the CUDA toolkit's Debian packages here have no nvjpeg.h), downloaded with
 # pip, checked against its SHA-256 and unpacked into DEST:
 #   DEST/include/nvjpeg.h        found by gpu/CMakeLists.txt (SLUICE_NVJPEG_ROOT)

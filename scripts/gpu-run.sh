@@ -28,7 +28,7 @@
 #             distributed sample, and mpi_bench (all-reduce bus bandwidth
 #             vs bare MPI_Allreduce; the CNN step with and without
 #             overlap)                -> mpi.log, mpi_bench.json, mpi_cnn.json
-#   jpeg      nvJPEG decode (gpu/jpeg_decoder.h): gpu_jpeg_test, then
+#   jpeg      nvJPEG decode (ops/cuda/jpeg_decoder.h): gpu_jpeg_test, then
 #             gpu_jpeg_bench on the bundle's images (hardware, GPU_HYBRID
 #             and CPU path at batch 128 and 256 against libjpeg-turbo on all
 #             cores, pixel differences to the CPU decode; decode + random-

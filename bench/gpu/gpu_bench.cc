@@ -18,7 +18,7 @@
 //     iteration, so bytes_per_second against BM_CopyDeviceToDevice is the
 //     fraction of memory bandwidth reached.
 //   * BM_NcclAllReduce/<bytes>: nn's NCCL cross-device ops on one rank
-//     (gpu/nccl_ops.h: AllReduceMean of one float32 tensor in place, on the
+//     (nn/cuda/nccl_ops.h: AllReduceMean of one float32 tensor in place, on the
 //     nn backend's stream): the smoke test and bandwidth the GPU machine
 //     allows with one GPU (several GPUs are needed for a bus bandwidth).
 // Each reports bytes_per_second; the ratio to its reference is the figure

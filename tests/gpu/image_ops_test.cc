@@ -1,4 +1,4 @@
-// The image ops' device twins (gpu/image_ops.h) against their ops/ CPU
+// The image ops' device twins (ops/cuda/image_ops.h) against their ops/ CPU
 // kernels: the same bytes for every dtype, shape and argument tried, on the
 // host backend everywhere and on a GPU when there is one; and their errors.
 #include "sluice/ops/cuda/image_ops.h"

@@ -1,4 +1,4 @@
-// The process-wide configuration of gpu/config.h over CUDA. One test, since
+// The process-wide configuration of device/config.h over CUDA. One test, since
 // the runtime initializes once per process.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
