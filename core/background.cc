@@ -140,4 +140,13 @@ void RunWorkers(int workers, const std::function<void(int)>& work,
   for (std::thread& t : threads) t.join();
 }
 
+void RunTogether(int n, const std::function<void(int)>& work) {
+  n = std::max(1, n);
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(n - 1));
+  for (int w = 1; w < n; ++w) threads.emplace_back([&work, w] { work(w); });
+  work(0);
+  for (std::thread& t : threads) t.join();
+}
+
 }  // namespace sluice

@@ -66,6 +66,12 @@ void RunWorkers(int workers, const std::function<void(int)>& work,
                 const std::function<void()>& tick = {},
                 std::chrono::milliseconds tick_every = std::chrono::milliseconds(200));
 
+// Runs work(0) on the calling thread and work(1) .. work(n - 1) each on a
+// thread of its own, all at once; returns once every call has returned.
+// For work that must share the caller's thread state (the training core's
+// replica 0, whose device and backend the caller set up). n < 1 is one.
+void RunTogether(int n, const std::function<void(int)>& work);
+
 }  // namespace sluice
 
 #endif  // SLUICE_CORE_BACKGROUND_H_

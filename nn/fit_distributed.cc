@@ -21,8 +21,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <thread>
 
+#include "sluice/core/background.h"
 #include "sluice/nn/cross_device_ops.h"
 #include "sluice/nn/internal/fit_loop.h"
 #include "sluice/nn/internal/replicas.h"
@@ -90,10 +90,7 @@ namespace {
 // echo of another replica's abort, if there is such).
 Status RunReplicas(size_t n, const std::function<Status(size_t)>& body) {
   std::vector<Status> status(n);
-  std::vector<std::thread> threads;
-  for (size_t r = 1; r < n; ++r) threads.emplace_back([&, r] { status[r] = body(r); });
-  status[0] = body(0);
-  for (auto& t : threads) t.join();
+  RunTogether(static_cast<int>(n), [&](int r) { status[r] = body(static_cast<size_t>(r)); });
   for (const Status& s : status) {
     if (!s.ok() && s.code() != StatusCode::kUnavailable) return s;
   }

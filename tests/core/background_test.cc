@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -208,6 +210,32 @@ TEST(RunWorkersTest, EveryWorkerRunsOnceOnAThreadOfItsOwn) {
   EXPECT_EQ(ids, (std::multiset<int>{0, 1, 2, 3}));
   EXPECT_EQ(threads.size(), 4u);
   EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u);
+}
+
+TEST(RunTogetherTest, TheFirstRunsOnTheCallerTheRestOnThreadsOfTheirOwnAtOnce) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  std::map<int, std::thread::id> where;
+  RunTogether(3, [&](int w) {
+    std::unique_lock<std::mutex> l(mu);
+    where[w] = std::this_thread::get_id();
+    ++arrived;
+    cv.notify_all();
+    // Every call waits for the others: they run at the same time.
+    EXPECT_TRUE(cv.wait_for(l, std::chrono::seconds(10), [&] { return arrived == 3; })) << w;
+  });
+  ASSERT_EQ(where.size(), 3u);
+  EXPECT_EQ(where[0], std::this_thread::get_id());
+  EXPECT_NE(where[1], std::this_thread::get_id());
+  EXPECT_NE(where[2], std::this_thread::get_id());
+  EXPECT_NE(where[1], where[2]);
+  int calls = 0;
+  RunTogether(0, [&](int w) {
+    EXPECT_EQ(w, 0);
+    ++calls;
+  });
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(RunWorkersTest, NoWorkersMeansOne) {
