@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "sluice/device/runtime.h"
 #include "sluice/device/internal/stream_backends.h"
+#include "sluice/device/runtime.h"
 
 namespace sluice::gpu {
 

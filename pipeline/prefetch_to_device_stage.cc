@@ -45,8 +45,8 @@ class PrefetchToDeviceIterator final : public DeviceFeedIterator {
                            std::unique_ptr<gpu::Stream> own_stream, gpu::Stream& stream,
                            gpu::CachingAllocator& allocator, gpu::PinnedHostPool staging,
                            int64_t depth)
-      : DeviceFeedIterator(ctx, counters, std::move(input), "prefetch_to_device",
-                           std::move(name), depth),
+      : DeviceFeedIterator(ctx, counters, std::move(input), "prefetch_to_device", std::move(name),
+                           depth),
         own_stream_(std::move(own_stream)),
         stager_(stream, allocator, std::move(staging), depth) {}
 
@@ -114,8 +114,8 @@ Dataset MakePrefetchToDevice(const Dataset& input, const Device& device, int64_t
   const std::string where = fmt::format("prefetch_to_device({})", device.ToString());
   if (buffer_size == kAutotune) buffer_size = 2;
   if (buffer_size < 1) {
-    return Dataset::FromError(Status::InvalidArgument(fmt::format(
-        "{}: buffer_size must be >= 1 or kAutotune, got {}", where, buffer_size)));
+    return Dataset::FromError(Status::InvalidArgument(
+        fmt::format("{}: buffer_size must be >= 1 or kAutotune, got {}", where, buffer_size)));
   }
   if (options.stream != nullptr && !(options.stream->device() == device)) {
     return Dataset::FromError(Status::InvalidArgument(

@@ -210,8 +210,8 @@ int ReportConversion(std::string_view command, const ConvertCommonOptions& o, co
     fmt::print(stderr,
                "sluice {}: {}{}\n{} of {}{} complete; run {} again with --resume to finish\n",
                command, who, r.status.ToString(), complete,
-               Plural(r.shards_owned, "shard is", "shards are"), task.split() ? " of this task" : "",
-               task.split() ? "this task" : "it");
+               Plural(r.shards_owned, "shard is", "shards are"),
+               task.split() ? " of this task" : "", task.split() ? "this task" : "it");
     return 1;
   }
   const double secs = r.seconds > 0 ? r.seconds : 1e-9;

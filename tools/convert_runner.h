@@ -114,7 +114,7 @@ struct ConvertReport {
   uint64_t items_converted = 0;
   bool interrupted = false;  // stopped by job.interrupted (status is Cancelled)
   uint64_t bytes_in = 0;     // item_bytes of the items converted
-  uint64_t bytes_out = 0;  // record stream bytes written (before compression)
+  uint64_t bytes_out = 0;    // record stream bytes written (before compression)
   double seconds = 0;
   // Items skipped, in list order, with why.
   std::vector<std::pair<size_t, Status>> skipped;

@@ -38,10 +38,10 @@
 #include <string_view>
 
 #include "convert_runner.h"
-#include "sluice/pipeline/image_folder.h"
 #include "memory_gate.h"
 #include "sluice/core/result.h"
 #include "sluice/ops/resize.h"
+#include "sluice/pipeline/image_folder.h"
 
 namespace sluice::tools {
 

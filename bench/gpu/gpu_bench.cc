@@ -37,19 +37,19 @@
 #include <memory>
 #include <string>
 
-#include "sluice/distribute/in_process.h"
-#include "sluice/device/physical_devices.h"
 #include "sluice/device/device_memory.h"
-#include "sluice/ops/cuda/image_ops.h"
-#include "sluice/nn/cuda/nccl_ops.h"
-#include "sluice/nn/cuda/cuda_backend.h"
+#include "sluice/device/physical_devices.h"
 #include "sluice/device/pinned_host_pool.h"
-#include "sluice/pipeline/prefetch_to_device.h"
 #include "sluice/device/region_provider.h"
 #include "sluice/device/stream.h"
+#include "sluice/distribute/in_process.h"
 #include "sluice/nn/backend.h"
 #include "sluice/nn/cross_device_ops.h"
+#include "sluice/nn/cuda/cuda_backend.h"
+#include "sluice/nn/cuda/nccl_ops.h"
+#include "sluice/ops/cuda/image_ops.h"
 #include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/prefetch_to_device.h"
 
 namespace sluice::gpu {
 namespace {

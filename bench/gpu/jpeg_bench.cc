@@ -58,13 +58,13 @@
 
 #include "common/args.h"
 #include "common/timing.h"
-#include "sluice/device/physical_devices.h"
 #include "sluice/device/device_memory.h"
-#include "sluice/ops/cuda/jpeg_augment.h"
-#include "sluice/pipeline/cuda/jpeg_batches.h"
-#include "sluice/ops/cuda/jpeg_decoder.h"
+#include "sluice/device/physical_devices.h"
 #include "sluice/device/stream.h"
+#include "sluice/ops/cuda/jpeg_augment.h"
+#include "sluice/ops/cuda/jpeg_decoder.h"
 #include "sluice/ops/jpeg.h"
+#include "sluice/pipeline/cuda/jpeg_batches.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/parse_example.h"
 

@@ -61,16 +61,16 @@
 #include "sluice/core/rng.h"
 
 #include "sluice/device/physical_devices.h"
-#include "sluice/ops/cuda/image_ops.h"
-#include "sluice/pipeline/cuda/jpeg_batches.h"
 #include "sluice/nn/cuda/cuda_backend.h"
-#include "sluice/pipeline/prefetch_to_device.h"
 #include "sluice/nn/layers.h"
 #include "sluice/nn/policy.h"
 #include "sluice/nn/sequential.h"
+#include "sluice/ops/cuda/image_ops.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/jpeg.h"
+#include "sluice/pipeline/cuda/jpeg_batches.h"
 #include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/prefetch_to_device.h"
 
 namespace sluice::gpu {
 namespace {

@@ -72,7 +72,8 @@ Result<JpegBatchIterator> JpegBatchesToDevice(const Dataset& input, const Device
   JpegBatchesOptions o = options;
   if (o.stats == nullptr) o.stats = std::make_shared<JpegBatchesStats>();
   std::shared_ptr<JpegBatchesStats> stats = o.stats;
-  SLUICE_ASSIGN_OR_RETURN(Iterator it, DecodeJpegBatchesToDevice(input, device, std::move(o)).iterator());
+  SLUICE_ASSIGN_OR_RETURN(Iterator it,
+                          DecodeJpegBatchesToDevice(input, device, std::move(o)).iterator());
   auto state = std::make_unique<JpegBatchIterator::State>(std::move(it));
   state->stats = std::move(stats);
   SLUICE_ASSIGN_OR_RETURN(state->events, NewStream(device));

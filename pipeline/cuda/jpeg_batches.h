@@ -57,9 +57,9 @@
 #include <string>
 
 #include "sluice/core/result.h"
+#include "sluice/device/stream.h"
 #include "sluice/ops/cuda/jpeg_augment.h"
 #include "sluice/ops/cuda/jpeg_decoder.h"
-#include "sluice/device/stream.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/iterator.h"
 #include "sluice/pipeline/prefetch_to_device.h"

@@ -80,9 +80,9 @@ class JpegBatchMaker {
     }
     const Tensor& images = e[k];
     if (images.dtype() != DType::kString || images.shape().rank() != 1) {
-      return Status::InvalidArgument("component \"" + options_.image +
-                                     "\" must be a string tensor [N] (batch the input first), not " +
-                                     images.DebugString());
+      return Status::InvalidArgument(
+          "component \"" + options_.image +
+          "\" must be a string tensor [N] (batch the input first), not " + images.DebugString());
     }
     auto bytes = images.flat<std::string_view>();
     std::vector<std::string> image_names;
@@ -156,8 +156,8 @@ class JpegBatchMaker {
   explicit JpegBatchMaker(const JpegBatchesOptions& options) : options_(options) {}
 
   const JpegBatchesOptions options_;
-  std::unique_ptr<Stream> own_stream_;  // null when the stream is borrowed
-  Stream* stream_ = nullptr;            // the output stream: augmentation, copies, events
+  std::unique_ptr<Stream> own_stream_;     // null when the stream is borrowed
+  Stream* stream_ = nullptr;               // the output stream: augmentation, copies, events
   std::unique_ptr<Stream> decode_stream_;  // the decoder's (declared first: it outlives it)
   std::unique_ptr<JpegDecoder> decoder_;
   std::optional<PinnedHostPool> staging_;
@@ -181,8 +181,7 @@ class JpegBatchesIterator final : public pi::DeviceFeedIterator {
   }
 
  protected:
-  Result<std::optional<DeviceElement>> MakeOnDevice(const Element& host,
-                                                    uint64_t index) override {
+  Result<std::optional<DeviceElement>> MakeOnDevice(const Element& host, uint64_t index) override {
     return maker_->Make(host, index);
   }
   void InputTime(int64_t ns) override {
@@ -196,8 +195,8 @@ class JpegBatchesIterator final : public pi::DeviceFeedIterator {
 
 class JpegBatchesNode : public pi::DatasetNode {
  public:
-  JpegBatchesNode(const Dataset& input, Device device, JpegBatchesOptions options,
-                  ElementSpec spec, int64_t cardinality)
+  JpegBatchesNode(const Dataset& input, Device device, JpegBatchesOptions options, ElementSpec spec,
+                  int64_t cardinality)
       : DatasetNode(kKind, "", {input.node()}, std::move(spec), cardinality),
         device_(device),
         options_(std::move(options)) {}
@@ -248,9 +247,9 @@ Dataset DecodeJpegBatchesToDevice(const Dataset& input, const Device& device,
         fmt::format("{}: prefetch must be >= 0, not {}", where, options.prefetch)));
   }
   if (options.stream != nullptr && !(options.stream->device() == device)) {
-    return Dataset::FromError(Status::InvalidArgument(fmt::format(
-        "{}: the stream is on {}, not {}", where, options.stream->device().ToString(),
-        device.ToString())));
+    return Dataset::FromError(Status::InvalidArgument(
+        fmt::format("{}: the stream is on {}, not {}", where, options.stream->device().ToString(),
+                    device.ToString())));
   }
   if (Result<const gpu_internal::DeviceRuntime*> runtime = gpu_internal::GetDeviceRuntime(device);
       !runtime.ok()) {

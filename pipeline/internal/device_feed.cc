@@ -71,9 +71,9 @@ Status DeviceFeedIterator::RestoreLocked(StateReader& r) {
   SLUICE_ASSIGN_OR_RETURN(read_, r.U64());
   SLUICE_ASSIGN_OR_RETURN(uint64_t n, r.U64());
   if (n > static_cast<uint64_t>(depth_) + 1) {
-    return Status::DataLoss(fmt::format(
-        "iterator state: stage '{}' holds {} elements, more than its buffer of {}", name_, n,
-        depth_));
+    return Status::DataLoss(
+        fmt::format("iterator state: stage '{}' holds {} elements, more than its buffer of {}",
+                    name_, n, depth_));
   }
   for (uint64_t i = 0; i < n; ++i) {
     SLUICE_ASSIGN_OR_RETURN(uint64_t kind, r.U64());
@@ -117,12 +117,9 @@ NextResult DeviceFeedIterator::GetNext() {
   LaunchLocked();
   l.unlock();
   switch (item.kind) {
-    case Kind::kEnd:
-      return std::optional<Element>();
-    case Kind::kError:
-      return item.error;
-    case Kind::kElement:
-      break;
+    case Kind::kEnd: return std::optional<Element>();
+    case Kind::kError: return item.error;
+    case Kind::kElement: break;
   }
   // Normally complete: its work was queued `depth` elements ago.
   SLUICE_RETURN_IF_ERROR(item.made->Wait().WithContext(name_));

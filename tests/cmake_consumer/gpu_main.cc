@@ -4,8 +4,8 @@
 #include <span>
 #include <vector>
 
-#include "sluice/device/physical_devices.h"
 #include "sluice/device/device_memory.h"
+#include "sluice/device/physical_devices.h"
 #include "sluice/ops/cuda/image_ops.h"
 
 namespace gpu = sluice::gpu;

@@ -12,8 +12,8 @@
 #include "device_test_util.h"
 #include "sluice/device/caching_allocator.h"
 #include "sluice/device/device_memory.h"
-#include "sluice/pipeline/prefetch_to_device.h"
 #include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/prefetch_to_device.h"
 
 namespace sluice::gpu {
 namespace {

@@ -217,8 +217,7 @@ TEST_P(JpegBatchesHost, ARestoredIteratorYieldsTheSameBatches) {
   for (size_t i : good) views.push_back(bytes_[i]);
   Tensor images = Tensor::FromStrings(views, Shape({4})).value();
   const Dataset ds = DecodeJpegBatchesToDevice(
-      Dataset::from_tensor_slices({images}, {"image"}).repeat(3).batch(3), Device::Cpu(),
-      options_);
+      Dataset::from_tensor_slices({images}, {"image"}).repeat(3).batch(3), Device::Cpu(), options_);
   const std::vector<Tensor> all = ImagesOf(ds, 0, nullptr, nullptr);
   ASSERT_EQ(all.size(), 4u);
   const size_t row = 16 * 20 * 3 * sizeof(float);

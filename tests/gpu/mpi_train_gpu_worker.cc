@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "sluice/core/rng.h"
-#include "sluice/distribute/communicator.h"
 #include "sluice/device/physical_devices.h"
-#include "sluice/nn/cuda/nccl_ops.h"
-#include "sluice/nn/cuda/cuda_backend.h"
+#include "sluice/distribute/communicator.h"
 #include "sluice/nn/cross_device_ops.h"
+#include "sluice/nn/cuda/cuda_backend.h"
+#include "sluice/nn/cuda/nccl_ops.h"
 #include "sluice/nn/layers.h"
 #include "sluice/nn/sequential.h"
 #include "sluice/nn/strategy.h"

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "sluice/core/rng.h"
-#include "sluice/distribute/in_process.h"
 #include "sluice/device/config.h"
 #include "sluice/device/physical_devices.h"
-#include "sluice/nn/cuda/nccl_ops.h"
-#include "sluice/nn/cuda/cuda_backend.h"
+#include "sluice/distribute/in_process.h"
 #include "sluice/nn/cross_device_ops.h"
+#include "sluice/nn/cuda/cuda_backend.h"
+#include "sluice/nn/cuda/nccl_ops.h"
 #include "sluice/nn/layers.h"
 #include "sluice/nn/policy.h"
 #include "sluice/nn/sequential.h"

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "device_test_util.h"
-#include "sluice/nn/cuda/cuda_backend.h"
 #include "sluice/nn/backend.h"
+#include "sluice/nn/cuda/cuda_backend.h"
 #include "test_util.h"
 
 namespace sluice::gpu::testing {
@@ -128,7 +128,7 @@ class NnBackendTest : public OnEachDevice {
   nn::Backend* gpu_ = nullptr;
 };
 
-#define SLUICE_NN_BACKEND_TEST_SUITE(Suite)                                       \
+#define SLUICE_NN_BACKEND_TEST_SUITE(Suite)                                     \
   INSTANTIATE_TEST_SUITE_P(Devices, Suite, ::testing::Values("cpu:0", "gpu:0"), \
                            ::sluice::gpu::testing::DeviceTestName)
 

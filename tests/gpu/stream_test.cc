@@ -146,8 +146,7 @@ TEST(HostStreamDeathTest, SynchronizeFromItsOwnHostFunctionAbortsWithAMessage) {
       "Drain\\(\\) from one of its own closures");
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, StreamTest, ::testing::Values("cpu:0", "gpu:0"),
-                         DeviceTestName);
+INSTANTIATE_TEST_SUITE_P(Devices, StreamTest, ::testing::Values("cpu:0", "gpu:0"), DeviceTestName);
 
 }  // namespace
 }  // namespace sluice::gpu

@@ -65,8 +65,7 @@ TEST(PrefetchToDeviceStageTest, ConformanceOverShuffledBatches) {
 }
 
 TEST(PrefetchToDeviceStageTest, ElementsAreDeviceMemoryOfTheDevice) {
-  const Dataset ds = Dataset::from_tensor_slices({*Tensor::FromVector<float>({1, 2, 3, 4})},
-                                                 {"x"})
+  const Dataset ds = Dataset::from_tensor_slices({*Tensor::FromVector<float>({1, 2, 3, 4})}, {"x"})
                          .batch(2)
                          .prefetch_to_device("/device:CPU:0");
   EXPECT_EQ(ds.element_spec().DebugString(), "(x: float32[?])");
@@ -99,7 +98,8 @@ TEST(PrefetchToDeviceStageTest, BadArgumentsAreNamed) {
     Result<Iterator> it = ds.iterator();
     return it.ok() ? std::string("ok") : it.status().ToString();
   };
-  const Dataset strings = Dataset::from_tensor_slices({*Tensor::FromStrings(std::vector<std::string>{"a"})});
+  const Dataset strings =
+      Dataset::from_tensor_slices({*Tensor::FromStrings(std::vector<std::string>{"a"})});
   EXPECT_NE(message(strings.prefetch_to_device("cpu:0")).find("component 0 is a string tensor"),
             std::string::npos);
   EXPECT_NE(message(Dataset::range(3).prefetch_to_device("cpu:0", 0)).find("buffer_size"),
