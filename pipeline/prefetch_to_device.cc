@@ -10,8 +10,8 @@
 
 #include "sluice/core/background.h"
 #include "sluice/device/allocator_stats.h"
-#include "sluice/pipeline/internal/batch_stager.h"
 #include "sluice/device/runtime.h"
+#include "sluice/pipeline/internal/batch_stager.h"
 
 namespace sluice::gpu {
 
@@ -195,7 +195,7 @@ IteratorStats DeviceIterator::input_stats() const { return impl_->input_stats();
 const Device& DeviceIterator::device() const { return impl_->device(); }
 
 Result<DeviceIterator> PrefetchToDevice(Iterator input, const Device& device,
-                                        PrefetchToDeviceOptions options) {
+                                        DeviceIteratorOptions options) {
   if (options.depth < 1) {
     return Status::InvalidArgument(
         fmt::format("prefetch_to_device({}): depth must be at least 1, got {}", device.ToString(),
@@ -221,13 +221,13 @@ Result<DeviceIterator> PrefetchToDevice(Iterator input, const Device& device,
 }
 
 Result<DeviceIterator> PrefetchToDevice(const Dataset& dataset, const Device& device,
-                                        PrefetchToDeviceOptions options) {
+                                        DeviceIteratorOptions options) {
   SLUICE_ASSIGN_OR_RETURN(Iterator input, dataset.iterator());
   return PrefetchToDevice(std::move(input), device, std::move(options));
 }
 
 Result<DeviceIterator> PrefetchToDevice(const Dataset& dataset, std::string_view device,
-                                        PrefetchToDeviceOptions options) {
+                                        DeviceIteratorOptions options) {
   SLUICE_ASSIGN_OR_RETURN(Device d, Device::Parse(device));
   return PrefetchToDevice(dataset, d, std::move(options));
 }

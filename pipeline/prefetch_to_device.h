@@ -56,7 +56,9 @@
 
 namespace sluice::gpu {
 
-struct PrefetchToDeviceOptions {
+// PrefetchToDevice's (the stage, Dataset::prefetch_to_device, takes
+// sluice::PrefetchToDeviceOptions).
+struct DeviceIteratorOptions {
   // Batches in flight. REQUIRES: depth >= 1.
   int64_t depth = 2;
   // The copy stream. Null: the iterator makes its own. A given stream is
@@ -140,7 +142,7 @@ class DeviceIterator {
 
  private:
   class Impl;
-  friend Result<DeviceIterator> PrefetchToDevice(Iterator, const Device&, PrefetchToDeviceOptions);
+  friend Result<DeviceIterator> PrefetchToDevice(Iterator, const Device&, DeviceIteratorOptions);
   explicit DeviceIterator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
@@ -149,12 +151,12 @@ class DeviceIterator {
 // device; the dataset's build error; Unavailable/NotFound for a GPU that is
 // not there.
 Result<DeviceIterator> PrefetchToDevice(Iterator input, const Device& device,
-                                        PrefetchToDeviceOptions options = {});
+                                        DeviceIteratorOptions options = {});
 Result<DeviceIterator> PrefetchToDevice(const Dataset& dataset, const Device& device,
-                                        PrefetchToDeviceOptions options = {});
+                                        DeviceIteratorOptions options = {});
 // `device` as Device::Parse reads it: "gpu:0", "cpu:0".
 Result<DeviceIterator> PrefetchToDevice(const Dataset& dataset, std::string_view device,
-                                        PrefetchToDeviceOptions options = {});
+                                        DeviceIteratorOptions options = {});
 
 }  // namespace sluice::gpu
 

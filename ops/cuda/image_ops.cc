@@ -125,10 +125,9 @@ Result<DeviceTensor> RandomFlip(const DeviceTensor& image, Rng& rng, bool up_dow
   return FlipImages(image, d, up_down, flip, stream, op);
 }
 
-}  // namespace
-
-Result<Shape> CropOutputShape(const DeviceTensor& image, const ops::CropWindow& w,
-                              const Stream& stream) {
+// The image's dims, if `w` lies inside it.
+Result<ImageDims> CheckCrop(const DeviceTensor& image, const ops::CropWindow& w,
+                            const Stream& stream) {
   SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckImage(image, stream, "Crop"));
   if (w.y < 0 || w.x < 0 || w.height <= 0 || w.width <= 0 || w.height > d.height - w.y ||
       w.width > d.width - w.x) {
@@ -137,24 +136,15 @@ Result<Shape> CropOutputShape(const DeviceTensor& image, const ops::CropWindow& 
         "width > 0 and lie inside the image of shape {}",
         w.y, w.x, w.height, w.width, image.shape().ToString()));
   }
-  return d.WithSize(w.height, w.width, d.channels);
+  return d;
 }
 
-Result<DeviceTensor> Crop(const DeviceTensor& image, const ops::CropWindow& w, Stream& stream) {
-  SLUICE_ASSIGN_OR_RETURN(Shape shape, CropOutputShape(image, w, stream));
-  SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, image.dtype(), shape));
-  SLUICE_RETURN_IF_ERROR(CropInto(image, w, &out, stream));
-  return out;
-}
-
-Status CropInto(const DeviceTensor& image, const ops::CropWindow& w, DeviceTensor* out,
-                Stream& stream) {
-  SLUICE_ASSIGN_OR_RETURN(Shape shape, CropOutputShape(image, w, stream));
-  SLUICE_RETURN_IF_ERROR(CheckOutput(out, image.dtype(), shape, stream, "CropInto"));
-  SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckImage(image, stream, "Crop"));
+// Queues the crop into `out`. REQUIRES: CheckCrop passed; out checked.
+Status CropTo(const DeviceTensor& image, const ImageDims& d, const ops::CropWindow& w,
+              DeviceTensor& out, Stream& stream) {
   gpu_internal::CropArgs a;
   a.in = image.raw_data();
-  a.out = out->raw_data();
+  a.out = out.raw_data();
   a.elem_size = static_cast<int>(DTypeSize(image.dtype()));
   a.in_geometry = Geometry(d);
   a.y0 = w.y;
@@ -162,6 +152,24 @@ Status CropInto(const DeviceTensor& image, const ops::CropWindow& w, DeviceTenso
   a.height = w.height;
   a.width = w.width;
   return Enqueue(stream, "Crop", [a](KernelTarget t) { return RunCrop(a, t); });
+}
+
+}  // namespace
+
+Result<DeviceTensor> Crop(const DeviceTensor& image, const ops::CropWindow& w, Stream& stream) {
+  SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckCrop(image, w, stream));
+  SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, image.dtype(),
+                                                      d.WithSize(w.height, w.width, d.channels)));
+  SLUICE_RETURN_IF_ERROR(CropTo(image, d, w, out, stream));
+  return out;
+}
+
+Status CropInto(const DeviceTensor& image, const ops::CropWindow& w, DeviceTensor* out,
+                Stream& stream) {
+  SLUICE_ASSIGN_OR_RETURN(ImageDims d, CheckCrop(image, w, stream));
+  SLUICE_RETURN_IF_ERROR(CheckOutput(out, image.dtype(), d.WithSize(w.height, w.width, d.channels),
+                                     stream, "CropInto"));
+  return CropTo(image, d, w, *out, stream);
 }
 
 Result<DeviceTensor> FlipLeftRight(const DeviceTensor& image, Stream& stream) {
@@ -258,8 +266,13 @@ Status ResizeInto(const DeviceTensor& image, DeviceTensor* out, Stream& stream,
   return ResizeTo(image, *out, stream, options);
 }
 
-Status NormalizeInto(const DeviceTensor& image, std::span<const float> mean,
-                     std::span<const float> stddev, DeviceTensor* out, Stream& stream) {
+namespace {
+
+// Normalize's arguments but the input and output pointers, once checked.
+Result<gpu_internal::NormalizeArgs> NormalizeSetup(const DeviceTensor& image,
+                                                   std::span<const float> mean,
+                                                   std::span<const float> stddev,
+                                                   const Stream& stream) {
   SLUICE_RETURN_IF_ERROR(CheckStream(image, stream, "Normalize"));
   SLUICE_RETURN_IF_ERROR(ops_internal::CheckNumeric(image.dtype(), "Normalize"));
   const Shape& shape = image.shape();
@@ -293,19 +306,34 @@ Status NormalizeInto(const DeviceTensor& image, std::span<const float> mean,
     a.mean[c] = mean[mean.size() == 1 ? 0 : c];
     a.stddev[c] = stddev[stddev.size() == 1 ? 0 : c];
   }
-  SLUICE_RETURN_IF_ERROR(CheckOutput(out, DType::kFloat32, shape, stream, "NormalizeInto"));
-  a.in = image.raw_data();
-  a.out = static_cast<float*>(out->raw_data());
   a.type = ToElem(image.dtype());
   a.count = image.num_elements();
+  return a;
+}
+
+Status NormalizeTo(gpu_internal::NormalizeArgs a, const DeviceTensor& image, DeviceTensor& out,
+                   Stream& stream) {
+  a.in = image.raw_data();
+  a.out = static_cast<float*>(out.raw_data());
   return Enqueue(stream, "Normalize", [a](KernelTarget t) { return RunNormalize(a, t); });
+}
+
+}  // namespace
+
+Status NormalizeInto(const DeviceTensor& image, std::span<const float> mean,
+                     std::span<const float> stddev, DeviceTensor* out, Stream& stream) {
+  SLUICE_ASSIGN_OR_RETURN(gpu_internal::NormalizeArgs a,
+                          NormalizeSetup(image, mean, stddev, stream));
+  SLUICE_RETURN_IF_ERROR(CheckOutput(out, DType::kFloat32, image.shape(), stream, "NormalizeInto"));
+  return NormalizeTo(a, image, *out, stream);
 }
 
 Result<DeviceTensor> Normalize(const DeviceTensor& image, std::span<const float> mean,
                                std::span<const float> stddev, Stream& stream) {
-  SLUICE_RETURN_IF_ERROR(CheckStream(image, stream, "Normalize"));
+  SLUICE_ASSIGN_OR_RETURN(gpu_internal::NormalizeArgs a,
+                          NormalizeSetup(image, mean, stddev, stream));
   SLUICE_ASSIGN_OR_RETURN(DeviceTensor out, NewOutput(stream, DType::kFloat32, image.shape()));
-  SLUICE_RETURN_IF_ERROR(NormalizeInto(image, mean, stddev, &out, stream));
+  SLUICE_RETURN_IF_ERROR(NormalizeTo(a, image, out, stream));
   return out;
 }
 

@@ -45,7 +45,7 @@ struct HostSetup {
       std::move(PinnedHostPool::CreateWithProvider(NewHostRegionProvider())).value();
   std::unique_ptr<Stream> stream = std::move(NewStream(Device::Cpu())).value();
 
-  PrefetchToDeviceOptions Options(int64_t depth) {
+  DeviceIteratorOptions Options(int64_t depth) {
     return {.depth = depth,
             .stream = stream.get(),
             .device_allocator = allocator.get(),
@@ -133,7 +133,7 @@ TEST_P(PrefetchToDeviceTest, TransformPicksComponentsAndItsErrorsArriveInOrder) 
     SLUICE_ASSERT_OK_AND_ASSIGN(DeviceIterator all, PrefetchToDevice(ds, device_));
     EXPECT_FALSE(all.Next().ok()) << "a string component should not stage";
   }
-  PrefetchToDeviceOptions options;
+  DeviceIteratorOptions options;
   options.transform = [](Element e) -> Result<Element> {
     SLUICE_ASSIGN_OR_RETURN(Tensor v, e.get("value"));
     if (v.scalar<int64_t>() == 12) return Status::InvalidArgument("value 12 is not wanted");
@@ -237,7 +237,7 @@ TEST(PrefetchToDeviceHostTest, StagingErrorsArriveInOrder) {
       std::move(CachingAllocator::Create(NewHostRegionProvider(),
                                          {.name = "small device", .memory_limit = 2 << 20}))
           .value();
-  PrefetchToDeviceOptions options = setup.Options(1);
+  DeviceIteratorOptions options = setup.Options(1);
   options.device_allocator = small.get();
   SLUICE_ASSERT_OK_AND_ASSIGN(Tensor big, Tensor::Zeros(DType::kFloat32, Shape{2, 300 << 10}));
   SLUICE_ASSERT_OK_AND_ASSIGN(
