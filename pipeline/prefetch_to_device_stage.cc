@@ -1,23 +1,9 @@
 // prefetch_to_device(device, buffer_size): the pipeline's last stage on a
-// GPU machine (tf.data.experimental.prefetch_to_device), as a Dataset stage.
-//
-// A producer task in the pipeline's arena (one at a time, so order is
-// kept) pulls host elements from the input, stages each into pinned host
-// memory and queues its host-to-device copies on the stage's copy stream
-// (BatchStager), while fewer than `buffer_size` elements wait for next().
-// next() hands out the oldest once its copies have landed (a host wait on
-// its event, normally complete by then: the copy of element N+1 overlaps
-// the consumer's work on N). Its tensors' bytes are device memory
-// (Tensor::device()); on cpu:0 (the device runtime's host backend) they are
-// host memory, which is how the stage runs in every build.
-//
-// Save/restore: each buffered element keeps its host copy until it is
-// handed out, so a save writes the host elements not yet delivered (and the
-// input's state after them); a restore stages them again before reading on.
-// What was delivered is not delivered again; what was in flight is
-// replayed. Errors of the input or of staging arrive in order and do not
-// end the stage; the input's end does. The buffering, the producer and the
-// state are DeviceFeedIterator's (internal/device_feed.h).
+// GPU machine (tf.data.experimental.prefetch_to_device; pipeline/dataset.h
+// states its contract). Its device part stages each element into pinned
+// memory and queues its copies on the stage's stream (BatchStager); the
+// buffering, the producer task, save/restore and the RAM charges are
+// DeviceFeedIterator's (internal/device_feed.h).
 #include <fmt/format.h>
 
 #include <memory>

@@ -1,5 +1,6 @@
 // The GPU's batch feed: batches prefetched to the device for Sequential's
 // dataset loops (nn/batch_feed.h), registered by gpu::RegisterNnBackend.
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -42,12 +43,14 @@ class PrefetchFeed final : public nn::BatchFeed {
  private:
   Status ReleasePrevious() {
     if (!previous_) return Status::OK();
-    Status s;
-    for (const Tensor& t : previous_->components()) {
-      if (s.ok()) s = RecordUse(t, backend_.stream());
-    }
+    // One event after the work queued on the backend's stream, for all of them.
+    std::optional<Element> batch = std::move(previous_);
     previous_.reset();
-    return s;
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Event> event, NewEvent(backend_.stream().device()));
+    SLUICE_RETURN_IF_ERROR(backend_.stream().Record(*event));
+    const std::shared_ptr<Event> recorded(std::move(event));
+    for (const Tensor& t : batch->components()) RecordUse(t, recorded);
+    return Status::OK();
   }
 
   GpuBackend& backend_;
