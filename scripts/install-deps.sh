@@ -19,6 +19,7 @@ PACKAGES=(
   # libraries (docs/architecture.md: Debian packages only, found with CMake)
   zlib1g-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libfmt-dev nlohmann-json3-dev
+  libdlpack-dev
   libtbb-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev
   # nn's CPU backend: oneDNN (OpenMP runtime, libgomp comes with g++). Its
