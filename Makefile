@@ -16,35 +16,45 @@ PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 
+# The venv the Python package is built and tested with (scripts/python-env.sh).
+PYTHON_ENV = $(abspath $(BUILD))/pyenv/bin/python
 CONFIGURE = cmake -S . -G Ninja -Wno-dev -DSLUICE_WERROR=ON
 
-.PHONY: all deps build test demo bench asan tsan fuzz format install clean
+# make test / make demo also make the Python package's venv (build/pyenv).
+.PHONY: all deps pyenv build test demo bench asan tsan fuzz format install clean
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
 
-$(BUILD)/build.ninja: | deps
-	@echo "configuring $(BUILD)/ (log: $(BUILD).configure.log)"
-	@$(CONFIGURE) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 \
-	  || { cat $(BUILD).configure.log; exit 1; }
+pyenv: deps
+	@scripts/python-env.sh $(BUILD) > /dev/null
 
-build: deps $(BUILD)/build.ninja
+$(BUILD)/build.ninja: | deps pyenv
+	@echo "configuring $(BUILD)/ (log: $(BUILD).configure.log)"
+	@$(CONFIGURE) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_PYTHON=$(PYTHON_ENV) $(CMAKE_FLAGS) \
+	  > $(BUILD).configure.log 2>&1 || { cat $(BUILD).configure.log; exit 1; }
+
+# A build folder configured before the Python package existed gets it too.
+build: deps pyenv $(BUILD)/build.ninja
+	@grep -q '^SLUICE_PYTHON:FILEPATH=$(PYTHON_ENV)$$' $(BUILD)/CMakeCache.txt \
+	  || cmake -DSLUICE_PYTHON=$(PYTHON_ENV) $(BUILD) > $(BUILD).configure.log 2>&1 \
+	  || { cat $(BUILD).configure.log; exit 1; }
 	@cmake --build $(BUILD) -j $(JOBS)
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # The demo builds what each of its steps needs, when it needs it.
-demo: deps $(BUILD)/build.ninja
+demo: deps pyenv $(BUILD)/build.ninja
 	@scripts/demo.sh $(BUILD)
 
 bench: build
 	@scripts/run-benchmarks.sh $(BUILD)
 
-asan: deps
-	@$(CONFIGURE) -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=address,undefined \
+asan: deps pyenv
+	@$(CONFIGURE) -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=address,undefined -DSLUICE_PYTHON=$(PYTHON_ENV) \
 	  -DSLUICE_BUILD_BENCH=OFF > build-asan.configure.log 2>&1 || { cat build-asan.configure.log; exit 1; }
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/scripts/ubsan.supp \

@@ -30,6 +30,8 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   # make demo and the training samples: Fashion-MNIST's IDX files
   dataset-fashion-mnist
+  # the Python package (python/): headers, and venv for scripts/python-env.sh
+  python3-dev python3-venv
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # fuzzing and sanitizers (clang's libFuzzer + runtimes)

@@ -1,0 +1,489 @@
+"""sluice.Dataset: tf.data's Dataset API over sluice's C++ pipeline.
+
+A Dataset is a cheap, immutable description of a pipeline; nothing runs
+until you iterate it. Iterating yields each element as NumPy arrays that
+view sluice's own buffers (no copy), in tf.data's structure: a dict for
+named components, a tuple for several unnamed ones, the array alone for one.
+
+Built-in stages and built-in map functions (sluice.io.parse_example, the
+sluice.image ops) run in C++ without the GIL; Python functions given to
+map, filter, flat_map, interleave and from_generator work too, each call
+taking the GIL (see docs/python.md, "What Python functions cost").
+"""
+
+import json
+
+from . import _sluice
+from . import dtypes as _dtypes
+
+__all__ = ["Dataset", "TFRecordDataset", "TensorSpec", "Options", "AUTOTUNE",
+           "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
+
+#: A parameter the autotuner chooses while the pipeline runs (tf.data.AUTOTUNE).
+AUTOTUNE = -1
+#: Dataset.cardinality() of an infinite dataset (tf.data.INFINITE_CARDINALITY).
+INFINITE_CARDINALITY = -1
+#: Dataset.cardinality() when it is not known without reading (tf.data.UNKNOWN_CARDINALITY).
+UNKNOWN_CARDINALITY = -2
+
+
+class TensorSpec:
+    """The shape and dtype of one component (tf.TensorSpec).
+
+    ``shape`` is a tuple whose unknown dimensions are None, or None for an
+    unknown rank.
+    """
+
+    __slots__ = ("shape", "dtype", "name")
+
+    def __init__(self, shape, dtype=_dtypes.float32, name=None):
+        self.shape = None if shape is None else tuple(None if d is None or d < 0 else int(d)
+                                                      for d in shape)
+        self.dtype = _dtypes.as_dtype(dtype)
+        self.name = name
+
+    def __eq__(self, other):
+        return (isinstance(other, TensorSpec) and self.shape == other.shape
+                and self.dtype == other.dtype and self.name == other.name)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype.name, self.name))
+
+    def __repr__(self):
+        name = f", name={self.name!r}" if self.name else ""
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype!r}{name})"
+
+
+class Options:
+    """Pipeline-wide options (tf.data.Options), for Dataset.with_options.
+
+    Unset (None) fields keep the default or an inner with_options' value.
+    ``deterministic`` (default True), ``seed`` (every random stage without
+    its own), ``cpu_budget`` (cores the pipeline may keep busy; default all
+    this process may use), ``max_threads``, ``ram_budget`` (bytes; default
+    half the memory available), ``autotune`` (default True),
+    ``map_and_batch_fusion`` (default True). docs/pipeline.md says what each
+    does.
+    """
+
+    _FIELDS = ("deterministic", "seed", "cpu_budget", "max_threads", "ram_budget", "autotune",
+               "map_and_batch_fusion")
+    __slots__ = _FIELDS
+
+    def __init__(self, **kwargs):
+        for f in self._FIELDS:
+            setattr(self, f, None)
+        for k, v in kwargs.items():
+            if k not in self._FIELDS:
+                raise TypeError(f"Options has no field {k!r} (fields: {', '.join(self._FIELDS)})")
+            setattr(self, k, v)
+
+    def _as_kwargs(self):
+        return {f: getattr(self, f) for f in self._FIELDS if getattr(self, f) is not None}
+
+    def __repr__(self):
+        return "Options(" + ", ".join(f"{k}={v!r}" for k, v in self._as_kwargs().items()) + ")"
+
+
+def _spec_structure(spec_list):
+    """The element_spec structure of the C++ side's [(name, dtype, shape)]."""
+    if spec_list is None:
+        return None
+    specs = [TensorSpec(shape, dtype, name or None) for name, dtype, shape in spec_list]
+    if specs and all(s.name for s in specs):
+        return {s.name: s for s in specs}
+    if len(specs) == 1:
+        return specs[0]
+    return tuple(specs)
+
+
+def _flatten_signature(signature):
+    """[(name, dtype, shape)] of an output_signature structure."""
+    if isinstance(signature, TensorSpec):
+        return [(signature.name or "", signature.dtype.name, _shape_list(signature.shape))]
+    if isinstance(signature, dict):
+        out = []
+        for k, s in signature.items():
+            if not isinstance(s, TensorSpec):
+                raise TypeError(f"output_signature[{k!r}] must be a sluice.TensorSpec, got {s!r}")
+            out.append((str(k), s.dtype.name, _shape_list(s.shape)))
+        return out
+    if isinstance(signature, (tuple, list)):
+        out = []
+        for i, s in enumerate(signature):
+            if not isinstance(s, TensorSpec):
+                raise TypeError(f"output_signature[{i}] must be a sluice.TensorSpec "
+                                "(sluice elements are flat: a tuple or a dict of tensors)")
+            out.append(("", s.dtype.name, _shape_list(s.shape)))
+        return out
+    raise TypeError(f"output_signature must be a TensorSpec, a tuple or a dict of them, "
+                    f"got {signature!r}")
+
+
+def _shape_list(shape):
+    if shape is None:
+        return None
+    return [-1 if d is None else int(d) for d in shape]
+
+
+def _count(value, none_means):
+    return none_means if value is None else int(value)
+
+
+def _per_component(structure, spec_list, what):
+    """A per-component list from a structure matching the element's."""
+    if structure is None:
+        return None
+    names = [n for n, _, _ in (spec_list or [])]
+    if isinstance(structure, dict):
+        if not names or not all(names):
+            raise TypeError(f"{what}: a dict, but the elements are not dicts")
+        missing = [n for n in names if n not in structure]
+        if missing:
+            raise ValueError(f"{what}: no entry for component(s) {missing}")
+        return [structure[n] for n in names]
+    if isinstance(structure, tuple) and (spec_list is None or len(spec_list) != 1):
+        return list(structure)
+    return [structure]
+
+
+class Dataset:
+    """A lazy, immutable input pipeline (tf.data.Dataset)."""
+
+    __slots__ = ("_ds",)
+
+    def __init__(self, ds):
+        if not isinstance(ds, _sluice.Dataset):
+            raise TypeError("use a source (Dataset.range, from_tensor_slices, TFRecordDataset, "
+                            "...) to make a Dataset")
+        self._ds = ds
+
+    # ---- Sources ---------------------------------------------------------
+    @staticmethod
+    def range(*args):
+        """int64 scalars as Python's range(stop), range(start, stop[, step])."""
+        if not 1 <= len(args) <= 3:
+            raise TypeError(f"range takes 1 to 3 arguments, got {len(args)}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args + (1,))[:3]
+        return Dataset(_sluice.Dataset.range(int(start), int(stop), int(step)))
+
+    @staticmethod
+    def from_tensor_slices(tensors):
+        """Slices of the tensors along their first dimension (a tuple or a dict of them)."""
+        return Dataset(_sluice.Dataset.from_tensor_slices(tensors))
+
+    @staticmethod
+    def from_tensors(tensors):
+        """One element: the tensors."""
+        return Dataset(_sluice.Dataset.from_tensors(tensors))
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None,
+                       output_signature=None):
+        """The elements a Python generator yields (tf.data's from_generator).
+
+        ``generator`` is a callable returning an iterator, called once per
+        iteration (with ``args`` if given). ``output_signature`` (TensorSpecs
+        in the element's structure) fixes dtypes and shapes; values are
+        converted to its dtypes. save()/restore() replay the generator, so it
+        must be deterministic for checkpoints to be exact.
+        """
+        if not callable(generator):
+            raise TypeError("from_generator takes the generator function, not its call: "
+                            "from_generator(gen, ...) rather than from_generator(gen())")
+        if output_signature is None and output_types is not None:
+            output_signature = _signature_from_types(output_types, output_shapes)
+        fn = generator if args is None else (lambda: generator(*args))
+        spec = None if output_signature is None else _flatten_signature(output_signature)
+        return Dataset(_sluice.Dataset.from_generator(fn, spec))
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=False, seed=None):
+        """File names matching glob pattern(s), sorted (shuffled with shuffle=True).
+
+        Unlike tf.data, sluice lists in sorted order unless asked to shuffle.
+        """
+        patterns = [file_pattern] if isinstance(file_pattern, (str, bytes)) else list(file_pattern)
+        patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]
+        return Dataset(_sluice.Dataset.list_files(patterns, bool(shuffle), seed))
+
+    @staticmethod
+    def zip(*datasets):
+        """Element i holds every input's element i; ends with the shortest input."""
+        if len(datasets) == 1 and isinstance(datasets[0], (tuple, list)):
+            datasets = tuple(datasets[0])
+        return Dataset(_sluice.Dataset.zip([d._ds for d in datasets]))
+
+    # ---- Transformations ---------------------------------------------------
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        """map_func on every element; num_parallel_calls at once (AUTOTUNE: tuned).
+
+        A sluice.MapFunction (sluice.io.parse_example, sluice.image ops,
+        f.then(g)) runs without the GIL; a Python function takes it per call
+        and gets a tuple's components as separate arguments.
+        """
+        p = _count(num_parallel_calls, 1)
+        if isinstance(map_func, _sluice.MapFunction):
+            return Dataset(self._ds.map_builtin(map_func, p, deterministic, name or ""))
+        if not callable(map_func):
+            raise TypeError(f"map_func must be callable, got {map_func!r}")
+        return Dataset(self._ds.map_python(map_func, p, deterministic, name or ""))
+
+    def filter(self, predicate, name=None):
+        """The elements for which predicate returns True."""
+        return Dataset(self._ds.filter_python(predicate, name or ""))
+
+    def flat_map(self, map_func, name=None):
+        """map_func maps each element to a Dataset; their elements follow one another."""
+        return Dataset(self._ds.flat_map_python(map_func))
+
+    def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
+                   deterministic=None, name=None):
+        """map_func maps each element to a Dataset; cycle_length are read in turn.
+
+        cycle_length defaults to AUTOTUNE, which in sluice is a constant (16,
+        capped by the inputs) so the order is the same on every machine.
+        """
+        return Dataset(self._ds.interleave_python(
+            map_func, _count(cycle_length, AUTOTUNE), _count(block_length, 1),
+            _count(num_parallel_calls, 1), deterministic, name or ""))
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
+        """Each output drawn at random from a buffer of buffer_size elements."""
+        reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
+        return Dataset(self._ds.shuffle(int(buffer_size), seed, reshuffle, name or ""))
+
+    def global_shuffle(self, seed=None, reshuffle_each_iteration=True, name=None):
+        """A uniform random permutation of the whole dataset, holding no elements.
+
+        The input must allow random access (range, from_tensor_slices,
+        indexed TFRecord files, maps over them).
+        """
+        return Dataset(self._ds.global_shuffle(seed, bool(reshuffle_each_iteration), name or ""))
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None,
+              name=None):
+        """Stacks batch_size consecutive elements (num_parallel_calls: copy rows in parallel)."""
+        return Dataset(self._ds.batch(int(batch_size), bool(drop_remainder),
+                                      num_parallel_calls is not None, name or ""))
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
+                     drop_remainder=False, name=None):
+        """Batches elements of different shapes, padded to padded_shapes (or the longest)."""
+        spec = self._ds.element_spec()
+        shapes = _per_component(padded_shapes, spec, "padded_shapes")
+        if shapes is not None:
+            shapes = [None if s is None else _shape_list(tuple(s) if not isinstance(s, int) else (s,))
+                      for s in shapes]
+        values = _per_component(padding_values, spec, "padding_values")
+        return Dataset(self._ds.padded_batch(int(batch_size), shapes, values, bool(drop_remainder),
+                                             name or ""))
+
+    def unbatch(self, name=None):
+        """Splits each element along its first dimension."""
+        return Dataset(self._ds.unbatch())
+
+    def prefetch(self, buffer_size=AUTOTUNE, name=None):
+        """Produces up to buffer_size elements ahead in the background."""
+        return Dataset(self._ds.prefetch(_count(buffer_size, AUTOTUNE), name or ""))
+
+    def prefetch_to_device(self, device, buffer_size=AUTOTUNE):
+        """Elements copied into `device`'s memory ahead of the consumer ("gpu:0").
+
+        The components come out as sluice.Tensor in device memory; hand
+        them to torch or JAX with DLPack (torch.from_dlpack). On "cpu:0"
+        (the host backend) they are host memory.
+        """
+        return Dataset(self._ds.prefetch_to_device(str(device), _count(buffer_size, AUTOTUNE)))
+
+    def repeat(self, count=None, name=None):
+        """count epochs (None or -1: forever)."""
+        return Dataset(self._ds.repeat(_count(count, -1)))
+
+    def take(self, count, name=None):
+        return Dataset(self._ds.take(int(count)))
+
+    def skip(self, count, name=None):
+        return Dataset(self._ds.skip(int(count)))
+
+    def shard(self, num_shards, index, equal=False, pad=False, weight_name="sample_weight",
+              name=None):
+        """Elements index, index + num_shards, ... (equal / pad: every shard as long)."""
+        return Dataset(self._ds.shard(int(num_shards), int(index), bool(equal), bool(pad),
+                                      weight_name))
+
+    def cache(self, filename="", name=None):
+        """Keeps the first pass's elements (in memory, or in `filename`) for later passes."""
+        return Dataset(self._ds.cache(str(filename)))
+
+    def concatenate(self, dataset, name=None):
+        return Dataset(self._ds.concatenate(dataset._ds))
+
+    def enumerate(self, start=0, name=None):
+        """Prepends an int64 index component."""
+        return Dataset(self._ds.enumerate(int(start)))
+
+    def ignore_errors(self, log_warning=False, name=None):
+        """Skips elements whose production failed (counted in the iterator's stats)."""
+        return Dataset(self._ds.ignore_errors())
+
+    def with_options(self, options, name=None):
+        """Pipeline-wide Options (or keyword arguments of Options)."""
+        if isinstance(options, dict):
+            options = Options(**options)
+        return Dataset(self._ds.with_options(**options._as_kwargs()))
+
+    def apply(self, transformation_func):
+        """transformation_func(self): a reusable piece of pipeline."""
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(f"apply: the transformation returned {type(out).__name__}, "
+                            "not a Dataset")
+        return out
+
+    def distribute(self, context=None, policy="AUTO", pad_for_eval=False,
+                   weight_name="sample_weight"):
+        """This rank's exact share (docs/distribute.md).
+
+        ``context`` is an InputContext, a (rank, world_size) pair, or None to
+        read the launcher's environment (torchrun, mpirun, srun, TF_CONFIG).
+        policy: AUTO, RECORD, FILE, DATA or OFF. With pad_for_eval every
+        rank gets ceil(n / W) elements, the extra ones weighted 0 in a
+        ``weight_name`` component.
+        """
+        rank, world = _rank_and_world(context)
+        return Dataset(_sluice._distribute(self._ds, rank, world, str(policy).upper(),
+                                           bool(pad_for_eval), weight_name))
+
+    def plan_distribution(self, context=None, policy="AUTO", pad_for_eval=False):
+        """What distribute() would do, as text ("RECORD: 100 elements over 4 ranks...")."""
+        rank, world = _rank_and_world(context)
+        return _sluice._plan_distribution(self._ds, rank, world, str(policy).upper(),
+                                          bool(pad_for_eval))
+
+    # ---- Consuming -------------------------------------------------------
+    def __iter__(self):
+        return self._ds.iterator()
+
+    def iterator(self, state=None):
+        """A new iterator, restored from ``state`` (bytes from Iterator.save()) if given."""
+        if isinstance(state, dict):
+            state = state["sluice_iterator_state"]
+        return self._ds.iterator(state)
+
+    def as_numpy_iterator(self):
+        """tf.data's spelling: sluice's elements are NumPy already."""
+        return self._ds.iterator()
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """Folds reduce_func(state, element) over every element from initial_state."""
+        return self._ds.reduce_python(initial_state, reduce_func)
+
+    def take_one(self):
+        """The first element (next(iter(ds)))."""
+        return next(iter(self))
+
+    # ---- Introspection ---------------------------------------------------
+    @property
+    def element_spec(self):
+        """TensorSpecs in the elements' structure, or None when unknown."""
+        return _spec_structure(self._ds.element_spec())
+
+    def cardinality(self):
+        """The number of elements, INFINITE_CARDINALITY or UNKNOWN_CARDINALITY."""
+        return self._ds.cardinality()
+
+    def __len__(self):
+        n = self._ds.cardinality()
+        if n == INFINITE_CARDINALITY:
+            raise TypeError("the dataset is infinite")
+        if n == UNKNOWN_CARDINALITY:
+            raise TypeError("the dataset's length is unknown; use cardinality()")
+        return n
+
+    def random_access(self):
+        """True if element i can be computed without reading the others."""
+        return self._ds.random_access()
+
+    def source_files(self):
+        """A file source's files, in order (empty for any other dataset)."""
+        return self._ds.source_files()
+
+    def __repr__(self):
+        return f"<sluice.Dataset {self._ds.debug_string()}>"
+
+
+class TFRecordDataset(Dataset):
+    """Records of TFRecord files as bytes (tf.data.TFRecordDataset).
+
+    compression_type: None (from the file name and contents), "", "GZIP" or
+    "ZLIB". num_parallel_reads files are read at once, record by record in
+    turn, and ahead of the consumer (AUTOTUNE: 16, capped by the file
+    count). With FILE.idx indexes (``sluice index``, ``sluice convert
+    --index``) the cardinality is exact and the dataset allows random
+    access (global_shuffle, record-level sharding).
+    """
+
+    __slots__ = ()
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,
+                 verify_checksums=True, use_index=True, max_record_size=256 << 20, name=None):
+        files = [filenames] if isinstance(filenames, (str, bytes)) else list(filenames)
+        files = [f.decode() if isinstance(f, bytes) else str(f) for f in files]
+        super().__init__(_sluice.Dataset.tfrecord(
+            files, compression_type, _count(buffer_size, 0), _count(num_parallel_reads, 1),
+            bool(verify_checksums), bool(use_index), int(max_record_size), name or ""))
+
+
+def _signature_from_types(types, shapes):
+    if isinstance(types, dict):
+        shapes = shapes or {}
+        return {k: TensorSpec(shapes.get(k), t, k) for k, t in types.items()}
+    if isinstance(types, (tuple, list)):
+        shapes = shapes or [None] * len(types)
+        return tuple(TensorSpec(s, t) for t, s in zip(types, shapes))
+    return TensorSpec(shapes, types)
+
+
+def _rank_and_world(context):
+    if context is None:
+        return _sluice._cluster_from_environment()
+    if isinstance(context, tuple):
+        return int(context[0]), int(context[1])
+    return int(context.input_pipeline_id), int(context.num_input_pipelines)
+
+
+class InputContext:
+    """Which rank this is, of how many (tf.distribute.InputContext's names)."""
+
+    __slots__ = ("input_pipeline_id", "num_input_pipelines")
+
+    def __init__(self, num_input_pipelines=1, input_pipeline_id=0):
+        self.num_input_pipelines = int(num_input_pipelines)
+        self.input_pipeline_id = int(input_pipeline_id)
+
+    @staticmethod
+    def from_environment():
+        """Ranks from the launcher (torchrun, mpirun, srun, TF_CONFIG)."""
+        rank, world = _sluice._cluster_from_environment()
+        return InputContext(world, rank)
+
+    def __repr__(self):
+        return (f"InputContext(num_input_pipelines={self.num_input_pipelines}, "
+                f"input_pipeline_id={self.input_pipeline_id})")
+
+
+# ---- The iterator's Python-side methods --------------------------------------
+
+def _stats(self):
+    """Per-stage counters and the autotuner's choices, now (a dict)."""
+    return json.loads(self._stats_json())
+
+
+def _state_dict(self):
+    """The iterator's position for a training checkpoint (StatefulDataLoader's protocol)."""
+    return {"sluice_iterator_state": self.save()}
+
+
+_sluice.Iterator.stats = _stats
+_sluice.Iterator.state_dict = _state_dict

@@ -1,0 +1,14 @@
+// The _sluice extension module: the C++ half of the Python package
+// (python/sluice/ is the other). Each part registers itself from its file.
+#include "sluice_py.h"
+
+NB_MODULE(_sluice, m) {
+  using namespace sluice::python;
+  m.doc() = "sluice's C++ core (use the sluice package, not this module)";
+  RegisterErrors(m);
+  RegisterTensor(m);
+  RegisterDataset(m);
+  RegisterDistribute(m);
+  RegisterIo(m);
+  RegisterImage(m);
+}
