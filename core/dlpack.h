@@ -26,6 +26,11 @@
 // reads those and also DLPack 0.8's kDLBool (code 6, 8 bits) as bool;
 // string tensors have no DLPack form.
 //
+// Headers: a framework's own, newer DLPack header (LibTorch's
+// ATen/dlpack.h) shares the include guard of this 0.6 one and the layout
+// of DLManagedTensor; include the framework's headers before this one
+// (docs/interop.md).
+//
 // Thread-safety: both functions are reentrant. The bytes are shared, not
 // copied: writes through one framework are seen by the other, with no
 // synchronization but what the caller provides (for GPU memory: the
