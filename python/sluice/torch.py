@@ -232,7 +232,8 @@ class _Feed:
             e, state, steps = self._epoch, None, 0
         self._epoch = e + 1
         it = self._epoch_dataset(e).iterator(state=state)
-        self._live = _EpochIterator(self, it, e, steps)
+        self._live = _EpochIterator(it, e, steps, self.pipeline().cardinality(), self._pin,
+                                    self._gpu is not None)
         return self._live
 
     def state_dict(self):
@@ -249,10 +250,8 @@ class _Feed:
     def _live_done(self):
         # Every batch of the epoch taken but StopIteration not seen yet (a loop
         # that counts len() steps): the state is the next epoch's start.
-        if self._live.steps is None:
-            return False
-        n = self.pipeline().cardinality()
-        return n >= 0 and self._live.steps >= n
+        live = self._live
+        return live.steps is not None and 0 <= live.length <= live.steps
 
     def load_state_dict(self, state_dict):
         if not isinstance(state_dict, dict) or state_dict.get("format") != _STATE_FORMAT:
@@ -279,13 +278,16 @@ class _Feed:
 class _EpochIterator:
     """One epoch: next() converts each element to torch tensors."""
 
-    def __init__(self, feed, it, epoch, steps):
-        self._feed = feed
+    def __init__(self, it, epoch, steps, length, pin, on_gpu):
+        # No reference back to the _Feed: that cycle would keep the pipeline
+        # alive until the garbage collector runs.
         self._it = it
         self.epoch = epoch
         self.steps = steps
+        self.length = length  # the epoch's elements on this rank, or < 0 if not known
         self.exhausted = False
-        self._keep = _DeviceKeepAlive() if feed._gpu is not None else None
+        self._pin = pin
+        self._keep = _DeviceKeepAlive() if on_gpu else None
 
     def __iter__(self):
         return self
@@ -303,7 +305,7 @@ class _EpochIterator:
             self.steps += 1
         if self._keep is not None:
             self._keep.step(_sluice_tensors(element))
-        return to_torch(element, self._feed._pin)
+        return to_torch(element, self._pin)
 
     def save(self):
         return self._it.save()
@@ -318,7 +320,9 @@ class _EpochIterator:
         if self.steps is None:
             raise TypeError("the remaining length is unknown after resuming on another "
                             "number of ranks")
-        return len(self._feed) - self.steps
+        if self.length < 0:
+            raise TypeError("the epoch's length is unknown without reading it")
+        return self.length - self.steps
 
 
 def _gpu_of(device):

@@ -260,3 +260,20 @@ def test_cuda_batches_come_from_prefetch_to_device():
     assert out[0]["id"].dtype == torch.int64
     assert flat([{"id": b["id"].cpu()} for b in out]) == list(range(N))
     torch.cuda.synchronize()
+
+
+def test_torchdata_stateful_dataloader_checkpoints_the_dataset():
+    sdl = pytest.importorskip("torchdata.stateful_dataloader")
+
+    def make():
+        ds = st.IterableDataset(records().shuffle(N, seed=4).batch(8), rank=0, world_size=1)
+        return sdl.StatefulDataLoader(ds, batch_size=None, num_workers=0)
+
+    full = ids(make())
+    loader = make()
+    it = iter(loader)
+    head = [next(it) for _ in range(2)]
+    state = loader.state_dict()
+    resumed = make()
+    resumed.load_state_dict(state)
+    assert ids(head) + ids(resumed) == full
