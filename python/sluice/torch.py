@@ -132,14 +132,15 @@ class _DeviceKeepAlive:
     (what record_stream does for torch's own allocator).
     """
 
-    def __init__(self):
+    def __init__(self, gpu):
+        self._gpu = gpu
         self._held = collections.deque()
         self._last = None
 
     def step(self, tensors):
         if self._last:
             event = _torch.cuda.Event()
-            event.record()
+            event.record(_torch.cuda.current_stream(self._gpu))
             self._held.append((event, self._last))
         self._last = tensors
         while self._held and self._held[0][0].query():
@@ -147,7 +148,7 @@ class _DeviceKeepAlive:
 
     def close(self):
         if self._last or self._held:
-            _torch.cuda.current_stream().synchronize()
+            _torch.cuda.current_stream(self._gpu).synchronize()
         self._held.clear()
         self._last = None
 
@@ -233,7 +234,7 @@ class _Feed:
         self._epoch = e + 1
         it = self._epoch_dataset(e).iterator(state=state)
         self._live = _EpochIterator(it, e, steps, self.pipeline().cardinality(), self._pin,
-                                    self._gpu is not None)
+                                    self._gpu)
         return self._live
 
     def state_dict(self):
@@ -278,7 +279,7 @@ class _Feed:
 class _EpochIterator:
     """One epoch: next() converts each element to torch tensors."""
 
-    def __init__(self, it, epoch, steps, length, pin, on_gpu):
+    def __init__(self, it, epoch, steps, length, pin, gpu):
         # No reference back to the _Feed: that cycle would keep the pipeline
         # alive until the garbage collector runs.
         self._it = it
@@ -287,7 +288,7 @@ class _EpochIterator:
         self.length = length  # the epoch's elements on this rank, or < 0 if not known
         self.exhausted = False
         self._pin = pin
-        self._keep = _DeviceKeepAlive() if on_gpu else None
+        self._keep = None if gpu is None else _DeviceKeepAlive(gpu)
 
     def __iter__(self):
         return self
@@ -368,6 +369,12 @@ class IterableDataset(_tud.IterableDataset):
 
     def __len__(self):
         return len(self._feed)
+
+    def __getstate__(self):
+        # Worker processes started by spawn or forkserver pickle the dataset.
+        raise TypeError("sluice.torch.IterableDataset cannot be sent to DataLoader worker "
+                        "processes: use num_workers=0 (sluice runs its pipeline in parallel "
+                        "C++ threads itself)")
 
     def state_dict(self):
         return self._feed.state_dict()

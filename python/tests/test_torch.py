@@ -228,11 +228,17 @@ def test_iterable_dataset_in_torch_dataloader():
     assert flat(torch.utils.data.DataLoader(again, batch_size=None)) == list(range(16, N))
 
 
+@pytest.mark.filterwarnings("ignore:Got pickle error")
 def test_iterable_dataset_refuses_worker_processes():
     ds = st.IterableDataset(records().batch(8), rank=0, world_size=1)
     loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
     with pytest.raises(RuntimeError, match="num_workers=0"):
         list(loader)
+    # Worker processes that get the dataset pickled (spawn, forkserver): the same advice.
+    spawned = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=1,
+                                          multiprocessing_context="spawn")
+    with pytest.raises(TypeError, match="num_workers=0"):
+        list(spawned)
 
 
 def test_pin_memory():
@@ -262,6 +268,7 @@ def test_cuda_batches_come_from_prefetch_to_device():
     torch.cuda.synchronize()
 
 
+@pytest.mark.filterwarnings("ignore:'set_vital' is deprecated")
 def test_torchdata_stateful_dataloader_checkpoints_the_dataset():
     sdl = pytest.importorskip("torchdata.stateful_dataloader")
 
