@@ -5,6 +5,7 @@ Skipped where torch is not installed (CI does not install it).
 
 import gc
 import os
+import types
 
 import numpy as np
 import pytest
@@ -229,11 +230,15 @@ def test_iterable_dataset_in_torch_dataloader():
 
 
 @pytest.mark.filterwarnings("ignore:Got pickle error")
-def test_iterable_dataset_refuses_worker_processes():
+def test_iterable_dataset_refuses_worker_processes(monkeypatch):
     ds = st.IterableDataset(records().batch(8), rank=0, world_size=1)
-    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
+    # Inside a worker (as torch's fork workers see it; not forked here: this
+    # process runs sluice's and maybe JAX's threads).
+    info = types.SimpleNamespace(id=0, num_workers=2, seed=0, dataset=ds)
+    monkeypatch.setattr(torch.utils.data, "get_worker_info", lambda: info)
     with pytest.raises(RuntimeError, match="num_workers=0"):
-        list(loader)
+        iter(ds)
+    monkeypatch.undo()
     # Worker processes that get the dataset pickled (spawn, forkserver): the same advice.
     spawned = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=1,
                                           multiprocessing_context="spawn")
