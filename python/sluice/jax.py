@@ -94,9 +94,11 @@ class Iterator:
         if isinstance(state, dict):
             state = state["sluice_iterator_state"]
         self.dataset = dataset
-        self._device = _jax.local_devices()[0] if device is None and not (
-            shard or sharding) else device
-        self._sharding = sharding if sharding is not None else (_batch_sharding() if shard else None)
+        if sharding is None and shard:
+            sharding = _batch_sharding()
+        if device is None and sharding is None:
+            device = _jax.local_devices()[0]
+        self._device, self._sharding = device, sharding
         self._it = dataset.iterator(state=state)
 
     def __iter__(self):
