@@ -5,6 +5,9 @@
 NB_MODULE(_sluice, m) {
   using namespace sluice::python;
   m.doc() = "sluice's C++ core (use the sluice package, not this module)";
+  // Arrays still alive at interpreter exit (a module-level batch, a
+  // traceback holding one) are not leaks worth a warning on every exit.
+  nb::set_leak_warnings(false);
   RegisterErrors(m);
   RegisterTensor(m);
   RegisterDataset(m);
