@@ -41,6 +41,10 @@
 # sluice's map function of the case in a plain loop on CORES threads over
 # the records in memory (`sluice_cases --loop 1`), the same work per image
 # with no pipeline: how much of a gap to the bare limit is the work itself.
+# Cases 1, 2 and 6 also time "sluice-python": the same pipeline written with
+# sluice's Python package (bench/peers/python_cases.py), when the build was
+# configured with SLUICE_PYTHON (make build does; the package is built in
+# BUILD/python and run with that venv's python).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/lib/args.sh"
@@ -207,6 +211,14 @@ if [[ ! -f $build/build.ninja ]]; then
 fi
 log "building in $build"
 nice -n 10 ninja -C "$build" -j "$(nproc)" sluice sluice_cases bare_decode make_imagenet_like >&2
+# The Python package, where the build has one (SLUICE_PYTHON: a venv's python).
+sluice_py=$(sed -n 's/^SLUICE_PYTHON:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+if [[ -n $sluice_py && -x $sluice_py ]]; then
+  nice -n 10 ninja -C "$build" -j "$(nproc)" _sluice >&2
+else
+  log "no SLUICE_PYTHON in $build: the sluice-python row is skipped (configure with make build)"
+  sluice_py=""
+fi
 sluice=$build/tools/sluice
 cases_bin=$build/bench/peers/sluice_cases
 bare_bin=$build/bench/peers/bare_decode
@@ -292,6 +304,9 @@ run_system() {
         [[ $c == read || $c == parse ]] && files=$small
         line=$("${tset[@]}" "$cases_bin" --case "$c" --files "$files" "${common[@]}" | tail -1) || true
       fi ;;
+    sluice-python)
+      line=$(PYTHONPATH=$build/python "${tset[@]}" "$sluice_py" "$root/bench/peers/python_cases.py" \
+        --case "$c" --files "$image_shards" "${common[@]}" | tail -1) || true ;;
     loop)
       line=$("${tset[@]}" "$cases_bin" --case "$c" --loop 1 --files "$image_shards" "${common[@]}" |
                tail -1) || true ;;
@@ -350,9 +365,11 @@ busy0=$(busy_jiffies); steal0=$(steal_jiffies); children_seconds kids0; wall0=$(
 for no in $CASES; do
   systems=()
   case $no in
-    1) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data); [[ -n $torch_py ]] && systems+=(torch)
+    1) systems=(sluice); [[ -n $sluice_py ]] && systems+=(sluice-python)
+       [[ -n $tf_py ]] && systems+=(tf.data); [[ -n $torch_py ]] && systems+=(torch)
        systems+=(bare loop) ;;
-    2|6) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data); systems+=(loop) ;;
+    2|6) systems=(sluice); [[ -n $sluice_py ]] && systems+=(sluice-python)
+       [[ -n $tf_py ]] && systems+=(tf.data); systems+=(loop) ;;
     4) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;
     3) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data); systems+=(bare) ;;
     5) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;

@@ -210,6 +210,12 @@ Result<Tensor> TensorFromPython(nb::handle value, std::string_view what, std::op
       array = np.asarray(value, nb::arg("dtype") = NumPyName(*want));
     } else {
       array = np.asarray(value);
+      // NumPy's 'S' arrays drop each string's trailing zero bytes: bytes
+      // given in Python lists stay whole in an object array.
+      if (!nb::hasattr(value, "dtype") &&
+          nb::cast<std::string>(array.attr("dtype").attr("kind")) == "S") {
+        array = np.array(value, nb::arg("dtype") = np.object_dtype);
+      }
       // Python floats are float32, as tf.constant makes them.
       if (!want && !nb::hasattr(value, "dtype") &&
           nb::cast<std::string>(array.attr("dtype").attr("str")) == "<f8") {

@@ -1,0 +1,312 @@
+"""sluice.io: tf.io's Example parsing, TFRecord writing and file reading.
+
+    spec = {"image/encoded": sluice.io.FixedLenFeature([], sluice.string),
+            "label": sluice.io.FixedLenFeature([], sluice.int64, default_value=-1),
+            "tags": sluice.io.VarLenFeature(sluice.int64)}
+    ds = sluice.TFRecordDataset(files).map(sluice.io.parse_example(spec))
+
+    with sluice.io.TFRecordWriter("out.tfrecord") as w:
+        w.write(sluice.io.serialize_example({"label": 3, "image/encoded": jpeg}))
+
+``parse_example(features)`` (one argument, the feature dict) is the map
+function, run in C++ without the GIL; ``parse_example(serialized,
+features)`` parses eagerly, as tf.io.parse_example does.
+
+Differences from tf.io:
+
+- A VarLenFeature comes out dense, not as a SparseTensor: one Example gives
+  a 1-D array of its values; a batch gives the values of all its Examples
+  concatenated under ``key`` and an int64 array of each Example's count
+  under ``key + ".row_lengths"`` (tf.RaggedTensor.from_row_lengths's
+  layout; ``np.split(values, np.cumsum(row_lengths)[:-1])`` gives the rows).
+- SparseFeature and RaggedFeature are not supported.
+- ``ds.map(parse_example(spec)).batch(n)`` is run as
+  ``ds.batch(n).map(parse_example(spec))`` when every feature is
+  FixedLen (the same results; whole batches parsed at once).
+- TFRecordWriter publishes its file only at close(): until then the records
+  go to a hidden temporary file beside it, and a writer dropped without
+  close() (or a ``with`` block left by an exception) leaves the path as it
+  was. tf.io's writer writes the path in place.
+- Errors are sluice.errors classes: a malformed Example is DataLossError
+  ("malformed Example at byte N"), data that does not fit the spec
+  InvalidArgumentError naming the feature (and, in a batch, the Example).
+"""
+
+import collections as _collections
+
+from .. import _sluice
+from .. import dtypes as _dtypes
+
+__all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "parse_example",
+           "parse_single_example", "serialize_example", "TFRecordWriter", "TFRecordOptions",
+           "read_file", "decode_jpeg", "decode_png", "decode_image", "decode_and_crop_jpeg",
+           "encode_jpeg", "encode_png", "extract_jpeg_shape", "map"]
+
+_ops = _sluice.io_ops
+
+
+def _shape(shape, what):
+    if shape is None:
+        raise ValueError(f"{what}: shape must be fully defined (a list of ints)")
+    if isinstance(shape, int):
+        shape = (shape,)
+    out = []
+    for d in shape:
+        if d is None or int(d) < 0:
+            raise ValueError(f"{what}: shape {tuple(shape)} must be fully defined")
+        out.append(int(d))
+    return tuple(out)
+
+
+class FixedLenFeature(_collections.namedtuple("FixedLenFeature",
+                                              ["shape", "dtype", "default_value"])):
+    """A feature of a fixed number of values (tf.io.FixedLenFeature).
+
+    shape: the value's shape (``[]`` for a scalar); dtype: sluice.int64,
+    sluice.float32 or sluice.string. default_value, if given, is used when
+    an Example lacks the feature (else the feature is required); it must
+    have the shape's number of values (it is reshaped to it).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, shape, dtype, default_value=None):
+        return super().__new__(cls, _shape(shape, "FixedLenFeature"), _dtypes.as_dtype(dtype),
+                               default_value)
+
+
+class VarLenFeature(_collections.namedtuple("VarLenFeature", ["dtype"])):
+    """A feature with any number of values (tf.io.VarLenFeature).
+
+    Parsed dense: a 1-D array for one Example; for a batch, the values of all
+    its Examples concatenated and ``"<key>.row_lengths"`` (int64, one count
+    per Example). tf.io returns a SparseTensor instead.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, dtype):
+        return super().__new__(cls, _dtypes.as_dtype(dtype))
+
+
+class FixedLenSequenceFeature(_collections.namedtuple(
+        "FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])):
+    """Any number of items of ``shape`` (tf.io.FixedLenSequenceFeature).
+
+    Parsed as [num_items, *shape]; a batch is padded to its longest Example
+    with default_value (a scalar; else 0 or b""). In an Example parse spec
+    allow_missing must be True, as tf.io requires.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, shape, dtype, allow_missing=False, default_value=None):
+        return super().__new__(cls, _shape(shape, "FixedLenSequenceFeature"),
+                               _dtypes.as_dtype(dtype), bool(allow_missing), default_value)
+
+
+def _spec_list(features):
+    if not isinstance(features, dict):
+        raise TypeError(f"features must be a dict of feature specs, got {type(features).__name__}")
+    out = []
+    for key, f in features.items():
+        if not isinstance(key, str):
+            raise TypeError(f"feature keys must be str, got {key!r}")
+        if isinstance(f, FixedLenFeature):
+            out.append((key, "FixedLenFeature", f.dtype.name, list(f.shape), f.default_value,
+                        False))
+        elif isinstance(f, VarLenFeature):
+            out.append((key, "VarLenFeature", f.dtype.name, [], None, False))
+        elif isinstance(f, FixedLenSequenceFeature):
+            out.append((key, "FixedLenSequenceFeature", f.dtype.name, list(f.shape),
+                        f.default_value, f.allow_missing))
+        else:
+            raise TypeError(f"feature {key!r}: {f!r} is not a sluice.io FixedLenFeature, "
+                            "VarLenFeature or FixedLenSequenceFeature (SparseFeature and "
+                            "RaggedFeature are not supported)")
+    return out
+
+
+_MISSING = object()
+
+
+def parse_example(serialized=_MISSING, features=_MISSING, name=None):
+    """Parses serialized tf.train.Examples (tf.io.parse_example).
+
+    Two forms, told apart by their arguments:
+
+    - ``parse_example(features)``: one argument, the dict of feature specs
+      (or ``features=`` alone). Returns a sluice.MapFunction for
+      Dataset.map, run in C++ without the GIL. On an element whose first
+      component is one record (bytes) it gives parse_single_example's
+      features; on a batch of records (``ds.batch(n).map(...)``) the batch's.
+      Any other components follow the features unchanged. Followed by
+      ``.batch(n)`` with only FixedLen features, the pipeline parses whole
+      batches (``map(parse).batch(n)`` runs as ``batch(n).map(parse)``).
+    - ``parse_example(serialized, features)``: parses a list of serialized
+      Examples (bytes) now, as a batch: a dict of NumPy arrays, each with
+      the batch dimension first.
+
+    An invalid spec raises InvalidArgumentError naming the feature at once.
+    """
+    if features is _MISSING:
+        if serialized is _MISSING:
+            raise TypeError("parse_example needs the features dict")
+        return _ops.parse_example_fn(_spec_list(serialized), name or "")
+    if serialized is _MISSING:
+        return _ops.parse_example_fn(_spec_list(features), name or "")
+    return _ops.parse_batch(serialized, _spec_list(features))
+
+
+def parse_single_example(serialized=_MISSING, features=_MISSING, name=None):
+    """Parses one serialized tf.train.Example (tf.io.parse_single_example).
+
+    ``parse_single_example(serialized, features)`` returns a dict of NumPy
+    arrays (strings as bytes). With the features dict alone it returns the
+    same map function as ``parse_example(features)``.
+    """
+    if features is _MISSING:
+        if serialized is _MISSING:
+            raise TypeError("parse_single_example needs the features dict")
+        return _ops.parse_example_fn(_spec_list(serialized), name or "")
+    if serialized is _MISSING:
+        return _ops.parse_example_fn(_spec_list(features), name or "")
+    return _ops.parse_single(serialized, _spec_list(features))
+
+
+def serialize_example(features):
+    """A serialized tf.train.Example of a dict {key: value} (bytes).
+
+    int (and bool) values and integer arrays become an Int64List, float
+    values and float arrays a FloatList (as float32), bytes / str (UTF-8)
+    and arrays or lists of them a BytesList; arrays are flattened. An empty
+    list has no type: pass an empty NumPy array of the type. The bytes are
+    protobuf's deterministic serialization (keys sorted), what
+    ``tf.train.Example(...).SerializeToString(deterministic=True)`` gives.
+    """
+    if not isinstance(features, dict):
+        raise TypeError(f"serialize_example takes a dict, got {type(features).__name__}")
+    return _ops.serialize_example(features)
+
+
+class TFRecordOptions:
+    """Options of a TFRecordWriter (tf.io.TFRecordOptions's names).
+
+    compression_type: None or "" (none), "GZIP" or "ZLIB";
+    compression_level: zlib's 0-9 (None: zlib's default, 6, as tf);
+    output_buffer_size: bytes buffered before each write(2).
+    """
+
+    __slots__ = ("compression_type", "compression_level", "output_buffer_size")
+
+    def __init__(self, compression_type=None, compression_level=None, output_buffer_size=None):
+        self.compression_type = compression_type
+        self.compression_level = compression_level
+        self.output_buffer_size = output_buffer_size
+
+    def __repr__(self):
+        return (f"TFRecordOptions(compression_type={self.compression_type!r}, "
+                f"compression_level={self.compression_level!r}, "
+                f"output_buffer_size={self.output_buffer_size!r})")
+
+
+class TFRecordWriter:
+    """Writes records to a TFRecord file (tf.io.TFRecordWriter).
+
+        with sluice.io.TFRecordWriter("train-0.tfrecord", "GZIP") as w:
+            w.write(record_bytes)
+
+    options: a TFRecordOptions, or the compression type ("GZIP", "ZLIB",
+    "" or None). The bytes equal tf.io.TFRecordWriter's for every
+    compression. The records go to a hidden temporary file beside ``path``,
+    renamed to ``path`` by close(): ``path`` never holds a partial file. A
+    ``with`` block left by an exception, or a writer garbage-collected
+    without close(), publishes nothing (tf.io's writer would have written
+    the records so far). write_index=True also writes ``path + ".idx"``
+    (sluice's record index: exact cardinality and random access for
+    TFRecordDataset). Thread-safe (calls are serialized).
+    """
+
+    __slots__ = ("_w",)
+
+    def __init__(self, path, options=None, write_index=False):
+        if isinstance(options, TFRecordOptions):
+            compression = options.compression_type or ""
+            level = -1 if options.compression_level is None else int(options.compression_level)
+            buffer_size = int(options.output_buffer_size or 0)
+        elif options is None or isinstance(options, str):
+            compression, level, buffer_size = options or "", -1, 0
+        else:
+            raise TypeError(f"options must be a TFRecordOptions or a compression type, got "
+                            f"{options!r}")
+        path = path.decode() if isinstance(path, bytes) else str(path)
+        self._w = _ops.TFRecordWriter(path, compression, level, buffer_size, bool(write_index),
+                                      True)
+
+    def write(self, record):
+        """Appends one record (bytes)."""
+        if isinstance(record, str):
+            record = record.encode()
+        elif not isinstance(record, bytes):
+            record = bytes(record)
+        self._w.write(record)
+
+    def flush(self):
+        """Hands buffered bytes to the OS (the file is still published only by close())."""
+        self._w.flush()
+
+    def close(self):
+        """Finishes the file and publishes it at ``path`` (a second call does nothing)."""
+        self._w.close()
+
+    def discard(self):
+        """Drops what was written: ``path`` stays as it was."""
+        self._w.discard()
+
+    @property
+    def path(self):
+        return self._w.path
+
+    @property
+    def records_written(self):
+        return self._w.records_written
+
+    @property
+    def closed(self):
+        return self._w.closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            self.discard()
+        return False
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"{self.records_written} records"
+        return f"<sluice.io.TFRecordWriter {self.path!r} ({state})>"
+
+
+def read_file(filename, max_bytes=None):
+    """The bytes of a whole file (tf.io.read_file).
+
+    NotFoundError if it does not exist; ResourceExhaustedError above
+    max_bytes (default 2 GiB). The map function form is
+    sluice.io.map.read_file.
+    """
+    op = _ops.read_file(_max_bytes(max_bytes))
+    filename = filename.decode() if isinstance(filename, bytes) else str(filename)
+    return op(filename)
+
+
+def _max_bytes(max_bytes):
+    return (2 << 30) if max_bytes is None else int(max_bytes)
+
+
+# tf.io's image codecs are sluice.image's.
+from ..image import (decode_and_crop_jpeg, decode_image, decode_jpeg, decode_png,  # noqa: E402
+                     encode_jpeg, encode_png, extract_jpeg_shape)
+from . import map  # noqa: E402,A004
