@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import traceback
 
 import numpy as np
@@ -224,21 +225,41 @@ def test_stats_and_trace(tmp_path):
 
 def test_iteration_releases_the_gil():
     # While one thread iterates a pipeline of built-in stages, another
-    # thread's Python code keeps running.
-    ds = sluice.Dataset.range(3_000_000).batch(1000)
-    ticks = []
+    # thread's Python code keeps running: the ticker's clock readings fall
+    # inside the time the iterating thread spends in next(), which they
+    # could not if next() held the GIL (with a short switch interval the
+    # ticker gets it back at once when next() returns).
+    ds = sluice.Dataset.range(400_000).batch(200_000)  # each next(): 200k elements in C++
+    stamps = []
     done = threading.Event()
 
     def ticker():
         while not done.is_set():
-            ticks.append(1)
+            stamps.append(time.perf_counter())
 
-    t = threading.Thread(target=ticker)
-    t.start()
-    n = sum(1 for _ in ds)
-    done.set()
-    t.join()
-    assert n == 3000 and len(ticks) > 0
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    calls = []
+    try:
+        t = threading.Thread(target=ticker)
+        t.start()
+        it = iter(ds)
+        while True:
+            t0 = time.perf_counter()
+            try:
+                next(it)
+            except StopIteration:
+                break
+            calls.append((t0, time.perf_counter()))
+        done.set()
+        t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert len(calls) == 2
+    margin = 0.002
+    inside = [s for s in stamps for a, b in calls if a + margin < s < b - margin]
+    assert max(b - a for a, b in calls) > 3 * margin, calls  # next() took long enough to tell
+    assert len(inside) > 10
 
 
 def test_distribute_gives_each_rank_its_exact_share():
