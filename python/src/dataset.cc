@@ -97,13 +97,14 @@ const Dataset& DatasetOf(nb::handle py_dataset, const std::string& what) {
 }
 
 // A spec from the Python side's [(name, dtype, shape or None), ...].
-using SpecList = std::vector<std::tuple<std::string, std::string, std::optional<std::vector<int64_t>>>>;
+using SpecList =
+    std::vector<std::tuple<std::string, std::string, std::optional<std::vector<int64_t>>>>;
 ElementSpec SpecFromList(const std::optional<SpecList>& list) {
   if (!list) return ElementSpec::Unknown();
   std::vector<ComponentSpec> components;
   for (const auto& [name, dtype, shape] : *list) {
-    components.push_back({name, Unwrap(DTypeFromName(dtype)),
-                          shape ? Shape(*shape) : Shape::UnknownRank()});
+    components.push_back(
+        {name, Unwrap(DTypeFromName(dtype)), shape ? Shape(*shape) : Shape::UnknownRank()});
   }
   return ElementSpec(std::move(components));
 }
@@ -259,14 +260,22 @@ Options OptionsFromKwargs(const nb::kwargs& kw) {
   for (auto [k, v] : kw) {
     const std::string key = nb::cast<std::string>(k);
     if (v.is_none()) continue;
-    if (key == "deterministic") o.deterministic = nb::cast<bool>(v);
-    else if (key == "seed") o.seed = nb::cast<uint64_t>(v);
-    else if (key == "cpu_budget") o.cpu_budget = nb::cast<int>(v);
-    else if (key == "max_threads") o.max_threads = nb::cast<int>(v);
-    else if (key == "ram_budget") o.ram_budget = nb::cast<int64_t>(v);
-    else if (key == "autotune") o.autotune = nb::cast<bool>(v);
-    else if (key == "map_and_batch_fusion") o.map_and_batch_fusion = nb::cast<bool>(v);
-    else throw nb::type_error(("with_options: unknown option '" + key + "'").c_str());
+    if (key == "deterministic")
+      o.deterministic = nb::cast<bool>(v);
+    else if (key == "seed")
+      o.seed = nb::cast<uint64_t>(v);
+    else if (key == "cpu_budget")
+      o.cpu_budget = nb::cast<int>(v);
+    else if (key == "max_threads")
+      o.max_threads = nb::cast<int>(v);
+    else if (key == "ram_budget")
+      o.ram_budget = nb::cast<int64_t>(v);
+    else if (key == "autotune")
+      o.autotune = nb::cast<bool>(v);
+    else if (key == "map_and_batch_fusion")
+      o.map_and_batch_fusion = nb::cast<bool>(v);
+    else
+      throw nb::type_error(("with_options: unknown option '" + key + "'").c_str());
   }
   return o;
 }
@@ -278,9 +287,9 @@ Compression CompressionFromName(const std::optional<std::string>& name) {
   if (*name == "GZIP" || *name == "gzip") return Compression::kGzip;
   if (*name == "ZLIB" || *name == "zlib") return Compression::kZlib;
   if (*name == "AUTO" || *name == "auto") return Compression::kAuto;
-  throw nb::value_error(("compression_type must be '', 'NONE', 'GZIP', 'ZLIB' or 'AUTO', got '" +
-                         *name + "'")
-                            .c_str());
+  throw nb::value_error(
+      ("compression_type must be '', 'NONE', 'GZIP', 'ZLIB' or 'AUTO', got '" + *name + "'")
+          .c_str());
 }
 
 }  // namespace
@@ -295,27 +304,30 @@ void RegisterDataset(nb::module_& m) {
                             "ops): Dataset.map runs it without the GIL. Calling it applies it to "
                             "one element.")
       .def_ro("name", &PyMapFunction::name)
-      .def("then",
-           [](const PyMapFunction& a, const PyMapFunction& b) {
-             MapFn f = a.fn, g = b.fn;
-             return PyMapFunction{[f, g](Element e, const MapContext& c) -> Result<Element> {
-                                    SLUICE_ASSIGN_OR_RETURN(Element mid, f(std::move(e), c));
-                                    return g(std::move(mid), c);
-                                  },
-                                  a.name + "+" + b.name};
-           },
-           "One function: this one, then `other` on its result (one map stage).")
-      .def("__call__",
-           [](const PyMapFunction& f, nb::handle element, uint64_t seed, int64_t index) {
-             Element e = Unwrap(ElementFromPython(element, f.name));
-             Result<Element> out = [&] {
-               nb::gil_scoped_release release;
-               return f.fn(std::move(e), MapContext{.index = index, .seed = seed});
-             }();
-             return ElementToPython(Unwrap(std::move(out)));
-           },
-           nb::arg("element"), nb::arg("seed") = 0, nb::arg("index") = 0)
-      .def("__repr__", [](const PyMapFunction& f) { return "<sluice.MapFunction " + f.name + ">"; });
+      .def(
+          "then",
+          [](const PyMapFunction& a, const PyMapFunction& b) {
+            MapFn f = a.fn, g = b.fn;
+            return PyMapFunction{[f, g](Element e, const MapContext& c) -> Result<Element> {
+                                   SLUICE_ASSIGN_OR_RETURN(Element mid, f(std::move(e), c));
+                                   return g(std::move(mid), c);
+                                 },
+                                 a.name + "+" + b.name};
+          },
+          "One function: this one, then `other` on its result (one map stage).")
+      .def(
+          "__call__",
+          [](const PyMapFunction& f, nb::handle element, uint64_t seed, int64_t index) {
+            Element e = Unwrap(ElementFromPython(element, f.name));
+            Result<Element> out = [&] {
+              nb::gil_scoped_release release;
+              return f.fn(std::move(e), MapContext{.index = index, .seed = seed});
+            }();
+            return ElementToPython(Unwrap(std::move(out)));
+          },
+          nb::arg("element"), nb::arg("seed") = 0, nb::arg("index") = 0)
+      .def("__repr__",
+           [](const PyMapFunction& f) { return "<sluice.MapFunction " + f.name + ">"; });
 
   nb::class_<PyIterator>(m, "Iterator")
       .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
@@ -339,52 +351,72 @@ void RegisterDataset(nb::module_& m) {
   d.def_static("from_tensors", [](nb::handle structure) {
     return Checked(D::from_tensors(Unwrap(ElementFromPython(structure, "from_tensors"))));
   });
-  d.def_static("from_generator", [](nb::handle fn, nb::object spec_) {
-    const std::optional<SpecList> spec = Opt<SpecList>(spec_);
-    return Checked(D::from_generator(PythonGenerator(fn, SpecFromList(spec)), SpecFromList(spec)));
-  }, nb::arg("fn"), nb::arg("spec").none());
-  d.def_static("list_files", [](std::vector<std::string> patterns, bool shuffle, nb::object seed_) {
-    Dataset ds = [&] {
-      nb::gil_scoped_release release;
-      return D::list_files(patterns, ListFilesOptions{.shuffle = shuffle, .seed = Opt<uint64_t>(seed_)});
-    }();
-    return Checked(ds);
-  }, nb::arg("patterns"), nb::arg("shuffle"), nb::arg("seed").none());
+  d.def_static(
+      "from_generator",
+      [](nb::handle fn, nb::object spec_) {
+        const std::optional<SpecList> spec = Opt<SpecList>(spec_);
+        return Checked(
+            D::from_generator(PythonGenerator(fn, SpecFromList(spec)), SpecFromList(spec)));
+      },
+      nb::arg("fn"), nb::arg("spec").none());
+  d.def_static(
+      "list_files",
+      [](std::vector<std::string> patterns, bool shuffle, nb::object seed_) {
+        Dataset ds = [&] {
+          nb::gil_scoped_release release;
+          return D::list_files(patterns,
+                               ListFilesOptions{.shuffle = shuffle, .seed = Opt<uint64_t>(seed_)});
+        }();
+        return Checked(ds);
+      },
+      nb::arg("patterns"), nb::arg("shuffle"), nb::arg("seed").none());
   d.def_static("zip", [](nb::list datasets) {
     std::vector<D> inputs;
     for (nb::handle h : datasets) inputs.push_back(DatasetOf(h, "zip"));
     return Checked(D::zip(inputs));
   });
-  d.def_static("tfrecord",
-               [](std::vector<std::string> files, nb::object compression_,
-                  int64_t buffer_size, int64_t num_parallel_reads, bool verify, bool use_index,
-                  int64_t max_record_size, std::string name) {
-                 TFRecordDatasetOptions o{.compression = CompressionFromName(Opt<std::string>(compression_)),
-                                          .num_parallel_reads = num_parallel_reads,
-                                          .verify_checksums = verify,
-                                          .use_index = use_index,
-                                          .max_record_size = max_record_size,
-                                          .name = std::move(name)};
-                 if (buffer_size > 0) o.buffer_size = buffer_size;
-                 Dataset ds = [&] {
-                   nb::gil_scoped_release release;
-                   return TFRecordDataset(files, o);
-                 }();
-                 return Checked(ds);
-               }, nb::arg("files"), nb::arg("compression").none(), nb::arg("buffer_size"), nb::arg("num_parallel_reads"), nb::arg("verify"), nb::arg("use_index"), nb::arg("max_record_size"), nb::arg("name"));
+  d.def_static(
+      "tfrecord",
+      [](std::vector<std::string> files, nb::object compression_, int64_t buffer_size,
+         int64_t num_parallel_reads, bool verify, bool use_index, int64_t max_record_size,
+         std::string name) {
+        TFRecordDatasetOptions o{.compression = CompressionFromName(Opt<std::string>(compression_)),
+                                 .num_parallel_reads = num_parallel_reads,
+                                 .verify_checksums = verify,
+                                 .use_index = use_index,
+                                 .max_record_size = max_record_size,
+                                 .name = std::move(name)};
+        if (buffer_size > 0) o.buffer_size = buffer_size;
+        Dataset ds = [&] {
+          nb::gil_scoped_release release;
+          return TFRecordDataset(files, o);
+        }();
+        return Checked(ds);
+      },
+      nb::arg("files"), nb::arg("compression").none(), nb::arg("buffer_size"),
+      nb::arg("num_parallel_reads"), nb::arg("verify"), nb::arg("use_index"),
+      nb::arg("max_record_size"), nb::arg("name"));
 
   // Transformations.
-  d.def("map_builtin", [](const D& ds, const PyMapFunction& f, int64_t parallelism,
-                          nb::object deterministic_, std::string name) {
-    return Checked(ds.map(f.fn, MapOptions{.parallelism = parallelism,
-                                           .deterministic = Opt<bool>(deterministic_),
-                                           .name = name.empty() ? f.name : name}));
-  }, nb::arg("fn"), nb::arg("parallelism"), nb::arg("deterministic").none(), nb::arg("name"));
-  d.def("map_python", [](const D& ds, nb::handle fn, int64_t parallelism,
-                         nb::object deterministic_, std::string name) {
-    return Checked(ds.map(PythonMapFn(fn, name.empty() ? "map" : name),
-                          MapOptions{.parallelism = parallelism, .deterministic = Opt<bool>(deterministic_), .name = name}));
-  }, nb::arg("fn"), nb::arg("parallelism"), nb::arg("deterministic").none(), nb::arg("name"));
+  d.def(
+      "map_builtin",
+      [](const D& ds, const PyMapFunction& f, int64_t parallelism, nb::object deterministic_,
+         std::string name) {
+        return Checked(ds.map(f.fn, MapOptions{.parallelism = parallelism,
+                                               .deterministic = Opt<bool>(deterministic_),
+                                               .name = name.empty() ? f.name : name}));
+      },
+      nb::arg("fn"), nb::arg("parallelism"), nb::arg("deterministic").none(), nb::arg("name"));
+  d.def(
+      "map_python",
+      [](const D& ds, nb::handle fn, int64_t parallelism, nb::object deterministic_,
+         std::string name) {
+        return Checked(ds.map(PythonMapFn(fn, name.empty() ? "map" : name),
+                              MapOptions{.parallelism = parallelism,
+                                         .deterministic = Opt<bool>(deterministic_),
+                                         .name = name}));
+      },
+      nb::arg("fn"), nb::arg("parallelism"), nb::arg("deterministic").none(), nb::arg("name"));
   d.def("filter_python", [](const D& ds, nb::handle fn, std::string name) {
     PyRef f(fn);
     const std::string what = name.empty() ? "filter" : name;
@@ -407,43 +439,66 @@ void RegisterDataset(nb::module_& m) {
   d.def("flat_map_python", [](const D& ds, nb::handle fn) {
     return Checked(ds.flat_map(PythonDatasetFn(fn, "flat_map")));
   });
-  d.def("interleave_python", [](const D& ds, nb::handle fn, int64_t cycle_length, int64_t block_length,
-                                int64_t parallelism, nb::object deterministic_, std::string name) {
-    return Checked(ds.interleave(PythonDatasetFn(fn, name.empty() ? "interleave" : name),
-                                 InterleaveOptions{.cycle_length = cycle_length,
-                                                   .block_length = block_length,
-                                                   .parallelism = parallelism,
-                                                   .deterministic = Opt<bool>(deterministic_),
-                                                   .name = name}));
-  }, nb::arg("fn"), nb::arg("cycle_length"), nb::arg("block_length"), nb::arg("parallelism"), nb::arg("deterministic").none(), nb::arg("name"));
-  d.def("shuffle", [](const D& ds, int64_t buffer_size, nb::object seed_, bool reshuffle, std::string name) {
-    return Checked(ds.shuffle(buffer_size, ShuffleOptions{.seed = Opt<uint64_t>(seed_), .reshuffle_each_iteration = reshuffle, .name = name}));
-  }, nb::arg("buffer_size"), nb::arg("seed").none(), nb::arg("reshuffle"), nb::arg("name"));
-  d.def("global_shuffle", [](const D& ds, nb::object seed_, bool reshuffle, std::string name) {
-    return Checked(ds.global_shuffle(GlobalShuffleOptions{.seed = Opt<uint64_t>(seed_), .reshuffle_each_iteration = reshuffle, .name = name}));
-  }, nb::arg("seed").none(), nb::arg("reshuffle"), nb::arg("name"));
-  d.def("batch", [](const D& ds, int64_t n, bool drop_remainder, bool parallel_copy, std::string name) {
-    return Checked(ds.batch(n, BatchOptions{.drop_remainder = drop_remainder, .parallel_copy = parallel_copy, .name = name}));
-  });
-  d.def("padded_batch", [](const D& ds, int64_t n, nb::object shapes_, nb::object values_, bool drop_remainder, std::string name) {
-    PaddedBatchOptions o{.drop_remainder = drop_remainder, .name = name};
-    if (!shapes_.is_none()) {
-      for (nb::handle s : shapes_) {
-        o.padded_shapes.push_back(s.is_none() ? Shape::UnknownRank() : Shape(nb::cast<std::vector<int64_t>>(s)));
-      }
-    }
-    if (!values_.is_none()) {
-      const ElementSpec& spec = ds.element_spec();
-      size_t i = 0;
-      for (nb::handle v : values_) {
-        std::optional<DType> want;
-        if (spec.known() && i < spec.size()) want = spec.components()[i].dtype;
-        o.padding_values.push_back(Unwrap(TensorFromPython(v, "padded_batch padding_values", want)));
-        ++i;
-      }
-    }
-    return Checked(ds.padded_batch(n, o));
-  }, nb::arg("batch_size"), nb::arg("padded_shapes").none(), nb::arg("padding_values").none(), nb::arg("drop_remainder"), nb::arg("name"));
+  d.def(
+      "interleave_python",
+      [](const D& ds, nb::handle fn, int64_t cycle_length, int64_t block_length,
+         int64_t parallelism, nb::object deterministic_, std::string name) {
+        return Checked(ds.interleave(PythonDatasetFn(fn, name.empty() ? "interleave" : name),
+                                     InterleaveOptions{.cycle_length = cycle_length,
+                                                       .block_length = block_length,
+                                                       .parallelism = parallelism,
+                                                       .deterministic = Opt<bool>(deterministic_),
+                                                       .name = name}));
+      },
+      nb::arg("fn"), nb::arg("cycle_length"), nb::arg("block_length"), nb::arg("parallelism"),
+      nb::arg("deterministic").none(), nb::arg("name"));
+  d.def(
+      "shuffle",
+      [](const D& ds, int64_t buffer_size, nb::object seed_, bool reshuffle, std::string name) {
+        return Checked(ds.shuffle(buffer_size, ShuffleOptions{.seed = Opt<uint64_t>(seed_),
+                                                              .reshuffle_each_iteration = reshuffle,
+                                                              .name = name}));
+      },
+      nb::arg("buffer_size"), nb::arg("seed").none(), nb::arg("reshuffle"), nb::arg("name"));
+  d.def(
+      "global_shuffle",
+      [](const D& ds, nb::object seed_, bool reshuffle, std::string name) {
+        return Checked(ds.global_shuffle(GlobalShuffleOptions{
+            .seed = Opt<uint64_t>(seed_), .reshuffle_each_iteration = reshuffle, .name = name}));
+      },
+      nb::arg("seed").none(), nb::arg("reshuffle"), nb::arg("name"));
+  d.def("batch",
+        [](const D& ds, int64_t n, bool drop_remainder, bool parallel_copy, std::string name) {
+          return Checked(ds.batch(n, BatchOptions{.drop_remainder = drop_remainder,
+                                                  .parallel_copy = parallel_copy,
+                                                  .name = name}));
+        });
+  d.def(
+      "padded_batch",
+      [](const D& ds, int64_t n, nb::object shapes_, nb::object values_, bool drop_remainder,
+         std::string name) {
+        PaddedBatchOptions o{.drop_remainder = drop_remainder, .name = name};
+        if (!shapes_.is_none()) {
+          for (nb::handle s : shapes_) {
+            o.padded_shapes.push_back(s.is_none() ? Shape::UnknownRank()
+                                                  : Shape(nb::cast<std::vector<int64_t>>(s)));
+          }
+        }
+        if (!values_.is_none()) {
+          const ElementSpec& spec = ds.element_spec();
+          size_t i = 0;
+          for (nb::handle v : values_) {
+            std::optional<DType> want;
+            if (spec.known() && i < spec.size()) want = spec.components()[i].dtype;
+            o.padding_values.push_back(
+                Unwrap(TensorFromPython(v, "padded_batch padding_values", want)));
+            ++i;
+          }
+        }
+        return Checked(ds.padded_batch(n, o));
+      },
+      nb::arg("batch_size"), nb::arg("padded_shapes").none(), nb::arg("padding_values").none(),
+      nb::arg("drop_remainder"), nb::arg("name"));
   d.def("unbatch", [](const D& ds) { return Checked(ds.unbatch()); });
   d.def("prefetch", [](const D& ds, int64_t n, std::string name) {
     return Checked(ds.prefetch(n, PrefetchOptions{.name = name}));
@@ -454,8 +509,10 @@ void RegisterDataset(nb::module_& m) {
   d.def("repeat", [](const D& ds, int64_t count) { return Checked(ds.repeat(count)); });
   d.def("take", [](const D& ds, int64_t count) { return Checked(ds.take(count)); });
   d.def("skip", [](const D& ds, int64_t count) { return Checked(ds.skip(count)); });
-  d.def("shard", [](const D& ds, int64_t num_shards, int64_t index, bool equal, bool pad, std::string weight_name) {
-    return Checked(ds.shard(num_shards, index, ShardOptions{.equal = equal, .pad = pad, .weight_name = weight_name}));
+  d.def("shard", [](const D& ds, int64_t num_shards, int64_t index, bool equal, bool pad,
+                    std::string weight_name) {
+    return Checked(ds.shard(num_shards, index,
+                            ShardOptions{.equal = equal, .pad = pad, .weight_name = weight_name}));
   });
   d.def("cache", [](const D& ds, std::string filename) { return Checked(ds.cache(filename)); });
   d.def("concatenate", [](const D& ds, nb::handle other) {
@@ -463,7 +520,8 @@ void RegisterDataset(nb::module_& m) {
   });
   d.def("enumerate", [](const D& ds, int64_t start) { return Checked(ds.enumerate(start)); });
   d.def("ignore_errors", [](const D& ds) { return Checked(ds.ignore_errors()); });
-  d.def("with_options", [](const D& ds, nb::kwargs kw) { return Checked(ds.with_options(OptionsFromKwargs(kw))); });
+  d.def("with_options",
+        [](const D& ds, nb::kwargs kw) { return Checked(ds.with_options(OptionsFromKwargs(kw))); });
   d.def("reduce_python", [](const D& ds, nb::handle initial, nb::handle fn) {
     Element init = Unwrap(ElementFromPython(initial, "reduce initial_state"));
     PyRef f(fn);

@@ -21,7 +21,8 @@ DistributePolicy PolicyFromName(const std::string& name) {
   if (name == "DATA" || name == "data") return DistributePolicy::kData;
   if (name == "RECORD" || name == "record") return DistributePolicy::kRecord;
   if (name == "OFF" || name == "off") return DistributePolicy::kOff;
-  throw nb::value_error(("policy must be AUTO, FILE, DATA, RECORD or OFF, got '" + name + "'").c_str());
+  throw nb::value_error(
+      ("policy must be AUTO, FILE, DATA, RECORD or OFF, got '" + name + "'").c_str());
 }
 
 InputContext Context(int rank, int world_size) {
@@ -40,7 +41,8 @@ void RegisterDistribute(nb::module_& m) {
   });
   m.def("_distribute", [](const Dataset& ds, int rank, int world_size, std::string policy,
                           bool pad_for_eval, std::string weight_name) {
-    const DistributeOptions o{.policy = PolicyFromName(policy), .pad_for_eval = pad_for_eval,
+    const DistributeOptions o{.policy = PolicyFromName(policy),
+                              .pad_for_eval = pad_for_eval,
                               .weight_name = std::move(weight_name)};
     const InputContext c = Context(rank, world_size);
     Dataset out = [&] {
@@ -50,16 +52,16 @@ void RegisterDistribute(nb::module_& m) {
     if (!out.status().ok()) ThrowStatus(out.status());
     return out;
   });
-  m.def("_plan_distribution", [](const Dataset& ds, int rank, int world_size, std::string policy,
-                                 bool pad_for_eval) {
-    const DistributeOptions o{.policy = PolicyFromName(policy), .pad_for_eval = pad_for_eval};
-    const InputContext c = Context(rank, world_size);
-    Result<DistributePlan> plan = [&] {
-      nb::gil_scoped_release release;
-      return PlanDistribution(ds, c, o);
-    }();
-    return Unwrap(std::move(plan)).ToString();
-  });
+  m.def("_plan_distribution",
+        [](const Dataset& ds, int rank, int world_size, std::string policy, bool pad_for_eval) {
+          const DistributeOptions o{.policy = PolicyFromName(policy), .pad_for_eval = pad_for_eval};
+          const InputContext c = Context(rank, world_size);
+          Result<DistributePlan> plan = [&] {
+            nb::gil_scoped_release release;
+            return PlanDistribution(ds, c, o);
+          }();
+          return Unwrap(std::move(plan)).ToString();
+        });
 }
 
 }  // namespace sluice::python

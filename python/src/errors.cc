@@ -51,7 +51,8 @@ const char* ClassName(StatusCode code) {
 nb::object TakeKept(std::string_view message) {
   const size_t at = message.rfind(kTag);
   if (at == std::string_view::npos) return nb::object();
-  const uint64_t id = std::strtoull(std::string(message.substr(at + kTag.size())).c_str(), nullptr, 10);
+  const uint64_t id =
+      std::strtoull(std::string(message.substr(at + kTag.size())).c_str(), nullptr, 10);
   Kept& k = kept();
   std::lock_guard<std::mutex> lock(k.mu);
   auto it = k.exceptions.find(id);
@@ -92,8 +93,8 @@ Status CapturePythonError(nb::python_error& error, std::string_view what) {
     k.exceptions.emplace(id, PyRef(exc));
     if (k.exceptions.size() > kMaxKept) k.exceptions.erase(k.exceptions.begin());
   }
-  std::string message = std::string(what) + " raised " + text + " " + std::string(kTag) +
-                        std::to_string(id) + "]";
+  std::string message =
+      std::string(what) + " raised " + text + " " + std::string(kTag) + std::to_string(id) + "]";
   return interrupt ? Status::Cancelled(message) : Status::InvalidArgument(message);
 }
 
@@ -140,9 +141,8 @@ PyRef::Holder::~Holder() {
 }
 
 void RegisterErrors(nb::module_& m) {
-  m.def("_status_code_name", [](int code) {
-    return std::string(StatusCodeName(static_cast<StatusCode>(code)));
-  });
+  m.def("_status_code_name",
+        [](int code) { return std::string(StatusCodeName(static_cast<StatusCode>(code))); });
 }
 
 }  // namespace sluice::python

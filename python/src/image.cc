@@ -87,9 +87,10 @@ ComponentOp Op(std::string name, OpFn fn, std::optional<DType> input = std::null
 
 // ---- Codecs -----------------------------------------------------------------
 
-ComponentOp DecodeJpegOp(int channels, int ratio, bool fancy_upscaling, bool try_recover_truncated,
-                         float acceptable_fraction, const std::string& dct_method, bool strict,
-                         int64_t max_pixels) {
+// tf.io.decode_jpeg's arguments, shared by decode_jpeg and decode_and_crop_jpeg.
+DecodeJpegOptions JpegOptions(int channels, int ratio, bool fancy_upscaling,
+                              bool try_recover_truncated, float acceptable_fraction,
+                              const std::string& dct_method, bool strict, int64_t max_pixels) {
   DecodeJpegOptions o;
   o.channels = channels;
   o.ratio = ratio;
@@ -99,6 +100,14 @@ ComponentOp DecodeJpegOp(int channels, int ratio, bool fancy_upscaling, bool try
   o.dct_method = DctMethod(dct_method);
   o.strict = strict;
   o.max_pixels = max_pixels;
+  return o;
+}
+
+ComponentOp DecodeJpegOp(int channels, int ratio, bool fancy_upscaling, bool try_recover_truncated,
+                         float acceptable_fraction, const std::string& dct_method, bool strict,
+                         int64_t max_pixels) {
+  const DecodeJpegOptions o = JpegOptions(channels, ratio, fancy_upscaling, try_recover_truncated,
+                                          acceptable_fraction, dct_method, strict, max_pixels);
   return Op(
       "decode_jpeg",
       [o](Tensor in, OpContext& ctx) -> Result<Tensor> {
@@ -116,15 +125,8 @@ ComponentOp DecodeAndCropJpegOp(std::vector<int64_t> window, int channels, int r
                                 float acceptable_fraction, const std::string& dct_method,
                                 bool strict, int64_t max_pixels) {
   const CropWindow w = Window(window);
-  DecodeJpegOptions o;
-  o.channels = channels;
-  o.ratio = ratio;
-  o.fancy_upscaling = fancy_upscaling;
-  o.try_recover_truncated = try_recover_truncated;
-  o.acceptable_fraction = acceptable_fraction;
-  o.dct_method = DctMethod(dct_method);
-  o.strict = strict;
-  o.max_pixels = max_pixels;
+  const DecodeJpegOptions o = JpegOptions(channels, ratio, fancy_upscaling, try_recover_truncated,
+                                          acceptable_fraction, dct_method, strict, max_pixels);
   const ops::JpegCropWindow jw{w.y, w.x, w.height, w.width};
   return Op(
       "decode_and_crop_jpeg",

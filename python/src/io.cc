@@ -119,6 +119,25 @@ nb::object ParseEager(nb::handle serialized, nb::handle spec_list, bool single) 
 
 // ---- serialize_example --------------------------------------------------------------
 
+// A BytesList from an iterable of bytes / str.
+void AddBytesList(ExampleBuilder& b, const std::string& key, nb::handle items,
+                  const std::string& what) {
+  std::vector<std::string> values;
+  for (nb::handle item : items) {
+    if (nb::isinstance<nb::bytes>(item)) {
+      nb::bytes bytes = nb::borrow<nb::bytes>(item);
+      values.emplace_back(bytes.c_str(), bytes.size());
+    } else if (nb::isinstance<nb::str>(item)) {
+      values.push_back(nb::cast<std::string>(item));
+    } else {
+      throw nb::type_error(
+          (what + ": element of type " + TypeName(item) + " in a list of strings").c_str());
+    }
+  }
+  std::vector<std::string_view> views(values.begin(), values.end());
+  b.AddBytesList(key, views);
+}
+
 // One feature of serialize_example: the value's kind decides the list.
 void AddFeature(ExampleBuilder& b, const std::string& key, nb::handle v) {
   const std::string what = "serialize_example: feature '" + key + "'";
@@ -153,19 +172,7 @@ void AddFeature(ExampleBuilder& b, const std::string& key, nb::handle v) {
   if ((nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) &&
       nb::isinstance<nb::bytes>(v[0])) {
     // Bytes lists directly (NumPy would drop trailing zero bytes).
-    std::vector<std::string> values;
-    for (nb::handle item : v) {
-      if (nb::isinstance<nb::bytes>(item)) {
-        nb::bytes bytes = nb::borrow<nb::bytes>(item);
-        values.emplace_back(bytes.c_str(), bytes.size());
-      } else if (nb::isinstance<nb::str>(item)) {
-        values.push_back(nb::cast<std::string>(item));
-      } else {
-        throw nb::type_error((what + ": a list mixing bytes and " + TypeName(item)).c_str());
-      }
-    }
-    std::vector<std::string_view> views(values.begin(), values.end());
-    b.AddBytesList(key, views);
+    AddBytesList(b, key, v, what);
     return;
   }
   nb::module_ np = nb::module_::import_("numpy");
@@ -187,20 +194,7 @@ void AddFeature(ExampleBuilder& b, const std::string& key, nb::handle v) {
     std::vector<float> values(d.begin(), d.end());
     b.AddFloatList(key, values);
   } else if (kind == "S" || kind == "U" || kind == "O") {
-    std::vector<std::string> values;
-    for (nb::handle item : flat.attr("tolist")()) {
-      if (nb::isinstance<nb::bytes>(item)) {
-        nb::bytes bytes = nb::borrow<nb::bytes>(item);
-        values.emplace_back(bytes.c_str(), bytes.size());
-      } else if (nb::isinstance<nb::str>(item)) {
-        values.push_back(nb::cast<std::string>(item));
-      } else {
-        throw nb::type_error(
-            (what + ": element of type " + TypeName(item) + " in a list of strings").c_str());
-      }
-    }
-    std::vector<std::string_view> views(values.begin(), values.end());
-    b.AddBytesList(key, views);
+    AddBytesList(b, key, flat.attr("tolist")(), what);
   } else {
     throw nb::type_error((what + ": " + TypeName(v) + " of NumPy kind '" + kind +
                           "' is not int (Int64List), float (FloatList) or bytes/str (BytesList)")

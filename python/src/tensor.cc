@@ -57,24 +57,16 @@ Result<DType> DTypeOfNumPy(const std::string& str, std::string_view what) {
   if (t == "f2") return DType::kFloat16;
   if (t == "f4") return DType::kFloat32;
   if (t == "f8") return DType::kFloat64;
-  return Status::InvalidArgument(std::string(what) + ": NumPy dtype '" + str +
-                                 "' has no sluice dtype (bool, uint8, int32, int64, float16, "
-                                 "float32, float64, string); cast it first, e.g. .astype(np.int32)");
+  return Status::InvalidArgument(
+      std::string(what) + ": NumPy dtype '" + str +
+      "' has no sluice dtype (bool, uint8, int32, int64, float16, "
+      "float32, float64, string); cast it first, e.g. .astype(np.int32)");
 }
 
-const char* NumPyName(DType dtype) {
-  switch (dtype) {
-    case DType::kBool: return "bool";
-    case DType::kUInt8: return "uint8";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kFloat16: return "float16";
-    case DType::kFloat32: return "float32";
-    case DType::kFloat64: return "float64";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kString: return "object";
-  }
-  return "object";
+// The NumPy dtype name of a sluice dtype (tf.dtypes' names are NumPy's),
+// "object" for strings.
+std::string NumPyName(DType dtype) {
+  return dtype == DType::kString ? "object" : std::string(DTypeName(dtype));
 }
 
 nb::tuple ShapeTuple(const Shape& shape) {
@@ -169,10 +161,9 @@ Result<Tensor> StringsFromNumPy(nb::handle array, std::string_view what) {
       nb::bytes b = nb::borrow<nb::bytes>(v.attr("tobytes")());
       values.emplace_back(b.c_str(), b.size());
     } else {
-      return Status::InvalidArgument(std::string(what) + ": element " + std::to_string(i) +
-                                     " of an object array is " +
-                                     nb::cast<std::string>(nb::str(v.type().attr("__name__"))) +
-                                     ", not bytes or str");
+      return Status::InvalidArgument(
+          std::string(what) + ": element " + std::to_string(i) + " of an object array is " +
+          nb::cast<std::string>(nb::str(v.type().attr("__name__"))) + ", not bytes or str");
     }
   }
   std::vector<std::string_view> views(values.begin(), values.end());
@@ -190,7 +181,8 @@ nb::object TensorToPython(const Tensor& tensor) {
   return numpy().asarray(handle);
 }
 
-Result<Tensor> TensorFromPython(nb::handle value, std::string_view what, std::optional<DType> want) {
+Result<Tensor> TensorFromPython(nb::handle value, std::string_view what,
+                                std::optional<DType> want) {
   try {
     if (nb::isinstance<PyTensor>(value)) return nb::cast<const PyTensor&>(value).tensor;
     const bool str_or_bytes = nb::isinstance<nb::bytes>(value) || nb::isinstance<nb::str>(value);
@@ -231,8 +223,8 @@ Result<Tensor> TensorFromPython(nb::handle value, std::string_view what, std::op
       return Status::InvalidArgument(std::string(what) + ": expected strings, got NumPy dtype " +
                                      nb::cast<std::string>(nb::str(array.attr("dtype"))));
     }
-    SLUICE_ASSIGN_OR_RETURN(DType dtype,
-                            DTypeOfNumPy(nb::cast<std::string>(array.attr("dtype").attr("str")), what));
+    SLUICE_ASSIGN_OR_RETURN(
+        DType dtype, DTypeOfNumPy(nb::cast<std::string>(array.attr("dtype").attr("str")), what));
     std::vector<int64_t> dims;
     for (nb::handle d : array.attr("shape")) dims.push_back(nb::cast<int64_t>(d));
     SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, Shape(dims)));
@@ -256,7 +248,8 @@ nb::object ElementToPython(const Element& element) {
   for (const std::string& name : names) all_named = all_named && !name.empty();
   if (all_named) {
     nb::dict d;
-    for (size_t i = 0; i < n; ++i) d[nb::str(names[i].c_str(), names[i].size())] = TensorToPython(element[i]);
+    for (size_t i = 0; i < n; ++i)
+      d[nb::str(names[i].c_str(), names[i].size())] = TensorToPython(element[i]);
     return d;
   }
   if (n == 1) return TensorToPython(element[0]);
@@ -265,7 +258,8 @@ nb::object ElementToPython(const Element& element) {
   return nb::tuple(items);
 }
 
-Result<Element> ElementFromPython(nb::handle value, std::string_view what, const ElementSpec* spec) {
+Result<Element> ElementFromPython(nb::handle value, std::string_view what,
+                                  const ElementSpec* spec) {
   const bool have_spec = spec != nullptr && spec->known();
   auto want = [&](size_t i) -> std::optional<DType> {
     if (have_spec && i < spec->size()) return spec->components()[i].dtype;
@@ -326,22 +320,27 @@ void RegisterTensor(nb::module_& m) {
                        "DLPack.")
       .def(nb::init<>())
       .def_prop_ro("shape", [](const PyTensor& t) { return ShapeTuple(t.tensor.shape()); })
-      .def_prop_ro("dtype", [](const PyTensor& t) { return std::string(DTypeName(t.tensor.dtype())); })
+      .def_prop_ro("dtype",
+                   [](const PyTensor& t) { return std::string(DTypeName(t.tensor.dtype())); })
       .def_prop_ro("device", [](const PyTensor& t) { return t.tensor.device().ToString(); })
       .def_prop_ro("nbytes", [](const PyTensor& t) { return t.tensor.byte_size(); })
-      .def_prop_ro("data_ptr",
-                   [](const PyTensor& t) { return reinterpret_cast<uintptr_t>(t.tensor.raw_data()); },
-                   "The address of the first element (sluice's buffer).")
+      .def_prop_ro(
+          "data_ptr",
+          [](const PyTensor& t) { return reinterpret_cast<uintptr_t>(t.tensor.raw_data()); },
+          "The address of the first element (sluice's buffer).")
       .def_prop_ro("__array_interface__", &ArrayInterface)
-      .def("__dlpack__", [](const PyTensor& t, nb::kwargs kw) {
+      .def("__dlpack__",
+           [](const PyTensor& t, nb::kwargs kw) {
              nb::handle stream = kw.contains("stream") ? nb::handle(kw["stream"]) : nb::none();
              return ToDLPackCapsule(t, stream);
            })
       .def("__dlpack_device__", &DLPackDevice)
-      .def("numpy", [](nb::handle self) { return numpy().asarray(self); },
-           "A NumPy array viewing the tensor's bytes (host memory only).")
+      .def(
+          "numpy", [](nb::handle self) { return numpy().asarray(self); },
+          "A NumPy array viewing the tensor's bytes (host memory only).")
       .def("__repr__", [](const PyTensor& t) {
-        return "<sluice.Tensor " + t.tensor.DebugString(6) + " on " + t.tensor.device().ToString() + ">";
+        return "<sluice.Tensor " + t.tensor.DebugString(6) + " on " + t.tensor.device().ToString() +
+               ">";
       });
   m.def("_as_tensor", [](nb::handle value) {
     return PyTensor{Unwrap(TensorFromPython(value, "sluice.Tensor"))};
@@ -349,7 +348,8 @@ void RegisterTensor(nb::module_& m) {
   m.def("_from_dlpack", [](nb::handle value) {
     // Producer objects (torch, JAX, NumPy) hand out a capsule; a capsule
     // itself is taken as it is.
-    nb::object capsule = nb::hasattr(value, "__dlpack__") ? value.attr("__dlpack__")() : nb::borrow(value);
+    nb::object capsule =
+        nb::hasattr(value, "__dlpack__") ? value.attr("__dlpack__")() : nb::borrow(value);
     auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
     if (m == nullptr) throw nb::python_error();
     Tensor t = Unwrap(FromDLPack(m));
