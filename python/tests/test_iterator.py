@@ -302,3 +302,23 @@ def test_restore_on_another_number_of_ranks_continues_the_global_order():
     assert seen == order[:8]
     assert [len(r) for r in rest] == [5, 5, 5]
     assert [rest[r][k] for k in range(5) for r in range(3)] == order[8:23]
+
+
+def _gpu_or_skip():
+    try:
+        it = sluice.Dataset.range(1).map(lambda x: np.float32(x)).prefetch_to_device("gpu:0", 1).iterator()
+        next(it)
+    except sluice.Error as e:
+        pytest.skip(f"no GPU here ({str(e)[:80]})")
+
+
+def test_prefetch_to_device_exports_cuda_dlpack_on_a_gpu():
+    _gpu_or_skip()
+    ds = sluice.Dataset.from_tensor_slices(np.arange(8, dtype=np.float32).reshape(4, 2)).batch(2)
+    t = next(iter(ds.prefetch_to_device("gpu:0", 2)))
+    assert isinstance(t, sluice.Tensor) and t.device == "gpu:0"
+    assert t.__dlpack_device__() == (2, 0)  # kDLCUDA, device 0
+    with pytest.raises(TypeError, match="DLPack"):
+        np.asarray(t)  # device memory never reaches NumPy
+    back = sluice.from_dlpack(t)  # through a kDLCUDA capsule and back
+    assert back.device == "gpu:0" and back.data_ptr == t.data_ptr and back.shape == (2, 2)
