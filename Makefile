@@ -9,6 +9,7 @@
 #   make fuzz    build the libFuzzer targets with clang and run each briefly
 #   make format  clang-format every C++ file
 #   make install PREFIX=/usr/local
+#   make wheel   build the Python package's wheel into build/dist (pip wheel .)
 
 BUILD ?= build
 JOBS ?= $(shell nproc)
@@ -21,7 +22,7 @@ PYTHON_ENV = $(abspath $(BUILD))/pyenv/bin/python
 CONFIGURE = cmake -S . -G Ninja -Wno-dev -DSLUICE_WERROR=ON
 
 # make test / make demo also make the Python package's venv (build/pyenv).
-.PHONY: all deps pyenv build test demo bench asan tsan fuzz format install clean
+.PHONY: all deps pyenv build test demo bench asan tsan fuzz format install wheel clean
 
 all: build
 
@@ -82,6 +83,12 @@ format:
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The wheel `pip install .` builds (pyproject.toml; scikit-build-core in an
+# isolated build environment, into build/wheel/).
+wheel: pyenv
+	@$(PYTHON_ENV) -m pip wheel --quiet --no-deps --wheel-dir $(BUILD)/dist .
+	@ls $(BUILD)/dist/*.whl
 
 clean:
 	@rm -rf $(BUILD) build-asan build-fuzz *.configure.log

@@ -327,10 +327,17 @@ class Dataset:
         """Skips elements whose production failed (counted in the iterator's stats)."""
         return Dataset(self._ds.ignore_errors())
 
-    def with_options(self, options, name=None):
-        """Pipeline-wide Options (or keyword arguments of Options)."""
-        if isinstance(options, dict):
-            options = Options(**options)
+    def with_options(self, options=None, name=None, **fields):
+        """Pipeline-wide Options: an Options, a dict, or its fields as keywords.
+
+        ds.with_options(sluice.Options(seed=7)) == ds.with_options(seed=7)
+        """
+        if options is None:
+            options = Options(**fields)
+        elif isinstance(options, dict):
+            options = Options(**options, **fields)
+        elif fields:
+            raise TypeError("with_options: pass an Options or keyword fields, not both")
         return Dataset(self._ds.with_options(**options._as_kwargs()))
 
     def apply(self, transformation_func):

@@ -123,6 +123,8 @@ def test_reduce_cache_and_options():
     a = values(sluice.Dataset.range(30).shuffle(30).with_options(opts))
     b = values(sluice.Dataset.range(30).shuffle(30).with_options(opts))
     assert a == b
+    assert values(sluice.Dataset.range(30).shuffle(30).with_options(deterministic=True, seed=5,
+                                                                    cpu_budget=1)) == a
     with pytest.raises(TypeError, match="no field"):
         sluice.Options(nonsense=1)
 
