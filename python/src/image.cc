@@ -2,9 +2,10 @@
 // usable eagerly and as a map function (python/sluice/image/ gives them
 // tf.image's names, arguments and defaults).
 //
-// Ops with an *Into form write their result through OpContext::Allocate, so
-// that a map feeding batch(n) writes each image straight into its row of the
-// batch; the fused decode-random-crop-resize is written exactly as
+// Ops with an *Into form write their result through
+// ComponentContext::Allocate, so that a map feeding batch(n) writes each
+// image straight into its row of the batch; the fused
+// decode-random-crop-resize is written exactly as
 // bench/peers/sluice_cases.cc's ImageAugment writes it.
 #include "sluice_py.h"
 // (sluice_py.h first: every file sees the same casters.)
@@ -80,7 +81,7 @@ ops::Mirror MirrorFrom(const std::string& name) {
       ("mirror must be 'never', 'always' or 'random', got '" + name + "'").c_str());
 }
 
-ComponentOp Op(std::string name, OpFn fn, std::optional<DType> input = std::nullopt,
+ComponentOp Op(std::string name, ComponentKernel fn, std::optional<DType> input = std::nullopt,
                bool random = false) {
   return ComponentOp{std::move(fn), std::move(name), input, random};
 }
@@ -110,7 +111,7 @@ ComponentOp DecodeJpegOp(int channels, int ratio, bool fancy_upscaling, bool try
                                           acceptable_fraction, dct_method, strict, max_pixels);
   return Op(
       "decode_jpeg",
-      [o](Tensor in, OpContext& ctx) -> Result<Tensor> {
+      [o](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
         SLUICE_ASSIGN_OR_RETURN(std::string_view bytes, EncodedBytes(in));
         SLUICE_ASSIGN_OR_RETURN(Shape shape, ops::JpegOutputShape(bytes, o));
         SLUICE_ASSIGN_OR_RETURN(Tensor out, ctx.Allocate(DType::kUInt8, shape));
@@ -130,7 +131,7 @@ ComponentOp DecodeAndCropJpegOp(std::vector<int64_t> window, int channels, int r
   const ops::JpegCropWindow jw{w.y, w.x, w.height, w.width};
   return Op(
       "decode_and_crop_jpeg",
-      [o, jw](Tensor in, OpContext&) -> Result<Tensor> {
+      [o, jw](Tensor in, ComponentContext&) -> Result<Tensor> {
         SLUICE_ASSIGN_OR_RETURN(std::string_view bytes, EncodedBytes(in));
         return ops::DecodeAndCropJpeg(bytes, jw, o);
       },
@@ -144,7 +145,7 @@ ComponentOp DecodePngOp(int channels, int bits, int64_t max_pixels) {
   o.max_pixels = max_pixels;
   return Op(
       "decode_png",
-      [o](Tensor in, OpContext& ctx) -> Result<Tensor> {
+      [o](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
         SLUICE_ASSIGN_OR_RETURN(std::string_view bytes, EncodedBytes(in));
         SLUICE_ASSIGN_OR_RETURN(Shape shape, ops::PngOutputShape(bytes, o));
         SLUICE_ASSIGN_OR_RETURN(Tensor out,
@@ -162,7 +163,7 @@ ComponentOp DecodeImageOp(int channels, const std::string& dtype_name, int64_t m
   const DType dtype = Unwrap(DTypeFromName(dtype_name));
   return Op(
       "decode_image",
-      [o, dtype](Tensor in, OpContext& ctx) -> Result<Tensor> {
+      [o, dtype](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
         SLUICE_ASSIGN_OR_RETURN(std::string_view bytes, EncodedBytes(in));
         SLUICE_ASSIGN_OR_RETURN(Shape shape, ops::ImageOutputShape(bytes, o));
         if (dtype != DType::kUInt8) {
@@ -183,7 +184,7 @@ ComponentOp ExtractJpegShapeOp(const std::string& dtype_name) {
   }
   return Op(
       "extract_jpeg_shape",
-      [dtype](Tensor in, OpContext&) -> Result<Tensor> {
+      [dtype](Tensor in, ComponentContext&) -> Result<Tensor> {
         SLUICE_ASSIGN_OR_RETURN(std::string_view bytes, EncodedBytes(in));
         SLUICE_ASSIGN_OR_RETURN(ops::JpegHeader h, ops::ReadJpegHeader(bytes));
         if (dtype == DType::kInt32) {
@@ -203,7 +204,7 @@ ComponentOp EncodeJpegOp(int quality, bool progressive, bool optimize_size,
   o.optimize_size = optimize_size;
   o.chroma_downsampling = chroma_downsampling;
   o.restart_interval = restart_interval;
-  return Op("encode_jpeg", [o](Tensor in, OpContext&) -> Result<Tensor> {
+  return Op("encode_jpeg", [o](Tensor in, ComponentContext&) -> Result<Tensor> {
     SLUICE_RETURN_IF_ERROR(CheckImage(in));
     SLUICE_ASSIGN_OR_RETURN(std::string bytes, ops::EncodeJpeg(in, o));
     return Tensor::StringScalar(bytes);
@@ -213,7 +214,7 @@ ComponentOp EncodeJpegOp(int quality, bool progressive, bool optimize_size,
 ComponentOp EncodePngOp(int compression) {
   ops::EncodePngOptions o;
   o.compression = compression;
-  return Op("encode_png", [o](Tensor in, OpContext&) -> Result<Tensor> {
+  return Op("encode_png", [o](Tensor in, ComponentContext&) -> Result<Tensor> {
     SLUICE_RETURN_IF_ERROR(CheckImage(in));
     SLUICE_ASSIGN_OR_RETURN(std::string bytes, ops::EncodePng(in, o));
     return Tensor::StringScalar(bytes);
@@ -229,7 +230,7 @@ ComponentOp ResizeOp(int64_t height, int64_t width, const std::string& method, b
   o.antialias = antialias;
   o.preserve_aspect_ratio = preserve_aspect_ratio;
   const ImageSize size = Size(height, width);
-  return Op("resize", [o, size](Tensor in, OpContext& ctx) -> Result<Tensor> {
+  return Op("resize", [o, size](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
     SLUICE_RETURN_IF_ERROR(CheckImage(in));
     SLUICE_ASSIGN_OR_RETURN(Shape shape, ops::ResizeOutputShape(in.shape(), size, o));
     SLUICE_ASSIGN_OR_RETURN(Tensor out,
@@ -243,7 +244,7 @@ ComponentOp ResizeOp(int64_t height, int64_t width, const std::string& method, b
 
 ComponentOp CropToBoundingBoxOp(int64_t y, int64_t x, int64_t height, int64_t width) {
   const CropWindow w{y, x, height, width};
-  return Op("crop_to_bounding_box", [w](Tensor in, OpContext& ctx) -> Result<Tensor> {
+  return Op("crop_to_bounding_box", [w](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
     SLUICE_RETURN_IF_ERROR(CheckImage(in));
     const int rank = in.shape().rank();
     if (rank != 3 && rank != 4) return ops::Crop(in, w);  // its error
@@ -257,7 +258,7 @@ ComponentOp CropToBoundingBoxOp(int64_t y, int64_t x, int64_t height, int64_t wi
 }
 
 ComponentOp CentralCropOp(double fraction) {
-  return Op("central_crop", [fraction](Tensor in, OpContext&) -> Result<Tensor> {
+  return Op("central_crop", [fraction](Tensor in, ComponentContext&) -> Result<Tensor> {
     SLUICE_RETURN_IF_ERROR(CheckImage(in));
     return ops::CentralCrop(in, fraction);
   });
@@ -267,7 +268,7 @@ ComponentOp RandomCropOp(std::vector<int64_t> size) {
   const Shape s(size);
   return Op(
       "random_crop",
-      [s](Tensor in, OpContext& ctx) -> Result<Tensor> {
+      [s](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
         SLUICE_RETURN_IF_ERROR(CheckImage(in));
         return ops::RandomCrop(in, s, ctx.rng());
       },
@@ -285,7 +286,7 @@ ComponentOp RandomResizedCropOp(int64_t height, int64_t width, std::vector<doubl
   const ImageSize size = Size(height, width);
   return Op(
       "random_resized_crop",
-      [o, size](Tensor in, OpContext& ctx) -> Result<Tensor> {
+      [o, size](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
         SLUICE_RETURN_IF_ERROR(CheckImage(in));
         return ops::RandomResizedCrop(in, size, ctx.rng(), o);
       },
@@ -294,7 +295,7 @@ ComponentOp RandomResizedCropOp(int64_t height, int64_t width, std::vector<doubl
 
 ComponentOp FlipOp(bool left_right) {
   return Op(left_right ? "flip_left_right" : "flip_up_down",
-            [left_right](Tensor in, OpContext& ctx) -> Result<Tensor> {
+            [left_right](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
               SLUICE_RETURN_IF_ERROR(CheckImage(in));
               const int rank = in.shape().rank();
               if (rank != 3 && rank != 4) {
@@ -310,7 +311,7 @@ ComponentOp FlipOp(bool left_right) {
 ComponentOp RandomFlipOp(bool left_right) {
   return Op(
       left_right ? "random_flip_left_right" : "random_flip_up_down",
-      [left_right](Tensor in, OpContext& ctx) -> Result<Tensor> {
+      [left_right](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
         SLUICE_RETURN_IF_ERROR(CheckImage(in));
         // In place when nothing else shares the bytes.
         return left_right ? ops::RandomFlipLeftRight(std::move(in), ctx.rng())
@@ -320,7 +321,7 @@ ComponentOp RandomFlipOp(bool left_right) {
 }
 
 ComponentOp Rot90Op(int64_t k) {
-  return Op("rot90", [k](Tensor in, OpContext&) -> Result<Tensor> {
+  return Op("rot90", [k](Tensor in, ComponentContext&) -> Result<Tensor> {
     SLUICE_RETURN_IF_ERROR(CheckImage(in));
     return ops::Rot90(in, k);
   });
@@ -330,14 +331,15 @@ ComponentOp Rot90Op(int64_t k) {
 
 ComponentOp ConvertImageDtypeOp(const std::string& dtype_name, bool saturate) {
   const DType dtype = Unwrap(DTypeFromName(dtype_name));
-  return Op("convert_image_dtype", [dtype, saturate](Tensor in, OpContext&) -> Result<Tensor> {
-    SLUICE_RETURN_IF_ERROR(CheckImage(in));
-    return ops::ConvertImageDtype(in, dtype, saturate);
-  });
+  return Op("convert_image_dtype",
+            [dtype, saturate](Tensor in, ComponentContext&) -> Result<Tensor> {
+              SLUICE_RETURN_IF_ERROR(CheckImage(in));
+              return ops::ConvertImageDtype(in, dtype, saturate);
+            });
 }
 
 ComponentOp PerImageStandardizationOp() {
-  return Op("per_image_standardization", [](Tensor in, OpContext&) -> Result<Tensor> {
+  return Op("per_image_standardization", [](Tensor in, ComponentContext&) -> Result<Tensor> {
     SLUICE_RETURN_IF_ERROR(CheckImage(in));
     return ops::PerImageStandardization(in);
   });
@@ -346,7 +348,7 @@ ComponentOp PerImageStandardizationOp() {
 ComponentOp NormalizeOp(std::vector<float> mean, std::vector<float> stddev) {
   auto m = std::make_shared<const std::vector<float>>(std::move(mean));
   auto s = std::make_shared<const std::vector<float>>(std::move(stddev));
-  return Op("normalize", [m, s](Tensor in, OpContext& ctx) -> Result<Tensor> {
+  return Op("normalize", [m, s](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
     SLUICE_RETURN_IF_ERROR(CheckImage(in));
     if (in.dtype() == DType::kFloat32) {
       return ops::Normalize(std::move(in), *m, *s);  // in place when unshared
@@ -395,7 +397,7 @@ ComponentOp DecodeRandomCropResizeOp(int64_t height, int64_t width, std::vector<
                         dct_method, fused, mirror, std::move(mean), std::move(stddev), max_pixels);
   return Op(
       "decode_random_crop_resize",
-      [o](Tensor in, OpContext& ctx) -> Result<Tensor> {
+      [o](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
         SLUICE_ASSIGN_OR_RETURN(std::string_view bytes, EncodedBytes(in));
         // The image's row of its batch under map-and-batch fusion.
         SLUICE_ASSIGN_OR_RETURN(Tensor out, ctx.Allocate(FusedDType(*o), FusedShape(*o)));
@@ -415,7 +417,7 @@ ComponentOp DecodeCropResizeOp(std::vector<int64_t> window, int64_t height, int6
                         dct_method, fused, mirror, std::move(mean), std::move(stddev), max_pixels);
   return Op(
       "decode_crop_resize",
-      [o, w](Tensor in, OpContext& ctx) -> Result<Tensor> {
+      [o, w](Tensor in, ComponentContext& ctx) -> Result<Tensor> {
         SLUICE_ASSIGN_OR_RETURN(std::string_view bytes, EncodedBytes(in));
         SLUICE_ASSIGN_OR_RETURN(Tensor out, ctx.Allocate(FusedDType(*o), FusedShape(*o)));
         SLUICE_RETURN_IF_ERROR(ops::DecodeCropResizeInto(bytes, w, *o, &out));

@@ -316,7 +316,7 @@ class PyWriter {
 // ---- read_file --------------------------------------------------------------------------
 
 ComponentOp ReadFileOp(int64_t max_bytes) {
-  return ComponentOp{[max_bytes](Tensor in, OpContext&) -> Result<Tensor> {
+  return ComponentOp{[max_bytes](Tensor in, ComponentContext&) -> Result<Tensor> {
                        if (in.dtype() != DType::kString || in.shape().rank() != 0) {
                          return Status::InvalidArgument(
                              "expected a file name (a string scalar), got " +
