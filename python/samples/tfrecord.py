@@ -228,7 +228,7 @@ def main(argv=None):
         print(f"wrote {len(filenames)} Examples to {path} ({os.path.getsize(path)} bytes)")
 
         dataset = make_dataset(path, args.image_size, args.batch_size, args.seed)
-        images, labels = dataset.take_one()
+        images, labels = dataset.take(1).get_single_element()
         print(f"{dataset.cardinality()} batches; the first: images {images.shape} "
               f"{images.dtype}, labels {labels[:8].tolist()}...")
         try:

@@ -386,9 +386,21 @@ class Dataset:
         """Folds reduce_func(state, element) over every element from initial_state."""
         return self._ds.reduce_python(initial_state, reduce_func)
 
-    def take_one(self):
-        """The first element (next(iter(ds)))."""
-        return next(iter(self))
+    def get_single_element(self, name=None):
+        """The dataset's one element (tf.data's); InvalidArgumentError unless it has exactly one."""
+        from .errors import InvalidArgumentError
+        it = self._ds.iterator()
+        try:
+            element = next(it)
+        except StopIteration:
+            raise InvalidArgumentError("get_single_element: the dataset is empty") from None
+        try:
+            next(it)
+        except StopIteration:
+            return element
+        finally:
+            it.close()
+        raise InvalidArgumentError("get_single_element: the dataset has more than one element")
 
     # ---- Introspection ---------------------------------------------------
     @property

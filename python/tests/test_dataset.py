@@ -144,6 +144,14 @@ def test_build_errors_raise_where_written():
         sluice.Dataset.from_tensor_slices(np.zeros(3, np.int16))
 
 
+def test_get_single_element():
+    assert int(sluice.Dataset.range(5).skip(2).take(1).get_single_element()) == 2
+    with pytest.raises(sluice.InvalidArgumentError, match="empty"):
+        sluice.Dataset.range(0).get_single_element()
+    with pytest.raises(sluice.InvalidArgumentError, match="more than one"):
+        sluice.Dataset.range(2).get_single_element()
+
+
 def test_repr_and_apply():
     ds = sluice.Dataset.range(4).apply(lambda d: d.map(lambda x: x + 1)).batch(2)
     assert "range" in repr(ds) and "batch" in repr(ds)
