@@ -130,6 +130,17 @@ def _spec_list(features):
 _MISSING = object()
 
 
+def _parse(what, serialized, features, name, eager):
+    """The map function for the features dict alone, else eager(serialized, specs)."""
+    if features is _MISSING:
+        if serialized is _MISSING:
+            raise TypeError(f"{what} needs the features dict")
+        features, serialized = serialized, _MISSING
+    if serialized is _MISSING:
+        return _ops.parse_example_fn(_spec_list(features), name or "")
+    return eager(serialized, _spec_list(features))
+
+
 def parse_example(serialized=_MISSING, features=_MISSING, name=None):
     """Parses serialized tf.train.Examples (tf.io.parse_example).
 
@@ -149,13 +160,7 @@ def parse_example(serialized=_MISSING, features=_MISSING, name=None):
 
     An invalid spec raises InvalidArgumentError naming the feature at once.
     """
-    if features is _MISSING:
-        if serialized is _MISSING:
-            raise TypeError("parse_example needs the features dict")
-        return _ops.parse_example_fn(_spec_list(serialized), name or "")
-    if serialized is _MISSING:
-        return _ops.parse_example_fn(_spec_list(features), name or "")
-    return _ops.parse_batch(serialized, _spec_list(features))
+    return _parse("parse_example", serialized, features, name, _ops.parse_batch)
 
 
 def parse_single_example(serialized=_MISSING, features=_MISSING, name=None):
@@ -165,13 +170,7 @@ def parse_single_example(serialized=_MISSING, features=_MISSING, name=None):
     arrays (strings as bytes). With the features dict alone it returns the
     same map function as ``parse_example(features)``.
     """
-    if features is _MISSING:
-        if serialized is _MISSING:
-            raise TypeError("parse_single_example needs the features dict")
-        return _ops.parse_example_fn(_spec_list(serialized), name or "")
-    if serialized is _MISSING:
-        return _ops.parse_example_fn(_spec_list(features), name or "")
-    return _ops.parse_single(serialized, _spec_list(features))
+    return _parse("parse_single_example", serialized, features, name, _ops.parse_single)
 
 
 def serialize_example(features):
