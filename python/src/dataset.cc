@@ -10,6 +10,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/options.h"
+#include "sluice/records/compression.h"
 #include "sluice_py.h"
 
 namespace sluice::python {
@@ -129,9 +131,17 @@ nb::object SpecToList(const ElementSpec& spec) {
 std::function<GeneratorFn()> PythonGenerator(nb::handle fn, ElementSpec spec) {
   PyRef f(fn);
   auto shared_spec = std::make_shared<const ElementSpec>(std::move(spec));
-  return [f, shared_spec]() -> GeneratorFn {
+  // A named signature: a dict's components are put in its order.
+  auto names = std::make_shared<std::vector<std::string>>();
+  if (shared_spec->known()) {
+    for (const ComponentSpec& c : shared_spec->components()) names->push_back(c.name);
+    if (std::all_of(names->begin(), names->end(), [](const auto& n) { return n.empty(); })) {
+      names->clear();
+    }
+  }
+  return [f, shared_spec, names]() -> GeneratorFn {
     auto iter = std::make_shared<PyRef>();
-    return [f, shared_spec, iter]() -> Result<std::optional<Element>> {
+    return [f, shared_spec, names, iter]() -> Result<std::optional<Element>> {
       const std::string what = "from_generator";
       return UnderGil<std::optional<Element>>(what, [&]() -> Result<std::optional<Element>> {
         if (!*iter) *iter = PyRef(nb::iter(f.get()()));
@@ -142,25 +152,17 @@ std::function<GeneratorFn()> PythonGenerator(nb::handle fn, ElementSpec spec) {
         }
         nb::object value = nb::steal(item);
         SLUICE_ASSIGN_OR_RETURN(Element e, ElementFromPython(value, what, shared_spec.get()));
-        if (shared_spec->known()) {
-          // Names come from the spec (a dict yields them in its own order).
-          std::vector<std::string> names;
-          for (const ComponentSpec& c : shared_spec->components()) names.push_back(c.name);
-          bool named = false;
-          for (const std::string& n : names) named = named || !n.empty();
-          if (named && !e.names().empty() && e.names() != names) {
-            // Reorder a dict's components to the spec's order.
-            std::vector<Tensor> ordered;
-            for (const std::string& n : names) {
-              const Tensor* t = e.find(n);
-              if (t == nullptr) {
-                return Status::InvalidArgument(what + ": the element has no component '" + n +
-                                               "' of output_signature");
-              }
-              ordered.push_back(*t);
+        if (!names->empty() && e.names() != *names) {
+          std::vector<Tensor> ordered;
+          for (const std::string& n : *names) {
+            const Tensor* t = e.find(n);
+            if (t == nullptr) {
+              return Status::InvalidArgument(what + ": the element has no component '" + n +
+                                             "' of output_signature");
             }
-            e = Element(std::move(ordered), names);
+            ordered.push_back(*t);
           }
+          e = Element(std::move(ordered), *names);
         }
         return std::optional<Element>(std::move(e));
       });
@@ -280,18 +282,6 @@ Options OptionsFromKwargs(const nb::kwargs& kw) {
   return o;
 }
 
-Compression CompressionFromName(const std::optional<std::string>& name) {
-  if (!name || name->empty() || *name == "NONE" || *name == "none") {
-    return name ? Compression::kNone : Compression::kAuto;
-  }
-  if (*name == "GZIP" || *name == "gzip") return Compression::kGzip;
-  if (*name == "ZLIB" || *name == "zlib") return Compression::kZlib;
-  if (*name == "AUTO" || *name == "auto") return Compression::kAuto;
-  throw nb::value_error(
-      ("compression_type must be '', 'NONE', 'GZIP', 'ZLIB' or 'AUTO', got '" + *name + "'")
-          .c_str());
-}
-
 }  // namespace
 
 nb::object MakeMapFunction(MapFn fn, std::string name) {
@@ -354,9 +344,8 @@ void RegisterDataset(nb::module_& m) {
   d.def_static(
       "from_generator",
       [](nb::handle fn, nb::object spec_) {
-        const std::optional<SpecList> spec = Opt<SpecList>(spec_);
-        return Checked(
-            D::from_generator(PythonGenerator(fn, SpecFromList(spec)), SpecFromList(spec)));
+        const ElementSpec spec = SpecFromList(Opt<SpecList>(spec_));
+        return Checked(D::from_generator(PythonGenerator(fn, spec), spec));
       },
       nb::arg("fn"), nb::arg("spec").none());
   d.def_static(
@@ -380,12 +369,15 @@ void RegisterDataset(nb::module_& m) {
       [](std::vector<std::string> files, nb::object compression_, int64_t buffer_size,
          int64_t num_parallel_reads, bool verify, bool use_index, int64_t max_record_size,
          std::string name) {
-        TFRecordDatasetOptions o{.compression = CompressionFromName(Opt<std::string>(compression_)),
-                                 .num_parallel_reads = num_parallel_reads,
-                                 .verify_checksums = verify,
-                                 .use_index = use_index,
-                                 .max_record_size = max_record_size,
-                                 .name = std::move(name)};
+        TFRecordDatasetOptions o{
+            .compression = compression_.is_none()
+                               ? Compression::kAuto
+                               : Unwrap(ParseCompression(nb::cast<std::string>(compression_))),
+            .num_parallel_reads = num_parallel_reads,
+            .verify_checksums = verify,
+            .use_index = use_index,
+            .max_record_size = max_record_size,
+            .name = std::move(name)};
         if (buffer_size > 0) o.buffer_size = buffer_size;
         Dataset ds = [&] {
           nb::gil_scoped_release release;

@@ -1,6 +1,7 @@
 // sluice.io: parse_example (as a map function and eagerly), TFRecordWriter,
 // serialize_example (ExampleBuilder) and read_file (python/sluice/io/ gives
 // them tf.io's names and arguments).
+#include "sluice/records/compression.h"
 #include "sluice_py.h"
 // (sluice_py.h first: every file sees the same casters.)
 #include <cstdint>
@@ -217,12 +218,14 @@ nb::bytes SerializeExample(nb::dict features) {
 
 // ---- TFRecordWriter -------------------------------------------------------------------
 
+// A writer's compression: ParseCompression's names, less "auto".
 Compression WriterCompression(const std::string& name) {
-  if (name.empty() || name == "NONE" || name == "none") return Compression::kNone;
-  if (name == "GZIP" || name == "gzip") return Compression::kGzip;
-  if (name == "ZLIB" || name == "zlib") return Compression::kZlib;
-  throw nb::value_error(
-      ("compression_type must be '', 'NONE', 'GZIP' or 'ZLIB', got '" + name + "'").c_str());
+  const Compression c = Unwrap(ParseCompression(name));
+  if (c == Compression::kAuto) {
+    throw nb::value_error(
+        "TFRecordWriter: compression_type 'auto' is for readers; use '', 'GZIP' or 'ZLIB'");
+  }
+  return c;
 }
 
 // The writer behind sluice.io.TFRecordWriter. Calls from several Python

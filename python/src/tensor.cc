@@ -261,19 +261,26 @@ nb::object ElementToPython(const Element& element) {
 Result<Element> ElementFromPython(nb::handle value, std::string_view what,
                                   const ElementSpec* spec) {
   const bool have_spec = spec != nullptr && spec->known();
-  auto want = [&](size_t i) -> std::optional<DType> {
-    if (have_spec && i < spec->size()) return spec->components()[i].dtype;
-    return std::nullopt;
-  };
-  auto component = [&](nb::handle v, size_t i, std::string label) -> Result<Tensor> {
-    if (nb::isinstance<nb::dict>(v) || (nb::isinstance<nb::tuple>(v) && !have_spec)) {
-      if (nb::isinstance<nb::dict>(v)) {
-        return Status::InvalidArgument(std::string(what) + ": component " + label +
-                                       " is a dict; sluice elements are flat (a tuple or a dict "
-                                       "of tensors)");
+  // The spec's dtype for component i, or for the component called `name`
+  // (a dict's keys may come in another order than the spec's).
+  auto want = [&](size_t i, const std::string* name) -> std::optional<DType> {
+    if (!have_spec) return std::nullopt;
+    if (name != nullptr) {
+      for (const ComponentSpec& c : spec->components()) {
+        if (c.name == *name) return c.dtype;
       }
     }
-    return TensorFromPython(v, std::string(what) + " (component " + label + ")", want(i));
+    if (i < spec->size()) return spec->components()[i].dtype;
+    return std::nullopt;
+  };
+  auto component = [&](nb::handle v, size_t i, const std::string* name) -> Result<Tensor> {
+    const std::string label = name != nullptr ? "'" + *name + "'" : std::to_string(i);
+    if (nb::isinstance<nb::dict>(v)) {
+      return Status::InvalidArgument(std::string(what) + ": component " + label +
+                                     " is a dict; sluice elements are flat (a tuple or a dict "
+                                     "of tensors)");
+    }
+    return TensorFromPython(v, std::string(what) + " (component " + label + ")", want(i, name));
   };
   Element out;
   if (nb::isinstance<nb::dict>(value)) {
@@ -287,7 +294,7 @@ Result<Element> ElementFromPython(nb::handle value, std::string_view what,
                                        nb::cast<std::string>(nb::str(k.type().attr("__name__"))));
       }
       std::string name = nb::cast<std::string>(k);
-      SLUICE_ASSIGN_OR_RETURN(Tensor t, component(v, i++, "'" + name + "'"));
+      SLUICE_ASSIGN_OR_RETURN(Tensor t, component(v, i++, &name));
       tensors.push_back(std::move(t));
       names.push_back(std::move(name));
     }
@@ -296,12 +303,12 @@ Result<Element> ElementFromPython(nb::handle value, std::string_view what,
     nb::tuple tup = nb::borrow<nb::tuple>(value);
     std::vector<Tensor> tensors;
     for (size_t i = 0; i < tup.size(); ++i) {
-      SLUICE_ASSIGN_OR_RETURN(Tensor t, component(tup[i], i, std::to_string(i)));
+      SLUICE_ASSIGN_OR_RETURN(Tensor t, component(tup[i], i, nullptr));
       tensors.push_back(std::move(t));
     }
     out = Element(std::move(tensors));
   } else {
-    SLUICE_ASSIGN_OR_RETURN(Tensor t, TensorFromPython(value, what, want(0)));
+    SLUICE_ASSIGN_OR_RETURN(Tensor t, TensorFromPython(value, what, want(0, nullptr)));
     out = Element(std::vector<Tensor>{std::move(t)});
   }
   if (have_spec && out.size() != spec->size()) {

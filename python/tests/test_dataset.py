@@ -111,6 +111,13 @@ def test_from_generator_with_signature_and_python_objects():
     assert out[0]["id"].dtype == np.int32 and out[2]["v"].dtype == np.float64
     assert out[3]["text"] == b"item 3"
     assert list(ds.element_spec) == ["id", "text", "v"]
+    # A dict's keys in another order than the signature's: each value gets
+    # its own key's dtype, and the components come out in the signature's order.
+    def swapped():
+        yield {"text": "a", "v": [1.0, 2.0], "id": 7}
+
+    e = next(iter(sluice.Dataset.from_generator(swapped, output_signature=sig)))
+    assert list(e) == ["id", "text", "v"] and e["id"].dtype == np.int32 and e["text"] == b"a"
     with pytest.raises(TypeError, match="not its call"):
         sluice.Dataset.from_generator(gen(), output_signature=sig)
 
