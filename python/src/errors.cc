@@ -30,23 +30,6 @@ Kept& kept() {
   return *k;
 }
 
-// sluice.errors.<Name>Error for a code.
-const char* ClassName(StatusCode code) {
-  switch (code) {
-    case StatusCode::kCancelled: return "CancelledError";
-    case StatusCode::kInvalidArgument: return "InvalidArgumentError";
-    case StatusCode::kNotFound: return "NotFoundError";
-    case StatusCode::kResourceExhausted: return "ResourceExhaustedError";
-    case StatusCode::kFailedPrecondition: return "FailedPreconditionError";
-    case StatusCode::kOutOfRange: return "OutOfRangeError";
-    case StatusCode::kInternal: return "InternalError";
-    case StatusCode::kUnavailable: return "UnavailableError";
-    case StatusCode::kDataLoss: return "DataLossError";
-    case StatusCode::kOk: break;
-  }
-  return "UnknownError";
-}
-
 // The kept exception a message names, removed from the table; null if none.
 nb::object TakeKept(std::string_view message) {
   const size_t at = message.rfind(kTag);
@@ -114,7 +97,10 @@ void ThrowStatus(const Status& status) {
     throw nb::python_error();
   }
   nb::object errors = nb::module_::import_("sluice.errors");
-  nb::object cls = errors.attr(ClassName(status.code()));
+  // sluice.errors names its classes after the codes: DataLoss -> DataLossError.
+  const std::string name = std::string(StatusCodeName(status.code())) + "Error";
+  nb::object cls =
+      nb::hasattr(errors, name.c_str()) ? errors.attr(name.c_str()) : errors.attr("UnknownError");
   nb::object value = cls(message);
   PyErr_SetObject(cls.ptr(), value.ptr());
   throw nb::python_error();
@@ -138,11 +124,6 @@ PyRef::Holder::~Holder() {
   PyGILState_STATE state = PyGILState_Ensure();
   Py_DECREF(object);
   PyGILState_Release(state);
-}
-
-void RegisterErrors(nb::module_& m) {
-  m.def("_status_code_name",
-        [](int code) { return std::string(StatusCodeName(static_cast<StatusCode>(code))); });
 }
 
 }  // namespace sluice::python

@@ -8,7 +8,6 @@ NB_MODULE(_sluice, m) {
   // Arrays still alive at interpreter exit (a module-level batch, a
   // traceback holding one) are not leaks worth a warning on every exit.
   nb::set_leak_warnings(false);
-  RegisterErrors(m);
   RegisterTensor(m);
   RegisterDataset(m);
   RegisterDistribute(m);

@@ -126,7 +126,6 @@ nb::object MakeMapFunction(MapFn fn, std::string name);
 
 // ---- Registration of the module's parts -------------------------------------
 
-void RegisterErrors(nb::module_& m);
 void RegisterTensor(nb::module_& m);
 void RegisterDataset(nb::module_& m);
 void RegisterIo(nb::module_& m);
