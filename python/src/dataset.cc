@@ -91,9 +91,8 @@ const Dataset& DatasetOf(nb::handle py_dataset, const std::string& what) {
   nb::handle h = py_dataset;
   if (nb::hasattr(h, "_ds")) h = h.attr("_ds");
   if (!nb::isinstance<Dataset>(h)) {
-    throw nb::type_error((what + ": expected a sluice.Dataset, got " +
-                          nb::cast<std::string>(nb::str(py_dataset.type().attr("__name__"))))
-                             .c_str());
+    throw nb::type_error(
+        (what + ": expected a sluice.Dataset, got " + TypeName(py_dataset)).c_str());
   }
   return nb::cast<const Dataset&>(h);
 }

@@ -60,7 +60,7 @@ Status CapturePythonError(nb::python_error& error, std::string_view what) {
 
   std::string text;
   try {
-    text = nb::cast<std::string>(nb::str(exc.type().attr("__name__")));
+    text = TypeName(exc);
     const std::string s = nb::cast<std::string>(nb::str(exc));
     if (!s.empty()) text += ": " + s;
   } catch (nb::python_error& e) {

@@ -1,7 +1,6 @@
 // sluice.io: parse_example (as a map function and eagerly), TFRecordWriter,
 // serialize_example (ExampleBuilder) and read_file (python/sluice/io/ gives
 // them tf.io's names and arguments).
-#include "sluice/records/compression.h"
 #include "sluice_py.h"
 // (sluice_py.h first: every file sees the same casters.)
 #include <cstdint>
@@ -14,6 +13,7 @@
 #include "component_op.h"
 #include "sluice/ops/read_file.h"
 #include "sluice/pipeline/parse_example.h"
+#include "sluice/records/compression.h"
 #include "sluice/records/example_builder.h"
 #include "sluice/records/example_parser.h"
 #include "sluice/records/feature_spec.h"
@@ -21,10 +21,6 @@
 
 namespace sluice::python {
 namespace {
-
-std::string TypeName(nb::handle h) {
-  return nb::cast<std::string>(nb::str(h.type().attr("__name__")));
-}
 
 // ---- Parse specs ------------------------------------------------------------------
 

@@ -80,6 +80,9 @@ class PyRef {
   std::shared_ptr<Holder> holder_;
 };
 
+// The name of a Python object's type ("int", "ndarray"), for messages.
+std::string TypeName(nb::handle value);
+
 // ---- Tensors and elements --------------------------------------------------
 
 // The Python class sluice.Tensor wraps one of these: a Tensor, with the

@@ -161,9 +161,9 @@ Result<Tensor> StringsFromNumPy(nb::handle array, std::string_view what) {
       nb::bytes b = nb::borrow<nb::bytes>(v.attr("tobytes")());
       values.emplace_back(b.c_str(), b.size());
     } else {
-      return Status::InvalidArgument(
-          std::string(what) + ": element " + std::to_string(i) + " of an object array is " +
-          nb::cast<std::string>(nb::str(v.type().attr("__name__"))) + ", not bytes or str");
+      return Status::InvalidArgument(std::string(what) + ": element " + std::to_string(i) +
+                                     " of an object array is " + TypeName(v) +
+                                     ", not bytes or str");
     }
   }
   std::vector<std::string_view> views(values.begin(), values.end());
@@ -173,6 +173,10 @@ Result<Tensor> StringsFromNumPy(nb::handle array, std::string_view what) {
 }
 
 }  // namespace
+
+std::string TypeName(nb::handle value) {
+  return nb::cast<std::string>(nb::str(value.type().attr("__name__")));
+}
 
 nb::object TensorToPython(const Tensor& tensor) {
   if (tensor.dtype() == DType::kString) return StringsToPython(tensor);
@@ -291,7 +295,7 @@ Result<Element> ElementFromPython(nb::handle value, std::string_view what,
     for (auto [k, v] : d) {
       if (!nb::isinstance<nb::str>(k)) {
         return Status::InvalidArgument(std::string(what) + ": dict keys must be str, got " +
-                                       nb::cast<std::string>(nb::str(k.type().attr("__name__"))));
+                                       TypeName(k));
       }
       std::string name = nb::cast<std::string>(k);
       SLUICE_ASSIGN_OR_RETURN(Tensor t, component(v, i++, &name));
