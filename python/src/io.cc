@@ -230,13 +230,12 @@ Compression WriterCompression(const std::string& name) {
 class PyWriter {
  public:
   PyWriter(const std::string& path, const std::string& compression, int level, int64_t buffer_size,
-           bool write_index, bool atomic) {
+           bool write_index) {
     TFRecordWriterOptions o;
     o.compression = WriterCompression(compression);
     o.compression_level = level;
     if (buffer_size > 0) o.buffer_size = static_cast<size_t>(buffer_size);
     o.write_index = write_index;
-    o.atomic = atomic;
     Result<TFRecordWriter> w = [&] {
       nb::gil_scoped_release release;
       return TFRecordWriter::Open(path, o);
@@ -351,9 +350,8 @@ void RegisterIo(nb::module_& m) {
   io.def("read_file", &ReadFileOp);
 
   nb::class_<PyWriter>(io, "TFRecordWriter")
-      .def(nb::init<const std::string&, const std::string&, int, int64_t, bool, bool>(),
-           nb::arg("path"), nb::arg("compression"), nb::arg("level"), nb::arg("buffer_size"),
-           nb::arg("write_index"), nb::arg("atomic"))
+      .def(nb::init<const std::string&, const std::string&, int, int64_t, bool>(), nb::arg("path"),
+           nb::arg("compression"), nb::arg("level"), nb::arg("buffer_size"), nb::arg("write_index"))
       .def("write", &PyWriter::Write)
       .def("flush", &PyWriter::Flush)
       .def("close", &PyWriter::Close)

@@ -239,8 +239,7 @@ class TFRecordWriter:
             raise TypeError(f"options must be a TFRecordOptions or a compression type, got "
                             f"{options!r}")
         path = path.decode() if isinstance(path, bytes) else str(path)
-        self._w = _ops.TFRecordWriter(path, compression, level, buffer_size, bool(write_index),
-                                      True)
+        self._w = _ops.TFRecordWriter(path, compression, level, buffer_size, bool(write_index))
 
     def write(self, record):
         """Appends one record (bytes)."""
