@@ -340,7 +340,26 @@ def _gpu_of(device):
 
 # ---- The public adapters ------------------------------------------------------
 
-class IterableDataset(_tud.IterableDataset):
+class _Stateful:
+    """What both adapters say about their _Feed: length, checkpoints, epochs."""
+
+    def __len__(self):
+        return len(self._feed)
+
+    def state_dict(self):
+        """Where the loader is: the epoch, and sluice's iterator state within it."""
+        return self._feed.state_dict()
+
+    def load_state_dict(self, state_dict):
+        """The next iter() continues from state_dict (this loader's, or any rank's under RECORD)."""
+        self._feed.load_state_dict(state_dict)
+
+    def set_epoch(self, epoch):
+        """The epoch the next iter() runs, from its start (DistributedSampler's name)."""
+        self._feed.set_epoch(epoch)
+
+
+class IterableDataset(_Stateful, _tud.IterableDataset):
     """A sluice Dataset as a torch IterableDataset of torch tensors (no copy).
 
     For torch.utils.data.DataLoader(sluice.torch.IterableDataset(ds),
@@ -367,27 +386,14 @@ class IterableDataset(_tud.IterableDataset):
                 "copy of every batch. Batch in sluice and pass batch_size=None.")
         return self._feed.start()
 
-    def __len__(self):
-        return len(self._feed)
-
     def __getstate__(self):
         # Worker processes started by spawn or forkserver pickle the dataset.
         raise TypeError("sluice.torch.IterableDataset cannot be sent to DataLoader worker "
                         "processes: use num_workers=0 (sluice runs its pipeline in parallel "
                         "C++ threads itself)")
 
-    def state_dict(self):
-        return self._feed.state_dict()
 
-    def load_state_dict(self, state_dict):
-        self._feed.load_state_dict(state_dict)
-
-    def set_epoch(self, epoch):
-        """The epoch the next iteration runs (DistributedSampler's name)."""
-        self._feed.set_epoch(epoch)
-
-
-class DataLoader:
+class DataLoader(_Stateful):
     """Batches of torch tensors from a sluice Dataset, checkpointable mid-epoch.
 
     ``dataset``: a sluice.Dataset of records (distributed, then batched by
@@ -423,18 +429,3 @@ class DataLoader:
 
     def __iter__(self):
         return self._feed.start()
-
-    def __len__(self):
-        return len(self._feed)
-
-    def state_dict(self):
-        """Where the loader is: the epoch, and sluice's iterator state within it."""
-        return self._feed.state_dict()
-
-    def load_state_dict(self, state_dict):
-        """The next iter() continues from state_dict (this loader's, or any rank's under RECORD)."""
-        self._feed.load_state_dict(state_dict)
-
-    def set_epoch(self, epoch):
-        """The epoch the next iter() runs, from its start."""
-        self._feed.set_epoch(epoch)

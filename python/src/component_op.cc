@@ -21,9 +21,8 @@ void RegisterComponentOp(nb::module_& m) {
               return op.fn(std::move(input), ctx);
             }();
             if (!out.ok()) {
-              const std::string_view msg = out.status().message();
-              if (msg.substr(0, op.name.size()) == op.name) ThrowStatus(out.status());
-              ThrowStatus(Status(out.status().code(), op.name + ": " + std::string(msg)));
+              const Status& s = out.status();  // named once: the kernel may have named itself
+              ThrowStatus(s.message().starts_with(op.name) ? s : s.WithContext(op.name));
             }
             return TensorToPython(*out);
           },
