@@ -36,6 +36,7 @@
 #include "sluice/core/file.h"
 #include "sluice/core/result.h"
 #include "sluice/records/compression.h"
+#include "sluice/records/record_source.h"
 
 namespace sluice {
 
@@ -64,17 +65,6 @@ struct RecordFrame {
   uint64_t offset = 0;  // of the header in the (uncompressed) stream
   uint64_t number = 0;  // 0-based position in the file
   uint64_t length = 0;  // payload bytes
-};
-
-struct Record {
-  // The record's bytes; valid while `owner` (or a copy of it) lives.
-  std::string_view data;
-  Buffer owner;
-  // Byte offset of the record's header in the uncompressed stream (the file
-  // offset for uncompressed files).
-  uint64_t offset = 0;
-  // 0-based position of the record in the file.
-  uint64_t number = 0;
 };
 
 class TFRecordReader {
