@@ -17,13 +17,14 @@ Status CheckCsvDialect(const CsvDialect& d) {
   return Status::OK();
 }
 
-bool CsvSplitter::Split(std::string_view record, std::vector<CsvField>* fields,
-                        CsvSyntaxError* error) {
+bool SplitCsvRecord(std::string_view record, const CsvDialect& dialect,
+                    std::vector<CsvField>* fields, std::string* scratch, CsvSyntaxError* error) {
   fields->clear();
+  std::string& scratch_ = *scratch;
   scratch_.clear();
   scratch_.reserve(record.size());  // unescaped text is never longer: views stay valid
-  const char delim = dialect_.field_delim;
-  const bool quoting = dialect_.use_quote_delim;
+  const char delim = dialect.field_delim;
+  const bool quoting = dialect.use_quote_delim;
   const char* r = record.data();
   const size_t n = record.size();
   uint32_t lines = 0;

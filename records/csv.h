@@ -11,8 +11,7 @@
 //    with an optional sign; floats are what strtod reads (hex floats, inf,
 //    nan), out-of-range ones becoming inf or 0 as strtod makes them.
 //
-// A CsvSplitter is not thread-safe (it keeps scratch space); use one per
-// thread. The free functions are.
+// Thread-safe: the functions share no state.
 #ifndef SLUICE_RECORDS_CSV_H_
 #define SLUICE_RECORDS_CSV_H_
 
@@ -37,7 +36,7 @@ Status CheckCsvDialect(const CsvDialect& dialect);
 
 struct CsvField {
   // The field's text, quotes undone: a view into the record, or into the
-  // splitter's scratch space (valid until its next Split).
+  // caller's scratch string.
   std::string_view text;
   // Line breaks inside the record before the field (in quoted fields).
   uint32_t line_offset = 0;
@@ -49,17 +48,12 @@ struct CsvSyntaxError {
   std::string message;
 };
 
-class CsvSplitter {
- public:
-  explicit CsvSplitter(CsvDialect dialect = {}) : dialect_(dialect) {}
-  // Splits `record` (without its line terminator) into *fields (cleared
-  // first). False, with *error set, for a malformed record.
-  bool Split(std::string_view record, std::vector<CsvField>* fields, CsvSyntaxError* error);
-
- private:
-  CsvDialect dialect_;
-  std::string scratch_;
-};
+// Splits `record` (without its line break) into *fields (cleared first).
+// Quoted fields with doubled quotes are undone into *scratch (cleared
+// first; it never reallocates while splitting, so the views stay valid
+// until its next use). False, with *error set, for a malformed record.
+bool SplitCsvRecord(std::string_view record, const CsvDialect& dialect,
+                    std::vector<CsvField>* fields, std::string* scratch, CsvSyntaxError* error);
 
 // A field's text as a number: false if it is not one of that type (or out
 // of an integer type's range).

@@ -1,4 +1,4 @@
-// CsvSplitter, ParseCsvNumber and CsvReader: RFC 4180 quoting in tf.data's
+// SplitCsvRecord, ParseCsvNumber and CsvReader: RFC 4180 quoting in tf.data's
 // dialect, records spanning lines, line and column numbers in errors.
 #include <gtest/gtest.h>
 
@@ -18,16 +18,16 @@ namespace {
 using Fields = std::vector<std::string>;
 
 Fields Split(std::string_view record, CsvDialect d = {}) {
-  CsvSplitter s(d);
   std::vector<CsvField> fields;
+  std::string scratch;
   CsvSyntaxError err;
-  if (!s.Split(record, &fields, &err)) return {"ERROR col " + std::to_string(err.column)};
+  if (!SplitCsvRecord(record, d, &fields, &scratch, &err)) return {"ERROR col " + std::to_string(err.column)};
   Fields out;
   for (const CsvField& f : fields) out.emplace_back(f.text);
   return out;
 }
 
-TEST(CsvSplitter, Fields) {
+TEST(SplitCsvRecord, Fields) {
   EXPECT_EQ(Split("a,b,c"), (Fields{"a", "b", "c"}));
   EXPECT_EQ(Split(""), Fields{""});
   EXPECT_EQ(Split(",,"), (Fields{"", "", ""}));
@@ -36,7 +36,7 @@ TEST(CsvSplitter, Fields) {
   EXPECT_EQ(Split("a;b", {.field_delim = ';'}), (Fields{"a", "b"}));
 }
 
-TEST(CsvSplitter, Quotes) {
+TEST(SplitCsvRecord, Quotes) {
   EXPECT_EQ(Split(R"("a,b","c""d","")"), (Fields{"a,b", "c\"d", ""}));
   EXPECT_EQ(Split("\"multi\nline\",x"), (Fields{"multi\nline", "x"}));
   EXPECT_EQ(Split(R"("""","""""")"), (Fields{"\"", "\"\""}));
@@ -45,20 +45,21 @@ TEST(CsvSplitter, Quotes) {
   EXPECT_EQ(Split(R"("a",b"c)", {.use_quote_delim = false}), (Fields{"\"a\"", "b\"c"}));
 }
 
-TEST(CsvSplitter, SyntaxErrorsNameColumnAndLine) {
-  CsvSplitter s;
+TEST(SplitCsvRecord, SyntaxErrorsNameColumnAndLine) {
   std::vector<CsvField> fields;
+  std::string scratch;
   CsvSyntaxError err;
-  EXPECT_FALSE(s.Split("a,b\"c", &fields, &err));
+  auto split = [&](std::string_view r) { return SplitCsvRecord(r, {}, &fields, &scratch, &err); };
+  EXPECT_FALSE(split("a,b\"c"));
   EXPECT_EQ(err.column, 2u);
-  EXPECT_FALSE(s.Split("\"x\ny\",\"b\"c", &fields, &err));
+  EXPECT_FALSE(split("\"x\ny\",\"b\"c"));
   EXPECT_EQ(err.column, 2u);
   EXPECT_EQ(err.line_offset, 1u);
-  EXPECT_FALSE(s.Split("a,\"open", &fields, &err));
+  EXPECT_FALSE(split("a,\"open"));
   EXPECT_EQ(err.column, 2u);
   EXPECT_NE(err.message.find("closing quote"), std::string::npos);
   // Line offsets of fields after quoted line breaks.
-  ASSERT_TRUE(s.Split("\"a\n\nb\",c", &fields, &err));
+  ASSERT_TRUE(split("\"a\n\nb\",c"));
   EXPECT_EQ(fields[1].line_offset, 2u);
 }
 
