@@ -136,7 +136,7 @@ TEST(FixedLengthRecordDatasetTest, GlobalShuffleIsAPermutation) {
   auto want = FixedLengthWant(Case(g, "many.bin"));
   auto make = [] {
     return FixedLengthRecordDataset({Fl("many.bin")}, 40, {.header_bytes = 10, .footer_bytes = 6})
-        .global_shuffle({.seed = 11});
+        .global_shuffle({.seed = 11, .reshuffle_each_iteration = false});
   };
   RunConformance({.name = "fixed_length_global_shuffle", .make = [&](int) { return make(); },
                   .max_save_positions = 16});
@@ -245,7 +245,7 @@ TEST(NumpyDatasetTest, TokenWindowsWithGlobalShuffle) {
   EXPECT_EQ(make().element_spec().DebugString(), "(int32[17])");
   RunConformance({.name = "windows", .make = [&](int) { return make(); }, .expected = want});
 
-  auto shuffled = [&] { return make().global_shuffle({.seed = 7}); };
+  auto shuffled = [&] { return make().global_shuffle({.seed = 7, .reshuffle_each_iteration = false}); };
   RunConformance({.name = "windows_global_shuffle", .make = [&](int) { return shuffled(); }});
   auto got = ReadAll(shuffled());
   EXPECT_EQ(got, ReadAll(shuffled()));
