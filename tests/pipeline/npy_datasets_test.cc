@@ -283,5 +283,26 @@ TEST(NumpyDatasetTest, FilesThatDoNotMatchAreErrorsNamingThem) {
                       StatusCode::kInvalidArgument, "Fortran order");
 }
 
+TEST(NpyDatasetsTest, InterleaveOverListFiles) {
+  // Two golden files through list_files + interleave, one file at a time.
+  const nlohmann::json g = Golden("npy");
+  std::vector<std::string> want;
+  for (const std::string f : {"v2_float32_6x2.npy", "v3_int32_5.npy"}) {
+    const DType dt = f[1] == '2' ? DType::kFloat32 : DType::kInt32;
+    for (const Tensor& t : Rows(g["npy"][f], dt)) want.push_back(Element({t}).DebugString(1000));
+  }
+  Dataset files = Dataset::list_files(TestDataPath("npy/v[23]_*.npy"));
+  EXPECT_EQ(ReadAll(files.interleave(numpy_arrays(), {.cycle_length = 1})), want);
+
+  const nlohmann::json fl = Golden("fixed_length");
+  auto plain = FixedLengthWant(Case(fl, "plain16.bin"));
+  std::vector<std::string> twice = plain;
+  twice.insert(twice.end(), plain.begin(), plain.end());
+  Dataset names = Dataset::list_files(TestDataPath("fixed_length/plain16.bin*"))
+                      .take(1)
+                      .repeat(2);
+  EXPECT_EQ(ReadAll(names.interleave(fixed_length_records(16), {.cycle_length = 1})), twice);
+}
+
 }  // namespace
 }  // namespace sluice
