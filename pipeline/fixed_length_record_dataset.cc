@@ -52,9 +52,8 @@ FileSourceOptions SourceOptions(const FixedLengthRecordDatasetOptions& o) {
 Result<std::shared_ptr<const FileFormat>> FixedLengthRecordFormat(
     int64_t record_bytes, const FixedLengthRecordDatasetOptions& options) {
   if (record_bytes < 1) {
-    return Status::InvalidArgument(
-        fmt::format("FixedLengthRecordDataset: record_bytes must be at least 1, got {}",
-                    record_bytes));
+    return Status::InvalidArgument(fmt::format(
+        "FixedLengthRecordDataset: record_bytes must be at least 1, got {}", record_bytes));
   }
   if (options.header_bytes < 0 || options.footer_bytes < 0) {
     return Status::InvalidArgument(fmt::format(

@@ -61,9 +61,9 @@ class NumpyFileFormat final : public FileFormat {
   }
   Result<std::shared_ptr<const IndexedRecordFile>> OpenIndexed(
       const std::string& path) const override {
-    SLUICE_ASSIGN_OR_RETURN(std::vector<NpyArray> arrays,
-                            OpenNpyArrays(path, o_.keys,
-                                          static_cast<uint64_t>(o_.max_inflated_bytes)));
+    SLUICE_ASSIGN_OR_RETURN(
+        std::vector<NpyArray> arrays,
+        OpenNpyArrays(path, o_.keys, static_cast<uint64_t>(o_.max_inflated_bytes)));
     SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const NpyRowsFile> rows,
                             NpyRowsFile::Make(path, std::move(arrays), o_.sequence_length));
     SLUICE_RETURN_IF_ERROR(CheckMatches(path, *rows));
@@ -108,22 +108,22 @@ class NumpyFileFormat final : public FileFormat {
   Status CheckMatches(const std::string& path, const NpyRowsFile& rows) const {
     const std::vector<NpyArray>& arrays = rows.arrays();
     if (arrays.size() != components_.size() || rows.record_bytes() != record_bytes_) {
-      return Status::InvalidArgument(fmt::format(
-          "{}: its arrays differ from the first file's: elements {} expected", path,
-          spec_.DebugString()));
+      return Status::InvalidArgument(
+          fmt::format("{}: its arrays differ from the first file's: elements {} expected", path,
+                      spec_.DebugString()));
     }
     for (size_t j = 0; j < arrays.size(); ++j) {
       const NpyHeader& h = arrays[j].header;
       const Component& c = components_[j];
-      const bool same_rows = o_.sequence_length > 0 ||
-                             std::equal(h.shape.begin() + 1, h.shape.end(), c.shape.dims().begin(),
-                                        c.shape.dims().end());
+      const bool same_rows =
+          o_.sequence_length > 0 || std::equal(h.shape.begin() + 1, h.shape.end(),
+                                               c.shape.dims().begin(), c.shape.dims().end());
       if (h.dtype.kind != c.stored.kind || h.dtype.size != c.stored.size || !same_rows ||
           arrays[j].key != c.name) {
-        return Status::InvalidArgument(fmt::format(
-            "{}: array{} ('{}', shape ({})) does not match the first file's ({})", path,
-            arrays[j].key.empty() ? "" : " '" + arrays[j].key + "'", h.descr,
-            fmt::join(h.shape, ", "), spec_.DebugString()));
+        return Status::InvalidArgument(
+            fmt::format("{}: array{} ('{}', shape ({})) does not match the first file's ({})", path,
+                        arrays[j].key.empty() ? "" : " '" + arrays[j].key + "'", h.descr,
+                        fmt::join(h.shape, ", "), spec_.DebugString()));
       }
     }
     return Status::OK();
@@ -150,15 +150,15 @@ FileSourceOptions SourceOptions(const NumpyDatasetOptions& o) {
 Result<std::shared_ptr<const FileFormat>> NumpyFormat(const std::string& reference_file,
                                                       const NumpyDatasetOptions& options) {
   if (options.sequence_length < 0) {
-    return Status::InvalidArgument(fmt::format(
-        "NumpyDataset: sequence_length must be >= 0, got {}", options.sequence_length));
+    return Status::InvalidArgument(
+        fmt::format("NumpyDataset: sequence_length must be >= 0, got {}", options.sequence_length));
   }
   if (options.max_inflated_bytes < 0) {
     return Status::InvalidArgument("NumpyDataset: max_inflated_bytes must be >= 0");
   }
-  SLUICE_ASSIGN_OR_RETURN(
-      std::vector<NpyArray> arrays,
-      OpenNpyArrays(reference_file, options.keys, static_cast<uint64_t>(options.max_inflated_bytes)));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<NpyArray> arrays,
+                          OpenNpyArrays(reference_file, options.keys,
+                                        static_cast<uint64_t>(options.max_inflated_bytes)));
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const NpyRowsFile> rows,
                           NpyRowsFile::Make(reference_file, arrays, options.sequence_length));
   std::vector<Component> components;

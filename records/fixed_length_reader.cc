@@ -23,7 +23,8 @@ Status CheckOptions(const std::string& name, const FixedLengthRecordOptions& o) 
   }
   if (o.header_bytes > (uint64_t{1} << 62) || o.footer_bytes > (uint64_t{1} << 62) ||
       o.record_bytes > (uint64_t{1} << 40)) {
-    return Status::InvalidArgument(fmt::format("{}: header, footer or record size too large", name));
+    return Status::InvalidArgument(
+        fmt::format("{}: header, footer or record size too large", name));
   }
   return Status::OK();
 }
@@ -50,8 +51,8 @@ class FixedLengthFile final : public IndexedRecordFile {
                                       uint64_t stride) const override {
     stride = std::max<uint64_t>(stride, 1);
     if (first >= n_) {
-      return Status::OutOfRange(fmt::format("{}: cannot read record {}: the file has {}",
-                                            path(), first, n_));
+      return Status::OutOfRange(
+          fmt::format("{}: cannot read record {}: the file has {}", path(), first, n_));
     }
     const uint64_t fit = std::max<uint64_t>(1, max_bytes / o_.record_bytes);
     const uint64_t last = std::min(n_ - 1, first + fit - 1);
@@ -89,11 +90,10 @@ class FixedLengthFile final : public IndexedRecordFile {
 class CompressedReader final : public RecordReader {
  public:
   CompressedReader(std::shared_ptr<ReadableFile> file,
-                   std::unique_ptr<records_internal::ByteSource> source,
-                   FixedLengthRecordOptions o)
+                   std::unique_ptr<records_internal::ByteSource> source, FixedLengthRecordOptions o)
       : file_(std::move(file)), source_(std::move(source)), o_(o) {
-    capacity_ = static_cast<size_t>(
-        std::max<uint64_t>(o_.buffer_size, o_.record_bytes + o_.footer_bytes));
+    capacity_ =
+        static_cast<size_t>(std::max<uint64_t>(o_.buffer_size, o_.record_bytes + o_.footer_bytes));
   }
 
   Result<std::optional<Record>> Next() override {
@@ -109,8 +109,7 @@ class CompressedReader final : public RecordReader {
     const size_t need = static_cast<size_t>(o_.record_bytes + o_.footer_bytes);
     SLUICE_RETURN_IF_ERROR(Fill(need));
     if (end_ - begin_ < need) return EndError();
-    Record r{std::string_view(reinterpret_cast<const char*>(buf_.data()) + begin_,
-                              o_.record_bytes),
+    Record r{std::string_view(reinterpret_cast<const char*>(buf_.data()) + begin_, o_.record_bytes),
              buf_, offset_, next_};
     begin_ += o_.record_bytes;
     offset_ += o_.record_bytes;
@@ -165,8 +164,8 @@ class CompressedReader final : public RecordReader {
           "{}: the stream has {} bytes, fewer than the header ({} bytes) and footer ({} bytes)",
           file_->name(), total, o_.header_bytes, o_.footer_bytes)));
     }
-    return Stick(Status::DataLoss(fmt::format(
-        "{}: {}", Where(), BodyError(total - o_.header_bytes - o_.footer_bytes, o_))));
+    return Stick(Status::DataLoss(
+        fmt::format("{}: {}", Where(), BodyError(total - o_.header_bytes - o_.footer_bytes, o_))));
   }
 
   std::shared_ptr<ReadableFile> file_;
@@ -201,10 +200,9 @@ Result<std::shared_ptr<const IndexedRecordFile>> OpenFixedLengthRecordFile(
   }
   const uint64_t body = size - framing;
   if (body % options.record_bytes != 0) {
-    return Status::InvalidArgument(fmt::format("{}: offset {}: {}", file->name(),
-                                               size - options.footer_bytes -
-                                                   body % options.record_bytes,
-                                               BodyError(body, options)));
+    return Status::InvalidArgument(fmt::format(
+        "{}: offset {}: {}", file->name(),
+        size - options.footer_bytes - body % options.record_bytes, BodyError(body, options)));
   }
   return std::shared_ptr<const IndexedRecordFile>(
       std::make_shared<FixedLengthFile>(std::move(file), options, body / options.record_bytes));

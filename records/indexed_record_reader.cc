@@ -33,9 +33,7 @@ class IndexedRecordReader final : public RecordReader {
     next_ = number;
     return true;
   }
-  size_t buffer_bytes() const override {
-    return pos_ < run_.size() ? run_[pos_].owner.size() : 0;
-  }
+  size_t buffer_bytes() const override { return pos_ < run_.size() ? run_[pos_].owner.size() : 0; }
   const std::string& filename() const override { return file_->path(); }
 
  private:

@@ -22,8 +22,8 @@ class DictParser {
                                         name_, base_ + pos_, what, Excerpt()));
   }
   void SkipSpace() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' ||
-                                s_[pos_] == '\r')) {
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -101,8 +101,13 @@ Result<NpyDType> ParseDescr(const std::string& descr, const std::string& where) 
   NpyDType d;
   size_t i = 0;
   switch (descr[0]) {
-    case '<': case '|': case '=': i = 1; break;  // '=' is native: little-endian here
-    case '>': d.big_endian = true; i = 1; break;
+    case '<':
+    case '|':
+    case '=': i = 1; break;  // '=' is native: little-endian here
+    case '>':
+      d.big_endian = true;
+      i = 1;
+      break;
     default: break;
   }
   if (i >= descr.size()) return unsupported("not a simple dtype");
@@ -119,10 +124,16 @@ Result<NpyDType> ParseDescr(const std::string& descr, const std::string& where) 
   switch (d.kind) {
     case 'O': return unsupported("object arrays (pickled Python objects) cannot be read");
     case 'c': return unsupported("complex numbers have no sluice dtype");
-    case 'S': case 'U': case 'a': case 'V':
-      return unsupported("byte-string, unicode and void arrays are not supported");
-    case 'M': case 'm': return unsupported("datetime arrays are not supported");
-    case 'b': case 'i': case 'u': case 'f': break;
+    case 'S':
+    case 'U':
+    case 'a':
+    case 'V': return unsupported("byte-string, unicode and void arrays are not supported");
+    case 'M':
+    case 'm': return unsupported("datetime arrays are not supported");
+    case 'b':
+    case 'i':
+    case 'u':
+    case 'f': break;
     default: return unsupported("unknown type character");
   }
   if (d.size == 1) d.big_endian = false;
@@ -194,8 +205,8 @@ Result<NpyHeader> ParseNpyHeader(std::string_view head, uint64_t size, const std
   } else {
     prefix = kPrefix2;
     if (size < kPrefix2 || head.size() < kPrefix2) {
-      return loss(0, fmt::format("truncated: {} bytes, shorter than the {}-byte prefix", size,
-                                 kPrefix2));
+      return loss(
+          0, fmt::format("truncated: {} bytes, shorter than the {}-byte prefix", size, kPrefix2));
     }
     header_len = u[8] | (uint32_t{u[9]} << 8) | (uint32_t{u[10]} << 16) | (uint32_t{u[11]} << 24);
   }
@@ -274,16 +285,17 @@ Result<NpyHeader> ParseNpyHeader(std::string_view head, uint64_t size, const std
 
 Result<NpyHeader> ReadNpyHeader(ReadableFile& file, uint64_t base, uint64_t size) {
   char prefix[kPrefix2] = {};
-  SLUICE_ASSIGN_OR_RETURN(size_t got, file.ReadAt(base, prefix, std::min<uint64_t>(size, kPrefix2)));
+  SLUICE_ASSIGN_OR_RETURN(size_t got,
+                          file.ReadAt(base, prefix, std::min<uint64_t>(size, kPrefix2)));
   // The prefix alone reports what is wrong with it (and checks the length).
   Result<NpyHeader> first = ParseNpyHeader(std::string_view(prefix, got), size, file.name(), base);
   if (first.ok()) return first;
   const bool v1 = got >= kPrefix1 && prefix[6] == 1;
   if (got < (v1 ? kPrefix1 : kPrefix2)) return first;
   const auto* u = reinterpret_cast<const uint8_t*>(prefix);
-  const uint64_t len = v1 ? (u[8] | (uint32_t{u[9]} << 8))
-                          : (u[8] | (uint32_t{u[9]} << 8) | (uint32_t{u[10]} << 16) |
-                             (uint32_t{u[11]} << 24));
+  const uint64_t len =
+      v1 ? (u[8] | (uint32_t{u[9]} << 8))
+         : (u[8] | (uint32_t{u[9]} << 8) | (uint32_t{u[10]} << 16) | (uint32_t{u[11]} << 24));
   const size_t pre = v1 ? kPrefix1 : kPrefix2;
   // Only past the checks on the length: it fits the file and the limit.
   if (len > size - pre || len > kMaxNpyHeaderBytes) return first;

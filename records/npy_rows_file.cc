@@ -166,7 +166,8 @@ Status NpyRowsFile::ReadArrayRun(size_t j, uint64_t first, uint64_t count, uint8
   const NpyArray& a = arrays_[j];
   const uint64_t step = arrays_.size() > 1 ? piece_bytes_[j] : step_bytes_;
   const uint64_t at = a.base + a.header.data_offset + first * step;
-  const uint64_t bytes = (count - 1) * step + (arrays_.size() > 1 ? piece_bytes_[j] : record_bytes_);
+  const uint64_t bytes =
+      (count - 1) * step + (arrays_.size() > 1 ? piece_bytes_[j] : record_bytes_);
   if (bytes == 0) return Status::OK();
   Result<size_t> got = a.file->ReadAt(at, dst, static_cast<size_t>(bytes));
   if (!got.ok()) {
@@ -186,8 +187,8 @@ Result<std::vector<Record>> NpyRowsFile::ReadRun(uint64_t first, size_t max_byte
                                                  uint64_t stride) const {
   stride = std::max<uint64_t>(stride, 1);
   if (first >= num_records_) {
-    return Status::OutOfRange(fmt::format("{}: cannot read record {}: the file has {}", path_,
-                                          first, num_records_));
+    return Status::OutOfRange(
+        fmt::format("{}: cannot read record {}: the file has {}", path_, first, num_records_));
   }
   uint64_t n = 1;
   if (record_bytes_ == 0) {
@@ -195,7 +196,8 @@ Result<std::vector<Record>> NpyRowsFile::ReadRun(uint64_t first, size_t max_byte
   } else if (sequence_length_ > 0) {
     const uint64_t isz = static_cast<uint64_t>(arrays_[0].header.dtype.size);
     const uint64_t tokens = max_bytes / isz;
-    if (tokens > 1) n = std::max<uint64_t>(1, (tokens - 1) / static_cast<uint64_t>(sequence_length_));
+    if (tokens > 1)
+      n = std::max<uint64_t>(1, (tokens - 1) / static_cast<uint64_t>(sequence_length_));
   } else {
     n = std::max<uint64_t>(1, max_bytes / record_bytes_);
   }
@@ -208,7 +210,8 @@ Result<std::vector<Record>> NpyRowsFile::ReadSingle(uint64_t first, uint64_t las
                                                     uint64_t stride) const {
   const uint64_t count = last - first + 1;
   const uint64_t bytes = (count - 1) * step_bytes_ + record_bytes_;
-  SLUICE_ASSIGN_OR_RETURN(Buffer buf, Buffer::Allocate(static_cast<size_t>(std::max<uint64_t>(bytes, 1))));
+  SLUICE_ASSIGN_OR_RETURN(Buffer buf,
+                          Buffer::Allocate(static_cast<size_t>(std::max<uint64_t>(bytes, 1))));
   SLUICE_RETURN_IF_ERROR(ReadArrayRun(0, first, count, buf.data()));
   std::vector<Record> run;
   run.reserve(static_cast<size_t>((count - 1) / stride + 1));
@@ -223,8 +226,9 @@ Result<std::vector<Record>> NpyRowsFile::ReadSingle(uint64_t first, uint64_t las
 Result<std::vector<Record>> NpyRowsFile::ReadComposite(uint64_t first, uint64_t last,
                                                        uint64_t stride) const {
   const uint64_t count = last - first + 1;
-  SLUICE_ASSIGN_OR_RETURN(Buffer buf, Buffer::Allocate(static_cast<size_t>(
-                                          std::max<uint64_t>(count * record_bytes_, 1))));
+  SLUICE_ASSIGN_OR_RETURN(
+      Buffer buf,
+      Buffer::Allocate(static_cast<size_t>(std::max<uint64_t>(count * record_bytes_, 1))));
   size_t largest = 1;
   for (size_t b : piece_bytes_) largest = std::max(largest, b);
   SLUICE_ASSIGN_OR_RETURN(Buffer scratch, Buffer::Allocate(static_cast<size_t>(count * largest)));

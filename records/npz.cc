@@ -66,8 +66,7 @@ Result<Directory> FindDirectory(ReadableFile& file, uint64_t file_size) {
     }
   }
   if (end == std::string::npos) {
-    return Loss(name, file_size,
-                "not a zip (.npz) archive: no end-of-central-directory record");
+    return Loss(name, file_size, "not a zip (.npz) archive: no end-of-central-directory record");
   }
   const uint8_t* e = t + end;
   if (U16(e + 4) != 0 || U16(e + 6) != 0) {
@@ -95,13 +94,15 @@ Result<Directory> FindDirectory(ReadableFile& file, uint64_t file_size) {
     d = Directory{U64(zp + 32), U64(zp + 48), U64(zp + 40)};
   }
   if (d.offset > file_size || d.size > file_size - d.offset) {
-    return Loss(name, end_at, fmt::format("the central directory ({} bytes at {}) lies past the "
-                                          "file's {} bytes",
-                                          d.size, d.offset, file_size));
+    return Loss(name, end_at,
+                fmt::format("the central directory ({} bytes at {}) lies past the "
+                            "file's {} bytes",
+                            d.size, d.offset, file_size));
   }
   if (d.size > kMaxZipDirectoryBytes || d.entries > d.size / kCentralSize) {
-    return Loss(name, end_at, fmt::format("{} entries cannot fit a central directory of {} bytes",
-                                          d.entries, d.size));
+    return Loss(
+        name, end_at,
+        fmt::format("{} entries cannot fit a central directory of {} bytes", d.entries, d.size));
   }
   return d;
 }
@@ -112,8 +113,9 @@ Result<std::vector<NpzMember>> ListNpzMembers(ReadableFile& file) {
   const std::string& name = file.name();
   SLUICE_ASSIGN_OR_RETURN(uint64_t file_size, file.Size());
   SLUICE_ASSIGN_OR_RETURN(Directory dir, FindDirectory(file, file_size));
-  SLUICE_ASSIGN_OR_RETURN(std::string cd, ReadExactly(file, dir.offset, static_cast<size_t>(dir.size),
-                                                      "central directory"));
+  SLUICE_ASSIGN_OR_RETURN(
+      std::string cd,
+      ReadExactly(file, dir.offset, static_cast<size_t>(dir.size), "central directory"));
   const auto* p = reinterpret_cast<const uint8_t*>(cd.data());
   std::vector<NpzMember> members;
   size_t pos = 0;
@@ -166,13 +168,14 @@ Result<std::vector<NpzMember>> ListNpzMembers(ReadableFile& file) {
     m.deflated = method == 8;
     if (m.local_header_offset > file_size ||
         m.compressed_size > file_size - m.local_header_offset) {
-      return Loss(name, at, fmt::format("member '{}' ({} bytes at {}) lies past the file's {} bytes",
-                                        m.name, m.compressed_size, m.local_header_offset,
-                                        file_size));
+      return Loss(name, at,
+                  fmt::format("member '{}' ({} bytes at {}) lies past the file's {} bytes", m.name,
+                              m.compressed_size, m.local_header_offset, file_size));
     }
     if (!m.deflated && m.size != m.compressed_size) {
-      return Loss(name, at, fmt::format("stored member '{}' has size {} but {} stored bytes",
-                                        m.name, m.size, m.compressed_size));
+      return Loss(name, at,
+                  fmt::format("stored member '{}' has size {} but {} stored bytes", m.name, m.size,
+                              m.compressed_size));
     }
     if (m.name.size() > 4 && m.name.ends_with(".npy")) m.name.resize(m.name.size() - 4);
     members.push_back(std::move(m));
@@ -181,8 +184,8 @@ Result<std::vector<NpzMember>> ListNpzMembers(ReadableFile& file) {
   return members;
 }
 
-Result<NpzMemberData> OpenNpzMember(std::shared_ptr<ReadableFile> archive,
-                                    const NpzMember& member, uint64_t max_inflated_bytes) {
+Result<NpzMemberData> OpenNpzMember(std::shared_ptr<ReadableFile> archive, const NpzMember& member,
+                                    uint64_t max_inflated_bytes) {
   const std::string& name = archive->name();
   SLUICE_ASSIGN_OR_RETURN(uint64_t file_size, archive->Size());
   const uint64_t lh = member.local_header_offset;
@@ -196,8 +199,9 @@ Result<NpzMemberData> OpenNpzMember(std::shared_ptr<ReadableFile> archive,
   }
   const uint64_t data_at = lh + kLocalSize + U16(l + 26) + U16(l + 28);
   if (data_at > file_size || member.compressed_size > file_size - data_at) {
-    return Loss(name, lh, fmt::format("member '{}': {} bytes at {} run past the file's {} bytes",
-                                      member.name, member.compressed_size, data_at, file_size));
+    return Loss(name, lh,
+                fmt::format("member '{}': {} bytes at {} run past the file's {} bytes", member.name,
+                            member.compressed_size, data_at, file_size));
   }
   NpzMemberData out;
   out.name = fmt::format("{}:{}.npy", name, member.name);
@@ -214,8 +218,9 @@ Result<NpzMemberData> OpenNpzMember(std::shared_ptr<ReadableFile> archive,
         name, member.name, member.size, max_inflated_bytes));
   }
   if (member.size / kMaxDeflateRatio > member.compressed_size + 64) {
-    return Loss(name, data_at, fmt::format("member '{}' claims {} bytes from {} deflated bytes",
-                                           member.name, member.size, member.compressed_size));
+    return Loss(name, data_at,
+                fmt::format("member '{}' claims {} bytes from {} deflated bytes", member.name,
+                            member.size, member.compressed_size));
   }
   // One byte more than declared: a member that inflates past its size is
   // caught without growing the buffer.
@@ -232,10 +237,17 @@ Result<NpzMemberData> OpenNpzMember(std::shared_ptr<ReadableFile> archive,
   Status status;
   while (rc != Z_STREAM_END) {
     if (z.avail_in == 0 && read < member.compressed_size) {
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(in.size(), member.compressed_size - read));
+      const size_t n =
+          static_cast<size_t>(std::min<uint64_t>(in.size(), member.compressed_size - read));
       Result<size_t> got = archive->ReadAt(data_at + read, in.data(), n);
-      if (!got.ok()) { status = got.status(); break; }
-      if (*got < n) { status = Loss(name, data_at + read, "truncated deflated member"); break; }
+      if (!got.ok()) {
+        status = got.status();
+        break;
+      }
+      if (*got < n) {
+        status = Loss(name, data_at + read, "truncated deflated member");
+        break;
+      }
       read += n;
       z.next_in = reinterpret_cast<Bytef*>(in.data());
       z.avail_in = static_cast<uInt>(n);
@@ -243,8 +255,9 @@ Result<NpzMemberData> OpenNpzMember(std::shared_ptr<ReadableFile> archive,
     if (z.avail_out == 0) {
       const uint64_t done = z.total_out;
       if (done >= member.size + 1) {
-        status = Loss(name, data_at, fmt::format("member '{}' inflates past its declared {} bytes",
-                                                 member.name, member.size));
+        status = Loss(name, data_at,
+                      fmt::format("member '{}' inflates past its declared {} bytes", member.name,
+                                  member.size));
         break;
       }
       z.avail_out = static_cast<uInt>(std::min<uint64_t>(inflated.size() - done, 1u << 30));
@@ -259,8 +272,8 @@ Result<NpzMemberData> OpenNpzMember(std::shared_ptr<ReadableFile> archive,
       break;
     }
     if (z.avail_in == before_in && z.avail_out == before_out && read >= member.compressed_size) {
-      status = Loss(name, data_at + read, fmt::format("member '{}': deflate data ends early",
-                                                      member.name));
+      status = Loss(name, data_at + read,
+                    fmt::format("member '{}': deflate data ends early", member.name));
       break;
     }
   }
@@ -268,15 +281,17 @@ Result<NpzMemberData> OpenNpzMember(std::shared_ptr<ReadableFile> archive,
   inflateEnd(&z);
   SLUICE_RETURN_IF_ERROR(status);
   if (produced != member.size) {
-    return Loss(name, data_at, fmt::format("member '{}' inflates to {} bytes, not the declared {}",
-                                           member.name, produced, member.size));
+    return Loss(name, data_at,
+                fmt::format("member '{}' inflates to {} bytes, not the declared {}", member.name,
+                            produced, member.size));
   }
   const uint32_t crc = static_cast<uint32_t>(
       crc32_z(0, reinterpret_cast<const Bytef*>(inflated.data()), member.size));
   if (crc != member.crc32) {
-    return Loss(name, data_at, fmt::format("member '{}': CRC-32 mismatch (stored 0x{:08x}, "
-                                           "computed 0x{:08x})",
-                                           member.name, member.crc32, crc));
+    return Loss(name, data_at,
+                fmt::format("member '{}': CRC-32 mismatch (stored 0x{:08x}, "
+                            "computed 0x{:08x})",
+                            member.name, member.crc32, crc));
   }
   inflated.resize(static_cast<size_t>(member.size));
   out.file = NewMemoryFile(out.name, std::move(inflated));

@@ -54,8 +54,7 @@ struct NpzMemberData {
 };
 
 // Locates (stored) or inflates (deflated) `member` of `archive`.
-Result<NpzMemberData> OpenNpzMember(std::shared_ptr<ReadableFile> archive,
-                                    const NpzMember& member,
+Result<NpzMemberData> OpenNpzMember(std::shared_ptr<ReadableFile> archive, const NpzMember& member,
                                     uint64_t max_inflated_bytes = kDefaultMaxInflatedBytes);
 
 }  // namespace sluice

@@ -37,7 +37,7 @@ std::string RandomBytes(size_t n, uint64_t seed) {
   Rng rng(seed);
   std::string s(n, '\0');
   // Text-like (compresses about 3:1), as tfrecord_read_bench's payloads.
-  static const char kWords[][8] = {"image", "label", "the ", "cat ", "dog ",
+  static const char kWords[][8] = {"image", "label", "the ",  "cat ",  "dog ",
                                    "train", "0.25 ", "jpeg ", "float", "bytes"};
   size_t i = 0;
   while (i < n) {
@@ -83,11 +83,10 @@ const std::string& NpyFile(bool tokens) {
   static std::map<bool, std::string> files;
   if (auto it = files.find(tokens); it != files.end()) return it->second;
   const std::string path = TempPath(tokens ? "tokens.npy" : "rows.npy");
-  const std::string bytes = tokens
-                                ? NpyBytes("<u2", {static_cast<int64_t>(kTotal / 2)},
-                                           RandomBytes(kTotal, 2))
-                                : NpyBytes("<f4", {static_cast<int64_t>(kTotal / 3072), 768},
-                                           RandomBytes(kTotal / 3072 * 3072, 3));
+  const std::string bytes =
+      tokens ? NpyBytes("<u2", {static_cast<int64_t>(kTotal / 2)}, RandomBytes(kTotal, 2))
+             : NpyBytes("<f4", {static_cast<int64_t>(kTotal / 3072), 768},
+                        RandomBytes(kTotal / 3072 * 3072, 3));
   if (!WriteFileAtomically(path, bytes).ok()) std::abort();
   return files.emplace(tokens, path).first->second;
 }

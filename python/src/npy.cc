@@ -17,12 +17,11 @@ void RegisterNpy(nb::module_& m) {
       [](std::vector<std::string> files, int64_t record_bytes, int64_t header_bytes,
          int64_t footer_bytes, std::string compression, int64_t buffer_size,
          int64_t num_parallel_reads, std::string name) {
-        FixedLengthRecordDatasetOptions o{
-            .header_bytes = header_bytes,
-            .footer_bytes = footer_bytes,
-            .compression = Unwrap(ParseCompression(compression)),
-            .num_parallel_reads = num_parallel_reads,
-            .name = std::move(name)};
+        FixedLengthRecordDatasetOptions o{.header_bytes = header_bytes,
+                                          .footer_bytes = footer_bytes,
+                                          .compression = Unwrap(ParseCompression(compression)),
+                                          .num_parallel_reads = num_parallel_reads,
+                                          .name = std::move(name)};
         if (buffer_size > 0) o.buffer_size = buffer_size;
         Dataset ds = [&] {
           nb::gil_scoped_release release;
@@ -52,9 +51,8 @@ void RegisterNpy(nb::module_& m) {
         Check(ds.status());
         return ds;
       },
-      nb::arg("files"), nb::arg("keys"), nb::arg("sequence_length"),
-      nb::arg("max_inflated_bytes"), nb::arg("buffer_size"), nb::arg("num_parallel_reads"),
-      nb::arg("name"));
+      nb::arg("files"), nb::arg("keys"), nb::arg("sequence_length"), nb::arg("max_inflated_bytes"),
+      nb::arg("buffer_size"), nb::arg("num_parallel_reads"), nb::arg("name"));
 }
 
 }  // namespace sluice::python

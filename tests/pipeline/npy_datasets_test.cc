@@ -66,16 +66,17 @@ TEST(FixedLengthRecordDatasetTest, ConformanceOverTensorFlowGoldens) {
   // read them through interleave-free concatenation.
   auto make = [&](const std::string& b, const std::string& m, FixedLengthRecordDatasetOptions o) {
     return FixedLengthRecordDataset({Fl(b)}, 7, o)
-        .concatenate(FixedLengthRecordDataset(
-            {Fl(m)}, 40,
-            {.header_bytes = 10, .footer_bytes = 6, .compression = o.compression,
-             .buffer_size = o.buffer_size}));
+        .concatenate(FixedLengthRecordDataset({Fl(m)}, 40,
+                                              {.header_bytes = 10,
+                                               .footer_bytes = 6,
+                                               .compression = o.compression,
+                                               .buffer_size = o.buffer_size}));
   };
   Dataset plain = make("basic.bin", "many.bin", basic_o);
   EXPECT_EQ(plain.cardinality(), 212);
-  EXPECT_TRUE(FixedLengthRecordDataset({Fl("many.bin")}, 40, {.header_bytes = 10,
-                                                              .footer_bytes = 6})
-                  .random_access());
+  EXPECT_TRUE(
+      FixedLengthRecordDataset({Fl("many.bin")}, 40, {.header_bytes = 10, .footer_bytes = 6})
+          .random_access());
   RunConformance({.name = "fixed_length_none",
                   .make = [&](int) { return make("basic.bin", "many.bin", basic_o); },
                   .expected = want});
@@ -95,18 +96,18 @@ TEST(FixedLengthRecordDatasetTest, ParallelReadsRotateFiles) {
   std::vector<std::string> want;
   for (const auto& e : one) want.insert(want.end(), 3, e);
   const std::vector<std::string> files(3, Fl("plain16.bin"));
-  RunConformance({.name = "fixed_length_parallel",
-                  .make = [&](int) {
-                    return FixedLengthRecordDataset(files, 16, {.num_parallel_reads = 3});
-                  },
-                  .expected = want});
+  RunConformance(
+      {.name = "fixed_length_parallel",
+       .make = [&](int) { return FixedLengthRecordDataset(files, 16, {.num_parallel_reads = 3}); },
+       .expected = want});
 }
 
 TEST(FixedLengthRecordDatasetTest, PartialTailAsTensorFlowDoes) {
   const nlohmann::json g = Golden("fixed_length");
   const FixedLengthRecordDatasetOptions o{.header_bytes = 5, .footer_bytes = 3};
   // Uncompressed: the error before any record, naming the file.
-  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, FixedLengthRecordDataset({Fl("partial.bin")}, 7, o).iterator());
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it,
+                              FixedLengthRecordDataset({Fl("partial.bin")}, 7, o).iterator());
   SLUICE_EXPECT_ERROR(it.next(), StatusCode::kInvalidArgument, "partial.bin");
   // Compressed: the whole records, then DataLoss; ignore_errors keeps them.
   FixedLengthRecordDatasetOptions gz = o;
@@ -123,11 +124,12 @@ TEST(FixedLengthRecordDatasetTest, PartialTailAsTensorFlowDoes) {
   std::vector<std::string> kept = want;
   for (const auto& e : FixedLengthWant(Case(g, "basic.bin.gz"))) kept.push_back(e);
   EXPECT_EQ(ReadAll(d.ignore_errors()), kept);
-  RunConformance({.name = "fixed_length_failing",
-                  .make = [&](int) { return FixedLengthRecordDataset({Fl("basic.bin")}, 7, o); },
-                  .expected = FixedLengthWant(Case(g, "basic.bin")),
-                  .make_failing = [&] { return FixedLengthRecordDataset({Fl("partial.bin")}, 7, o); },
-                  .error_substring = "not a multiple of record_bytes"});
+  RunConformance(
+      {.name = "fixed_length_failing",
+       .make = [&](int) { return FixedLengthRecordDataset({Fl("basic.bin")}, 7, o); },
+       .expected = FixedLengthWant(Case(g, "basic.bin")),
+       .make_failing = [&] { return FixedLengthRecordDataset({Fl("partial.bin")}, 7, o); },
+       .error_substring = "not a multiple of record_bytes"});
   EXPECT_FALSE(FixedLengthRecordDataset({Fl("basic.bin")}, 0).status().ok());
 }
 
@@ -138,7 +140,8 @@ TEST(FixedLengthRecordDatasetTest, GlobalShuffleIsAPermutation) {
     return FixedLengthRecordDataset({Fl("many.bin")}, 40, {.header_bytes = 10, .footer_bytes = 6})
         .global_shuffle({.seed = 11, .reshuffle_each_iteration = false});
   };
-  RunConformance({.name = "fixed_length_global_shuffle", .make = [&](int) { return make(); },
+  RunConformance({.name = "fixed_length_global_shuffle",
+                  .make = [&](int) { return make(); },
                   .max_save_positions = 16});
   auto got = ReadAll(make());
   EXPECT_NE(got, want);
@@ -183,19 +186,22 @@ TEST(NumpyDatasetTest, RowsOfGoldenFiles) {
                                    {"v3_int32_5.npy", DType::kInt32}}) {
     SCOPED_TRACE(f.file);
     std::vector<std::string> want;
-    for (const Tensor& t : Rows(g["npy"][f.file], f.dtype)) want.push_back(Element({t}).DebugString(1000));
+    for (const Tensor& t : Rows(g["npy"][f.file], f.dtype))
+      want.push_back(Element({t}).DebugString(1000));
     // Two copies of the file, read 2 at a time: each row twice in turn.
     std::vector<std::string> twice;
     for (const auto& w : want) twice.insert(twice.end(), 2, w);
-    Dataset d = NumpyDataset({Np(f.file), Np(f.file)}, {.buffer_size = 40, .num_parallel_reads = 2});
+    Dataset d =
+        NumpyDataset({Np(f.file), Np(f.file)}, {.buffer_size = 40, .num_parallel_reads = 2});
     SLUICE_ASSERT_OK(d.status());
     EXPECT_EQ(d.cardinality(), static_cast<int64_t>(twice.size()));
     EXPECT_TRUE(d.random_access());
     RunConformance({.name = "numpy_" + f.file,
-                    .make = [&](int) {
-                      return NumpyDataset({Np(f.file), Np(f.file)},
-                                          {.buffer_size = 40, .num_parallel_reads = 2});
-                    },
+                    .make =
+                        [&](int) {
+                          return NumpyDataset({Np(f.file), Np(f.file)},
+                                              {.buffer_size = 40, .num_parallel_reads = 2});
+                        },
                     .expected = twice,
                     .max_save_positions = 12});
   }
@@ -214,8 +220,11 @@ TEST(NumpyDatasetTest, NpzMembersAreNamedComponents) {
     const auto x = Rows(g["npz"][archive]["x"], DType::kFloat32);
     const auto y = Rows(g["npz"][archive]["y"], DType::kInt64);
     std::vector<std::string> want;
-    for (size_t i = 0; i < x.size(); ++i) want.push_back(Element({y[i], x[i]}, {"y", "x"}).DebugString(1000));
-    auto make = [&] { return NumpyDataset({Np(archive)}, {.keys = {"y", "x"}, .buffer_size = 30}); };
+    for (size_t i = 0; i < x.size(); ++i)
+      want.push_back(Element({y[i], x[i]}, {"y", "x"}).DebugString(1000));
+    auto make = [&] {
+      return NumpyDataset({Np(archive)}, {.keys = {"y", "x"}, .buffer_size = 30});
+    };
     ASSERT_EQ(make().element_spec().DebugString(), "(y: int64[], x: float32[3])");
     RunConformance({.name = "npz", .make = [&](int) { return make(); }, .expected = want});
   }
@@ -240,12 +249,16 @@ TEST(NumpyDatasetTest, TokenWindowsWithGlobalShuffle) {
     want.push_back(Element({Tensor::FromVector(w).value()}).DebugString(1000));
   }
   ASSERT_EQ(want.size(), 62u);
-  auto make = [&] { return NumpyDataset({Np("uint16_tokens.npy")}, {.sequence_length = L, .buffer_size = 100}); };
+  auto make = [&] {
+    return NumpyDataset({Np("uint16_tokens.npy")}, {.sequence_length = L, .buffer_size = 100});
+  };
   EXPECT_EQ(make().cardinality(), 62);
   EXPECT_EQ(make().element_spec().DebugString(), "(int32[17])");
   RunConformance({.name = "windows", .make = [&](int) { return make(); }, .expected = want});
 
-  auto shuffled = [&] { return make().global_shuffle({.seed = 7, .reshuffle_each_iteration = false}); };
+  auto shuffled = [&] {
+    return make().global_shuffle({.seed = 7, .reshuffle_each_iteration = false});
+  };
   RunConformance({.name = "windows_global_shuffle", .make = [&](int) { return shuffled(); }});
   auto got = ReadAll(shuffled());
   EXPECT_EQ(got, ReadAll(shuffled()));
@@ -279,8 +292,8 @@ TEST(NumpyDatasetTest, FilesThatDoNotMatchAreErrorsNamingThem) {
   SLUICE_EXPECT_ERROR(error, StatusCode::kInvalidArgument, "float64_5x2.npy");
   SLUICE_EXPECT_ERROR(NumpyDataset({Np("object.npy")}).status(), StatusCode::kInvalidArgument,
                       "object arrays");
-  SLUICE_EXPECT_ERROR(NumpyDataset({Np("fortran_3x2.npy")}).status(),
-                      StatusCode::kInvalidArgument, "Fortran order");
+  SLUICE_EXPECT_ERROR(NumpyDataset({Np("fortran_3x2.npy")}).status(), StatusCode::kInvalidArgument,
+                      "Fortran order");
 }
 
 TEST(NpyDatasetsTest, InterleaveOverListFiles) {
@@ -298,9 +311,7 @@ TEST(NpyDatasetsTest, InterleaveOverListFiles) {
   auto plain = FixedLengthWant(Case(fl, "plain16.bin"));
   std::vector<std::string> twice = plain;
   twice.insert(twice.end(), plain.begin(), plain.end());
-  Dataset names = Dataset::list_files(TestDataPath("fixed_length/plain16.bin*"))
-                      .take(1)
-                      .repeat(2);
+  Dataset names = Dataset::list_files(TestDataPath("fixed_length/plain16.bin*")).take(1).repeat(2);
   EXPECT_EQ(ReadAll(names.interleave(fixed_length_records(16), {.cycle_length = 1})), twice);
 }
 

@@ -90,8 +90,9 @@ TEST(FixedLengthReader, RandomAccessMatchesTensorFlow) {
     SCOPED_TRACE(c["file"].get<std::string>());
     const auto want = c["records"].get<std::vector<std::string>>();
     SLUICE_ASSERT_OK_AND_ASSIGN(
-        auto file, OpenFixedLengthRecordFile(
-                       TestDataPath("fixed_length/" + c["file"].get<std::string>()), OptionsOf(c, 1)));
+        auto file,
+        OpenFixedLengthRecordFile(TestDataPath("fixed_length/" + c["file"].get<std::string>()),
+                                  OptionsOf(c, 1)));
     ASSERT_EQ(file->num_records(), want.size());
     for (size_t i = 0; i < want.size(); i += 3) {
       SLUICE_ASSERT_OK_AND_ASSIGN(Record r, file->Read(i));
@@ -121,8 +122,9 @@ TEST(FixedLengthReader, SeekIsExactWhenUncompressed) {
     if (c["name"] != "many") continue;
     const auto want = c["records"].get<std::vector<std::string>>();
     SLUICE_ASSERT_OK_AND_ASSIGN(
-        auto reader, OpenFixedLengthRecordReader(
-                         TestDataPath("fixed_length/" + c["file"].get<std::string>()), OptionsOf(c, 100)));
+        auto reader,
+        OpenFixedLengthRecordReader(TestDataPath("fixed_length/" + c["file"].get<std::string>()),
+                                    OptionsOf(c, 100)));
     if (c["compression"] != "") {
       SLUICE_ASSERT_OK_AND_ASSIGN(bool moved, reader->Seek(3));
       EXPECT_FALSE(moved);  // compressed: the caller reads forward

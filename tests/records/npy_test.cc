@@ -95,7 +95,8 @@ TEST(Npz, MembersReadAsNumPyReadsThem) {
   for (const auto& [archive, members] : g["npz"].items()) {
     for (const auto& [key, want] : members.items()) {
       SCOPED_TRACE(archive + ":" + key);
-      SLUICE_ASSERT_OK_AND_ASSIGN(auto arrays, OpenNpyArrays(TestDataPath("npy/" + archive), {key}));
+      SLUICE_ASSERT_OK_AND_ASSIGN(auto arrays,
+                                  OpenNpyArrays(TestDataPath("npy/" + archive), {key}));
       ASSERT_EQ(arrays.size(), 1u);
       EXPECT_EQ(arrays[0].key, key);
       ExpectHeader(arrays[0].header, want);
@@ -110,7 +111,8 @@ TEST(Npz, MembersReadAsNumPyReadsThem) {
 TEST(Npz, SeveralMembersMakeOneRecordPerRow) {
   const nlohmann::json g = Golden();
   const auto& want = g["npz"]["mixed.npz"];
-  SLUICE_ASSERT_OK_AND_ASSIGN(auto arrays, OpenNpyArrays(TestDataPath("npy/mixed.npz"), {"y", "x"}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto arrays,
+                              OpenNpyArrays(TestDataPath("npy/mixed.npz"), {"y", "x"}));
   SLUICE_ASSERT_OK_AND_ASSIGN(auto rows, NpyRowsFile::Make("mixed.npz", arrays));
   ASSERT_EQ(rows->num_records(), 10u);
   EXPECT_EQ(rows->piece_bytes(0), 8u);   // one int64
@@ -187,8 +189,8 @@ Status Parse(const std::string& bytes) {
 TEST(Npy, HostileHeaders) {
   const std::string ok = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }\n";
   SLUICE_EXPECT_OK(Parse(Npy(ok, 1, std::string(8, 'x'))));
-  SLUICE_EXPECT_OK(Parse(Npy("{\"shape\":(2L,),\"descr\":\"<i4\",\"fortran_order\":False}", 2,
-                             std::string(8, 'x'))));
+  SLUICE_EXPECT_OK(Parse(
+      Npy("{\"shape\":(2L,),\"descr\":\"<i4\",\"fortran_order\":False}", 2, std::string(8, 'x'))));
   struct Case {
     std::string bytes;
     StatusCode code;
@@ -232,7 +234,8 @@ TEST(Npy, HostileHeaders) {
              std::string s;
              for (int i = 0; i < 70; ++i) s += "1,";
              return s;
-           }() + ")}"),
+           }() +
+           ")}"),
        StatusCode::kDataLoss, "more than 64 dimensions"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
