@@ -21,6 +21,7 @@ from . import experimental, image, io
 from .text import CsvDataset, TextLineDataset, make_csv_dataset
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, InputContext,
                       Options, TensorSpec, TFRecordDataset)
+from .npy import FixedLengthRecordDataset, NumpyDataset
 from .dtypes import (DType, as_dtype, bfloat16, bool, float16, float32, float64, int32, int64,  # noqa: A004
                      string, uint8)
 from .errors import (CancelledError, DataLossError, Error, FailedPreconditionError, InternalError,

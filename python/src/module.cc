@@ -14,4 +14,5 @@ NB_MODULE(_sluice, m) {
   RegisterIo(m);
   RegisterImage(m);
   RegisterText(m);
+  RegisterNpy(m);
 }
