@@ -182,7 +182,8 @@ Dataset FileSourceDataset(std::vector<std::string> files, std::shared_ptr<const 
     int64_t total = 0;
     for (const std::string& f : files) {
       Result<std::shared_ptr<const IndexedRecordFile>> file = format->OpenIndexed(f);
-      if (!file.ok() || *file == nullptr) {  // read in order
+      if (!file.ok()) return Dataset::FromError(file.status());
+      if (*file == nullptr) {  // read in order
         indexed.clear();
         break;
       }

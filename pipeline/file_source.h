@@ -70,7 +70,9 @@ class FileFormat {
                                                      size_t buffer_size) const = 0;
   // Opens `path` for random access; null (not an error) where this file
   // cannot be read at random (no index, compressed, the default): the
-  // dataset then reads every file in order.
+  // dataset then reads every file in order. An error is the dataset's (it
+  // carries it from the start): return one only for a file that can be
+  // read at random but is broken, or does not agree with the others.
   virtual Result<std::shared_ptr<const IndexedRecordFile>> OpenIndexed(
       const std::string& path) const;
 

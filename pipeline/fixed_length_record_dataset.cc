@@ -42,7 +42,7 @@ FileSourceOptions SourceOptions(const FixedLengthRecordDatasetOptions& o) {
   FileSourceOptions s;
   s.buffer_size = o.buffer_size;
   s.num_parallel_reads = o.num_parallel_reads;
-  s.use_index = true;
+  s.use_index = o.use_index;
   s.name = o.name;
   return s;
 }

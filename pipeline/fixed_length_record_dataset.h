@@ -32,6 +32,11 @@ struct FixedLengthRecordDatasetOptions {
   int64_t buffer_size = 1 << 20;
   // As TFRecordDatasetOptions::num_parallel_reads.
   int64_t num_parallel_reads = 1;
+  // Random access to uncompressed files (exact cardinality, global_shuffle,
+  // record sharding): their sizes are checked when the dataset is made, so
+  // a partial last record is the dataset's error from the start. Off: read
+  // in order, the error in its place (as tf.data).
+  bool use_index = true;
   std::string name;
 };
 

@@ -68,9 +68,12 @@ class TFRecordFormatImpl : public FileFormat {
     IndexedTFRecordFileOptions io;
     io.verify_checksums = options_.verify_checksums;
     io.max_record_size = static_cast<uint64_t>(options_.max_record_size);
-    SLUICE_ASSIGN_OR_RETURN(IndexedTFRecordFile file, IndexedTFRecordFile::Open(path, io));
+    // No index, a stale one, a file that does not open: read in order (a
+    // bad file's error then comes in its place).
+    Result<IndexedTFRecordFile> file = IndexedTFRecordFile::Open(path, io);
+    if (!file.ok()) return std::shared_ptr<const IndexedRecordFile>();
     return std::shared_ptr<const IndexedRecordFile>(
-        std::make_shared<IndexedTFRecordFile>(std::move(file)));
+        std::make_shared<IndexedTFRecordFile>(std::move(file).value()));
   }
 
  private:
