@@ -18,6 +18,7 @@ from . import _sluice
 from . import dtypes
 from . import errors
 from . import image, io
+from .webdataset import WebDatasetDataset
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, InputContext,
                       Options, TensorSpec, TFRecordDataset)
 from .dtypes import (DType, as_dtype, bfloat16, bool, float16, float32, float64, int32, int64,  # noqa: A004

@@ -13,4 +13,5 @@ NB_MODULE(_sluice, m) {
   RegisterDistribute(m);
   RegisterIo(m);
   RegisterImage(m);
+  RegisterWebDataset(m);
 }
