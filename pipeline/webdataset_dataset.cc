@@ -31,6 +31,7 @@ class WebDatasetFormatImpl : public FileFormat {
       : options_(std::move(o)), extensions_(std::move(extensions)) {
     reader_.buffer_size = static_cast<size_t>(options_.buffer_size);
     reader_.max_sample_size = static_cast<uint64_t>(options_.max_sample_size);
+    reader_.seek_with_index = options_.use_index;
     auto names = std::make_shared<std::vector<std::string>>();
     names->push_back("__key__");
     for (const std::string& e : extensions_) names->push_back(e);

@@ -346,6 +346,7 @@ struct TarReader::Impl {
   }
 
   Result<bool> Seek(uint64_t n) {
+    if (!opts.seek_with_index) return false;
     if (!index_tried) {
       index_tried = true;
       Result<RecordIndex> loaded = LoadTarIndex(file->name());

@@ -56,6 +56,8 @@ struct TarReaderOptions {
   uint64_t max_sample_size = uint64_t{1} << 30;
   // Pax extended headers and GNU long names larger than this are DataLoss.
   uint64_t max_header_size = uint64_t{1} << 20;
+  // Seek() with the file's index (TarIndexPath) when it has a valid one.
+  bool seek_with_index = true;
 };
 
 // The compression of a tar file from its first bytes: kNone when they are a
@@ -92,8 +94,9 @@ class TarReader : public RecordReader {
 
   Result<std::optional<Record>> Next() override;
   uint64_t next_record_number() const override;
-  // With the file's index (tar_index.h; loaded at the first call): true, and
-  // Next() returns sample `number`. False without a valid index.
+  // With the file's index (tar_index.h; loaded at the first call) and
+  // seek_with_index: true, and Next() returns sample `number`. False
+  // without a valid index.
   // OutOfRange past the last sample.
   Result<bool> Seek(uint64_t number) override;
   size_t buffer_bytes() const override;
