@@ -120,7 +120,8 @@ class WebDatasetFormatImpl : public FileFormat {
         components.push_back(Tensor::StringScalar(key_copy));
         continue;
       }
-      SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::FromStringViews(Shape{}, views, {rec.owner}, i));
+      SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::FromStringViews(Shape{}, views, {rec.owner},
+                                                                 i * sizeof(std::string_view)));
       components.push_back(std::move(t));
     }
     return Element(std::move(components), names_);

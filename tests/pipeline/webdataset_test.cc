@@ -39,7 +39,7 @@ std::vector<std::string> WriteShards(const ScratchDir& dir, bool index,
     EXPECT_TRUE(w.ok()) << w.status();
     for (int s = 0; s < kSamples; ++s) {
       if (std::make_pair(f, s) == bad) {
-        EXPECT_TRUE((*w)->Add("dir/.jpg", "no key").ok());
+        EXPECT_TRUE((*w)->Add(".jpg", "no key").ok());
         continue;
       }
       EXPECT_TRUE((*w)->Add(Key(f, s) + ".jpg", std::string(100 * s + 1, char('a' + s))).ok());
@@ -57,23 +57,32 @@ std::vector<std::string> WriteShards(const ScratchDir& dir, bool index,
 }
 
 TEST(WebDatasetDataset, Conformance) {
-  for (bool index : {false, true}) {
-    ScratchDir dir;
-    const std::vector<std::string> files = WriteShards(dir, index);
-    testing::ConformanceCase c;
-    c.name = index ? "webdataset_indexed" : "webdataset";
-    c.make = [files](int parallelism) {
-      return WebDatasetDataset(files, {.extensions = {"cls", "jpg"},
-                                       .buffer_size = 4096,
-                                       .num_parallel_reads = parallelism});
-    };
-    c.make_failing = [files] {
-      return WebDatasetDataset(files, {.extensions = {"cls", "png"}});
-    };
-    c.error_substring = "has no \"png\" member";
-    testing::RunConformance(c);
-    const Dataset ds = WebDatasetDataset(files, {.extensions = {"cls", "jpg"}});
-    EXPECT_EQ(ds.cardinality(), index ? kFiles * kSamples : kUnknownCardinality);
+  ScratchDir plain_dir, indexed_dir;
+  const std::vector<std::string> plain = WriteShards(plain_dir, false);
+  const std::vector<std::string> indexed = WriteShards(indexed_dir, true);
+  for (int64_t n : {1, 2, 3}) {
+    SCOPED_TRACE("num_parallel_reads " + std::to_string(n));
+    const WebDatasetOptions o{.extensions = {"cls", "jpg"}, .buffer_size = 4096,
+                              .num_parallel_reads = n};
+    // The same elements in the same order with and without the index.
+    const std::vector<std::string> want = ReadAll(WebDatasetDataset(plain, o));
+    ASSERT_EQ(want.size(), static_cast<size_t>(kFiles * kSamples));
+    std::vector<std::string> renamed = ReadAll(WebDatasetDataset(indexed, o));
+    EXPECT_EQ(renamed, want);
+    for (bool index : {false, true}) {
+      const std::vector<std::string>& files = index ? indexed : plain;
+      testing::ConformanceCase c;
+      c.name = index ? "webdataset indexed" : "webdataset";
+      c.make = [files, o](int) { return WebDatasetDataset(files, o); };
+      c.expected = want;
+      c.make_failing = [files] {
+        return WebDatasetDataset(files, {.extensions = {"cls", "png"}});
+      };
+      c.error_substring = "has no \"png\" member";
+      testing::RunConformance(c);
+      EXPECT_EQ(WebDatasetDataset(files, o).cardinality(),
+                index ? kFiles * kSamples : kUnknownCardinality);
+    }
   }
 }
 
