@@ -48,6 +48,7 @@ class DatasetNode;
 }  // namespace pipeline_internal
 
 class Dataset;
+class FileFormat;  // file_source.h
 
 using MapFn = std::function<Result<Element>(Element, const MapContext&)>;
 using PredicateFn = std::function<Result<bool>(const Element&)>;
@@ -216,6 +217,9 @@ class Dataset {
 Dataset TFRecordDataset(std::vector<std::string> filenames, TFRecordDatasetOptions options = {});
 // For interleave over list_files: maps a file name element to its records.
 DatasetFn tfrecords(TFRecordDatasetOptions options = {});
+// The TFRecord format for FileSourceDataset (file_source.h); TFRecordDataset
+// is FileSourceDataset over it.
+std::shared_ptr<const FileFormat> TFRecordFormat(TFRecordDatasetOptions options = {});
 
 // The range-for iterator: an input iterator whose ++ calls next() and throws
 // Error on failure.

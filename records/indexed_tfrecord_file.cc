@@ -198,6 +198,11 @@ uint64_t IndexedTFRecordFile::num_records() const { return impl_->index.size(); 
 const std::string& IndexedTFRecordFile::path() const { return impl_->file->name(); }
 const RecordIndex& IndexedTFRecordFile::index() const { return impl_->index; }
 
+RecordExtent IndexedTFRecordFile::extent(uint64_t i) const {
+  const RecordIndexEntry& e = impl_->index[static_cast<size_t>(i)];
+  return {e.offset, e.length};
+}
+
 IndexedTFRecordFile::IndexedTFRecordFile(std::shared_ptr<const Impl> impl)
     : impl_(std::move(impl)) {}
 IndexedTFRecordFile::IndexedTFRecordFile(const IndexedTFRecordFile&) = default;

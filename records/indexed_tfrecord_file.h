@@ -31,6 +31,7 @@
 #include "sluice/core/file.h"
 #include "sluice/core/result.h"
 #include "sluice/records/record_index.h"
+#include "sluice/records/record_source.h"
 #include "sluice/records/tfrecord_reader.h"
 
 namespace sluice {
@@ -43,7 +44,7 @@ struct IndexedTFRecordFileOptions {
   uint64_t max_record_size = uint64_t{1} << 32;
 };
 
-class IndexedTFRecordFile {
+class IndexedTFRecordFile : public IndexedRecordFile {
  public:
   // Opens `path` and its index, `path`.idx (RecordIndex::LoadFor).
   // InvalidArgument if the file is compressed; NotFound if the file or its
@@ -65,18 +66,20 @@ class IndexedTFRecordFile {
   IndexedTFRecordFile& operator=(const IndexedTFRecordFile&);
   IndexedTFRecordFile(IndexedTFRecordFile&&) noexcept;
   IndexedTFRecordFile& operator=(IndexedTFRecordFile&&) noexcept;
-  ~IndexedTFRecordFile();
+  ~IndexedTFRecordFile() override;
 
-  uint64_t num_records() const;
+  uint64_t num_records() const override;
   // The path (or the ReadableFile's name), as used in error messages.
-  const std::string& path() const;
+  const std::string& path() const override;
   const RecordIndex& index() const;
+  // Record i's header offset and framed length. REQUIRES: i < num_records().
+  RecordExtent extent(uint64_t i) const override;
 
   // Record `i`, with Record::number == i and Record::offset its header's
   // byte offset. OutOfRange if i >= num_records(); DataLoss (naming file,
   // record and offset) if the stored bytes do not match the index or their
   // checksums, or the file now ends before the record does.
-  Result<Record> Read(uint64_t i) const;
+  Result<Record> Read(uint64_t i) const override;
   // As Read(i), reading into `*scratch` when it is large enough and not
   // shared (Buffer::unique()); otherwise a new buffer is allocated and stored
   // in `*scratch`. The Record shares `*scratch`: drop it before the next call
@@ -89,7 +92,8 @@ class IndexedTFRecordFile {
   // With stride k > 1 the same bytes are read, but only records first,
   // first + k, first + 2k, ... of the run are checked and returned (a reader
   // that takes every k-th record pays for one read, not for the others).
-  Result<std::vector<Record>> ReadRun(uint64_t first, size_t max_bytes, uint64_t stride = 1) const;
+  Result<std::vector<Record>> ReadRun(uint64_t first, size_t max_bytes,
+                                      uint64_t stride = 1) const override;
 
  private:
   Status CheckEntry(uint64_t i) const;

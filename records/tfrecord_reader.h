@@ -67,7 +67,7 @@ struct RecordFrame {
   uint64_t length = 0;  // payload bytes
 };
 
-class TFRecordReader {
+class TFRecordReader : public RecordReader {
  public:
   static Result<TFRecordReader> Open(const std::string& path,
                                      const TFRecordReaderOptions& options = {});
@@ -76,10 +76,10 @@ class TFRecordReader {
 
   TFRecordReader(TFRecordReader&&) noexcept;
   TFRecordReader& operator=(TFRecordReader&&) noexcept;
-  ~TFRecordReader();
+  ~TFRecordReader() override;
 
   // The next record, or nullopt at the end of the file.
-  Result<std::optional<Record>> Next();
+  Result<std::optional<Record>> Next() override;
   // The next record's place and length, its payload read and checked
   // (verify_checksums) in buffer_size pieces and dropped: memory does not
   // grow with the record. The same errors as Next(); a compressed stream
@@ -92,16 +92,19 @@ class TFRecordReader {
   // directly; compressed ones decompress forward to the record (from the
   // start if it lies behind). OutOfRange past the last record.
   Status Seek(const RecordIndex& index, uint64_t number);
+  // RecordReader's Seek(number): false (it needs the index: the file source's
+  // TFRecord format seeks with FILE.idx).
+  using RecordReader::Seek;
 
-  const std::string& filename() const;
+  const std::string& filename() const override;
   // The compression in use (never kAuto).
   Compression compression() const;
   // Records returned so far (or the position after Seek).
-  uint64_t next_record_number() const;
+  uint64_t next_record_number() const override;
   // Bytes of the read buffers this reader keeps (the current one and up to
   // three spares it recycles), some possibly shared with records it
   // returned: what it holds in memory, for RAM accounting.
-  size_t buffer_bytes() const;
+  size_t buffer_bytes() const override;
 
  private:
   struct Impl;

@@ -4,7 +4,7 @@
 
 namespace sluice::pipeline_internal {
 
-RecordBlock ReadRecordBlock(TFRecordReader& reader, size_t max_bytes, IteratorContext& ctx) {
+RecordBlock ReadRecordBlock(RecordReader& reader, size_t max_bytes, IteratorContext& ctx) {
   RecordBlock b;
   size_t bytes = 0;
   do {

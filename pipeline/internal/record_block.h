@@ -1,7 +1,7 @@
-// RecordBlock: records taken from a TFRecordReader a block at a time.
+// RecordBlock: records taken from a RecordReader a block at a time.
 //
-// TFRecordDataset with num_parallel_reads > 1 over files without an index
-// (or compressed ones) takes each open file's records a block at a time
+// A file source (file_source.h) with num_parallel_reads > 1 over files read
+// in order (no random access: no index, or compressed) takes each open file's records a block at a time
 // (ReadRecordBlock: the reader's Next() until buffer_size bytes of records,
 // an error or the end), and reads each file's next block ahead in a task
 // (ReadAhead<RecordBlock>, read_ahead.h) while it hands out the block
@@ -21,11 +21,11 @@
 #include <deque>
 
 #include "sluice/pipeline/internal/context.h"
-#include "sluice/records/tfrecord_reader.h"
+#include "sluice/records/record_source.h"
 
 namespace sluice::pipeline_internal {
 
-// What one TFRecordReader::Next() call gave: a record, the end (nullopt) or
+// What one RecordReader::Next() call gave: a record, the end (nullopt) or
 // an error; `before`: the reader's next_record_number() before the call
 // (the record's number); `moved`: whether the call moved the reader on (a
 // record whose data is corrupt is passed; a truncated tail is not).
@@ -45,7 +45,7 @@ struct RecordBlock {
 
 // Reads records from `reader` until their bytes reach max_bytes (at least
 // one call), after an error or the end, or once `ctx` is cancelled.
-RecordBlock ReadRecordBlock(TFRecordReader& reader, size_t max_bytes, IteratorContext& ctx);
+RecordBlock ReadRecordBlock(RecordReader& reader, size_t max_bytes, IteratorContext& ctx);
 
 }  // namespace sluice::pipeline_internal
 

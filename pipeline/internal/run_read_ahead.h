@@ -1,9 +1,9 @@
-// RunReadAhead: reads the next run of records of each open indexed TFRecord
-// file in a task, while the iterator hands out the current one.
+// RunReadAhead: reads the next run of records of each open indexed file
+// (IndexedRecordFile) in a task, while the iterator hands out the current one.
 //
-// TFRecordDataset with num_parallel_reads > 1 over indexed files reads each
-// file in runs of adjacent records (IndexedTFRecordFile::ReadRun: one pread
-// of up to buffer_size bytes, every record's checksums checked). Read in the
+// A file source with num_parallel_reads > 1 over indexed files reads each
+// file in runs of adjacent records (IndexedRecordFile::ReadRun: one read of
+// up to buffer_size bytes, every record checked as its format checks). Read in the
 // iterator's Next(), a run's pread and checks run in whatever thread pulls
 // the records, one thread at a time (a parallel map pulls its input under a
 // lock), so reading is serial however many files are open. Here, when the
@@ -35,7 +35,7 @@
 #include "sluice/core/result.h"
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/read_ahead.h"
-#include "sluice/records/indexed_tfrecord_file.h"
+#include "sluice/records/record_source.h"
 
 namespace sluice::pipeline_internal {
 
@@ -60,7 +60,7 @@ class RunReadAhead {
   // Starts reading `key` of `file` (file number `index`) in a task,
   // dropping a read-ahead of that file with other arguments. Nothing when
   // its charge does not fit in the RAM budget.
-  void Start(const IndexedTFRecordFile& file, size_t index, const RunKey& key) {
+  void Start(const IndexedRecordFile& file, size_t index, const RunKey& key) {
     reads_.Drop(pending_[index]);
     keys_[index] = key;
     pending_[index] = reads_.Start(static_cast<int64_t>(key.max_bytes), [&file, key] {

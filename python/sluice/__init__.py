@@ -17,7 +17,8 @@ tf.errors names them. docs/python.md has the whole guide.
 from . import _sluice
 from . import dtypes
 from . import errors
-from . import image, io
+from . import experimental, image, io
+from .text import CsvDataset, TextLineDataset, make_csv_dataset
 from .webdataset import WebDatasetDataset
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, InputContext,
                       Options, TensorSpec, TFRecordDataset)

@@ -13,5 +13,6 @@ NB_MODULE(_sluice, m) {
   RegisterDistribute(m);
   RegisterIo(m);
   RegisterImage(m);
+  RegisterText(m);
   RegisterWebDataset(m);
 }

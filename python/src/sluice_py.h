@@ -134,6 +134,7 @@ void RegisterDataset(nb::module_& m);
 void RegisterIo(nb::module_& m);
 void RegisterImage(nb::module_& m);
 void RegisterDistribute(nb::module_& m);
+void RegisterText(nb::module_& m);
 void RegisterWebDataset(nb::module_& m);
 
 }  // namespace sluice::python
