@@ -1,4 +1,5 @@
-// `sluice cat FILE...`: prints the records of TFRecord files.
+// `sluice cat FILE...`: prints the records of TFRecord files, and of the
+// other record formats (record_formats.h).
 #include <cstdio>
 #include <memory>
 
@@ -6,6 +7,7 @@
 
 #include "commands.h"
 #include "example_json.h"
+#include "record_formats.h"
 
 namespace sluice::tools {
 namespace {
@@ -18,6 +20,7 @@ struct CatOptions {
   std::string format = "escaped";
   uint64_t skip = 0;
   int64_t limit = -1;
+  FormatArgs input;
 };
 
 // Python-bytes-like escaping: printable ASCII as is, the rest as \xNN.
@@ -54,15 +57,39 @@ int RunCat(const CatOptions& o) {
   int64_t printed = 0;
   std::string line;
   for (const std::string& file : o.files) {
-    Result<TFRecordReader> reader = TFRecordReader::Open(file, ReaderOptions(o.compression));
+    FormatArgs input = o.input;
+    input.compression = o.compression;
+    Result<InputFormat> format = InputFormatFor(file, input);
+    if (!format.ok()) return Fail("cat", format.status());
+    if (o.json && format->name != "tfrecord") {
+      return Fail("cat", Status::InvalidArgument(file + ": --json prints tf.train.Example "
+                                                 "records; this is a " + format->name + " file"));
+    }
+    Result<std::unique_ptr<RecordReader>> reader =
+        format->open ? format->open(file)
+                     : [&]() -> Result<std::unique_ptr<RecordReader>> {
+                         SLUICE_ASSIGN_OR_RETURN(
+                             TFRecordReader r,
+                             TFRecordReader::Open(file, ReaderOptions(o.compression)));
+                         return std::unique_ptr<RecordReader>(
+                             std::make_unique<TFRecordReader>(std::move(r)));
+                       }();
     if (!reader.ok()) return Fail("cat", reader.status());
     while (o.limit < 0 || printed < o.limit) {
-      Result<std::optional<Record>> r = reader->Next();
+      Result<std::optional<Record>> r = (*reader)->Next();
       if (!r.ok()) return Fail("cat", r.status());
       if (!r->has_value()) break;
       const Record& rec = **r;
       if (rec.number < o.skip) continue;
       line.clear();
+      std::string shown;
+      std::string_view data = rec.data;
+      if (format->show) {
+        Result<std::string> text = format->show(rec, file);
+        if (!text.ok()) return Fail("cat", text.status());
+        shown = std::move(*text);
+        data = shown;
+      }
       if (o.json) {
         Result<std::string> json = SerializedToJson(rec.data, type);
         if (!json.ok()) {
@@ -71,11 +98,11 @@ int RunCat(const CatOptions& o) {
         }
         line = std::move(*json);
       } else if (o.format == "hex") {
-        AppendHex(rec.data, &line);
+        AppendHex(data, &line);
       } else if (o.format == "raw") {
-        line.assign(rec.data);
+        line.assign(data);
       } else {
-        AppendEscaped(rec.data, &line);
+        AppendEscaped(data, &line);
       }
       line += '\n';
       std::fwrite(line.data(), 1, line.size(), stdout);
@@ -89,8 +116,9 @@ int RunCat(const CatOptions& o) {
 
 void AddCatCommand(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<CatOptions>();
-  CLI::App* cmd = app.add_subcommand("cat", "Print the records of TFRecord files, one per line");
-  cmd->add_option("files", o->files, "TFRecord files; - (or a pipe) reads standard input")
+  CLI::App* cmd = app.add_subcommand(
+      "cat", "Print the records of TFRecord files (or text, CSV... files), one per line");
+  cmd->add_option("files", o->files, "Record files; - (or a pipe) reads standard input")
       ->required()
       ->check(ExistingFileOrStdin());
   cmd->add_option("--compression,-c", o->compression, "auto detects gzip and zlib streams")
@@ -105,6 +133,7 @@ void AddCatCommand(CLI::App& app, int* exit_code) {
                   "Without --json: escaped (printable bytes, others as \\xNN), hex, or raw")
       ->check(CLI::IsMember({"escaped", "hex", "raw"}))
       ->capture_default_str();
+  AddFormatOptions(cmd, &o->input, "--file-format,-F");
   cmd->add_option("--skip", o->skip, "Skip the first N records of each file");
   cmd->add_option("--limit,-n", o->limit, "Print at most N records in all");
   cmd->callback([o, exit_code] { *exit_code = RunCat(*o); });

@@ -1,5 +1,5 @@
 // `sluice count`, `sluice verify` and `sluice index`: whole-file passes over
-// TFRecord files.
+// TFRecord files, and over the other record formats (record_formats.h).
 #include <cstdio>
 #include <memory>
 
@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "plural.h"
 #include "progress.h"
+#include "record_formats.h"
 #include "sluice/records/record_index.h"
 
 namespace sluice::tools {
@@ -16,23 +17,61 @@ namespace {
 struct FilesOptions {
   std::vector<std::string> files;
   std::string compression = "auto";
+  FormatArgs input;
+  // The format of `file` (TFRecord: its name is "tfrecord" and the commands
+  // take their own paths).
+  Result<InputFormat> FormatOf(const std::string& file) const {
+    FormatArgs a = input;
+    a.compression = compression;
+    return InputFormatFor(file, a);
+  }
 };
 
 CLI::App* AddFilesCommand(CLI::App& app, const char* name, const char* help,
                           const std::shared_ptr<FilesOptions>& o) {
   CLI::App* cmd = app.add_subcommand(name, help);
-  cmd->add_option("files", o->files, "TFRecord files; - (or a pipe) reads standard input")
+  cmd->add_option("files", o->files, "Record files; - (or a pipe) reads standard input")
       ->required()
       ->check(ExistingFileOrStdin());
   cmd->add_option("--compression,-c", o->compression, "auto detects gzip and zlib streams")
       ->check(CLI::IsMember(kCompressionChoices))
       ->capture_default_str();
+  AddFormatOptions(cmd, &o->input, "--format,-F");
   return cmd;
+}
+
+// The records of a file of another format: exact without reading where the
+// format can say (an index, computable offsets), else by reading them all.
+Result<uint64_t> CountOther(const InputFormat& format, const std::string& file) {
+  if (format.count) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> n, format.count(file));
+    if (n) return *n;
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader, format.open(file));
+  Progress progress("counting " + file);
+  uint64_t bytes = 0;
+  for (;;) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<Record> rec, reader->Next());
+    if (!rec) break;
+    bytes += rec->data.size();
+    progress.Update(rec->number + 1, bytes);
+  }
+  progress.Done();
+  return reader->next_record_number();
 }
 
 int RunCount(const FilesOptions& o) {
   uint64_t total = 0;
   for (const std::string& file : o.files) {
+    Result<InputFormat> format = o.FormatOf(file);
+    if (!format.ok()) return Fail("count", format.status());
+    if (format->name != "tfrecord") {
+      Result<uint64_t> n = CountOther(*format, file);
+      if (!n.ok()) return Fail("count", n.status());
+      fmt::print("{}\t{}\n", *n, file);
+      total += *n;
+      continue;
+    }
     Result<RecordCount> n = CountRecordsOf(file, ReaderOptions(o.compression));
     if (!n.ok()) return Fail("count", n.status());
     if (!n->index_status.ok()) {
@@ -93,10 +132,53 @@ VerifyResult VerifyFile(const std::string& file, const TFRecordReaderOptions& op
   return v;
 }
 
+// Reads every record of a file of another format and checks it as the
+// format says; goes on past a record the reader moved past, stops where it
+// cannot.
+VerifyResult VerifyOther(const InputFormat& format, const std::string& file) {
+  VerifyResult v;
+  Result<std::unique_ptr<RecordReader>> reader = format.open(file);
+  if (!reader.ok()) {
+    v.first_error = reader.status();
+    v.unreadable = true;
+    return v;
+  }
+  Progress progress("verifying " + file);
+  for (;;) {
+    const uint64_t before = (*reader)->next_record_number();
+    Result<std::optional<Record>> r = (*reader)->Next();
+    if (r.ok() && !r->has_value()) break;
+    Status bad = r.ok() && format.check ? format.check(**r, file) : r.status();
+    if (!r.ok() && r.status().code() != StatusCode::kDataLoss &&
+        r.status().code() != StatusCode::kInvalidArgument) {
+      v.unreadable = true;  // an I/O error, not bad bytes
+      if (v.first_error.ok()) v.first_error = r.status();
+      break;
+    }
+    if (!bad.ok()) {
+      ++v.corrupt;
+      if (v.first_error.ok()) v.first_error = bad;
+      if ((*reader)->next_record_number() == before) {  // cannot go on
+        v.stopped = true;
+        break;
+      }
+      continue;
+    }
+    ++v.records;
+    v.bytes += (*r)->data.size();
+    progress.Update(v.records, v.bytes);
+  }
+  progress.Done();
+  return v;
+}
+
 int RunVerify(const FilesOptions& o) {
   size_t corrupt_files = 0, unreadable_files = 0;
   for (const std::string& file : o.files) {
-    VerifyResult v = VerifyFile(file, ReaderOptions(o.compression));
+    Result<InputFormat> format = o.FormatOf(file);
+    if (!format.ok()) return Fail("verify", format.status());
+    VerifyResult v = format->name == "tfrecord" ? VerifyFile(file, ReaderOptions(o.compression))
+                                                : VerifyOther(*format, file);
     if (v.first_error.ok()) {
       fmt::print("{}: OK, {}, {} bytes\n", file, Plural(v.records, "record", "records"), v.bytes);
       continue;
@@ -123,6 +205,18 @@ int RunVerify(const FilesOptions& o) {
 
 int RunIndex(const FilesOptions& o) {
   for (const std::string& file : o.files) {
+    Result<InputFormat> format = o.FormatOf(file);
+    if (!format.ok()) return Fail("index", format.status());
+    if (format->name != "tfrecord") {
+      if (!format->index) {
+        return Fail("index", Status::InvalidArgument(file + ": " + format->name +
+                                                     " files have no index: " + format->no_index));
+      }
+      Result<std::pair<std::string, uint64_t>> made = format->index(file);
+      if (!made.ok()) return Fail("index", made.status());
+      fmt::print("{}: {}\n", made->first, Plural(made->second, "record", "records"));
+      continue;
+    }
     Result<RecordIndex> index = RecordIndex::Build(file, ReaderOptions(o.compression));
     if (!index.ok()) return Fail("index", index.status());
     const std::string path = RecordIndex::PathFor(file);
@@ -138,7 +232,7 @@ int RunIndex(const FilesOptions& o) {
 void AddCountCommand(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<FilesOptions>();
   AddFilesCommand(app, "count",
-                  "Count the records of TFRecord files, exactly: from FILE.idx when it is present "
+                  "Count the records of TFRecord files (or text, CSV... files: --format), exactly: from FILE.idx when it is present "
                   "and matches the file (every record header is checked against it; for a "
                   "compressed file, the file's CRC-32C), else by reading, checking CRCs",
                   o)

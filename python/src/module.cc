@@ -14,5 +14,6 @@ NB_MODULE(_sluice, m) {
   RegisterIo(m);
   RegisterImage(m);
   RegisterText(m);
+  RegisterNpy(m);
   RegisterWebDataset(m);
 }

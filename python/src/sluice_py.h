@@ -135,6 +135,7 @@ void RegisterIo(nb::module_& m);
 void RegisterImage(nb::module_& m);
 void RegisterDistribute(nb::module_& m);
 void RegisterText(nb::module_& m);
+void RegisterNpy(nb::module_& m);
 void RegisterWebDataset(nb::module_& m);
 
 }  // namespace sluice::python

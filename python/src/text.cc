@@ -49,8 +49,11 @@ void RegisterText(nb::module_& m) {
                                  .max_line_size = max_line_size,
                                  .name = std::move(name)};
         if (buffer_size > 0) o.buffer_size = buffer_size;
-        nb::gil_scoped_release release;
-        return TextLineDataset(std::move(files), o);
+        Dataset ds = [&] {
+          nb::gil_scoped_release release;
+          return TextLineDataset(std::move(files), o);
+        }();
+        return Checked(std::move(ds));
       },
       nb::arg("files"), nb::arg("compression").none(), nb::arg("buffer_size"),
       nb::arg("num_parallel_reads"), nb::arg("max_line_size"), nb::arg("name"));
@@ -75,8 +78,11 @@ void RegisterText(nb::module_& m) {
                             .name = std::move(name)};
         if (buffer_size > 0) o.buffer_size = buffer_size;
         std::vector<CsvDefault> d = DefaultsOf(defaults);
-        nb::gil_scoped_release release;
-        return Checked(CsvDataset(std::move(files), std::move(d), std::move(o)));
+        Dataset ds = [&] {
+          nb::gil_scoped_release release;
+          return CsvDataset(std::move(files), std::move(d), std::move(o));
+        }();
+        return Checked(std::move(ds));
       },
       nb::arg("files"), nb::arg("defaults"), nb::arg("compression").none(),
       nb::arg("buffer_size"), nb::arg("header"), nb::arg("field_delim"),
@@ -110,9 +116,18 @@ void RegisterText(nb::module_& m) {
                                 .compression = CompressionOf(compression),
                                 .ignore_errors = ignore_errors};
         if (!seed.is_none()) o.shuffle_seed = nb::cast<uint64_t>(seed);
-        nb::gil_scoped_release release;
-        return Unwrap(MakeCsvDataset(pattern, batch_size, std::move(o)));
-      });
+        Result<Dataset> ds = [&] {
+          nb::gil_scoped_release release;
+          return MakeCsvDataset(pattern, batch_size, std::move(o));
+        }();
+        return Unwrap(std::move(ds));  // with the GIL: it may raise
+      },
+      nb::arg("pattern"), nb::arg("batch_size"), nb::arg("column_names"),
+      nb::arg("column_defaults"), nb::arg("label_name"), nb::arg("select"),
+      nb::arg("field_delim"), nb::arg("use_quote_delim"), nb::arg("na_value"), nb::arg("header"),
+      nb::arg("num_epochs"), nb::arg("shuffle"), nb::arg("shuffle_buffer_size"),
+      nb::arg("seed").none(), nb::arg("num_parallel_reads"), nb::arg("num_rows_for_inference"),
+      nb::arg("compression").none(), nb::arg("ignore_errors"));
 }
 
 }  // namespace sluice::python

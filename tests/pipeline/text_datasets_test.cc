@@ -147,23 +147,27 @@ TEST(CsvDatasetTest, Conformance) {
 }
 
 TEST(CsvDatasetTest, ErrorsNameFileLineAndColumn) {
+  // The iterator stops at its first error (ignore_errors goes on past it):
+  // one file per error, each after good rows, one of them over two lines.
+  const std::string good = "1,2,3\n\"a\nb\",1,3\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"1,2,3\n\"a\nb\",x,3\n", ":3: column 2: 'x' is not a valid int32"},
+      {good + "4,5\n", ":4: column 3: the record has 2 fields, 3 expected"},
+      {good + "4,5,6\n6,7,8,9\n", ":5: column 4: the record has 4 fields, 3 expected"},
+      {good + "4,5,6\n6,7,8\n7,,8\n", ":6: column 2: the field is empty and the column is required"},
+  };
   ScratchDir dir;
-  const std::string path = dir.file("data.csv");
-  WriteFileOrDie(path, "1,2,3\n\"a\nb\",x,3\n4,5\n6,7,8,9\n7,,8\n");
-  auto ds = CsvDataset({path}, {CsvDefault::Value("s"), CsvDefault::Required(DType::kInt32),
-                                CsvDefault::Required(DType::kInt64)});
-  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
-  ASSERT_TRUE(it.next().ok());
-  SLUICE_EXPECT_ERROR(it.next(), StatusCode::kInvalidArgument,
-                      path + ":3: column 2: 'x' is not a valid int32");
-  SLUICE_EXPECT_ERROR(it.next(), StatusCode::kInvalidArgument,
-                      path + ":4: column 3: the record has 2 fields, 3 expected");
-  SLUICE_EXPECT_ERROR(it.next(), StatusCode::kInvalidArgument,
-                      path + ":5: column 4: the record has 4 fields, 3 expected");
-  SLUICE_EXPECT_ERROR(it.next(), StatusCode::kInvalidArgument,
-                      path + ":6: column 2: the field is empty and the column is required");
-  auto end = it.next();
-  ASSERT_TRUE(end.ok() && !end->has_value());
+  for (const auto& [text, error] : cases) {
+    SCOPED_TRACE(error);
+    const std::string path = dir.file("data.csv");
+    WriteFileOrDie(path, text);
+    auto ds = CsvDataset({path}, {CsvDefault::Value("s"), CsvDefault::Required(DType::kInt32),
+                                  CsvDefault::Required(DType::kInt64)});
+    SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+    Result<std::optional<Element>> next = it.next();
+    while (next.ok() && next->has_value()) next = it.next();
+    SLUICE_EXPECT_ERROR(next, StatusCode::kInvalidArgument, path + error);
+  }
 }
 
 TEST(CsvDatasetTest, IgnoreErrorsSkipsExactlyTheBadRow) {
