@@ -1,4 +1,5 @@
 // list_files: the file names matching glob(3) patterns, as string scalars,
+// after brace expansion ("shard-{000000..000127}.tar", core/file_pattern.h),
 // sorted and without duplicates; with options.shuffle, followed by a
 // global_shuffle (a new order each iteration, as tf.data, from options.seed
 // or the pipeline's seed). The names are listed when the dataset is built
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "sluice/core/file_pattern.h"
 #include "sluice/core/os_error.h"
 #include "sluice/pipeline/internal/indexed_iterator.h"
 #include "sluice/pipeline/internal/stages.h"
@@ -69,7 +71,13 @@ Dataset MakeListFiles(const std::vector<std::string>& patterns, ListFilesOptions
     return Dataset::FromError(Status::InvalidArgument("list_files: no patterns given"));
   }
   std::vector<std::string> files;
-  for (const std::string& pattern : patterns) {
+  std::vector<std::string> expanded;
+  for (const std::string& braced : patterns) {
+    Result<std::vector<std::string>> names = ExpandBraces(braced);
+    if (!names.ok()) return Dataset::FromError(names.status().WithContext("list_files"));
+    expanded.insert(expanded.end(), names->begin(), names->end());
+  }
+  for (const std::string& pattern : expanded) {
     glob_t g{};
     GlobError error;
     tls_glob_error = &error;

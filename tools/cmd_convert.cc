@@ -296,6 +296,7 @@ void AddConvertCommand(CLI::App& app, int* exit_code) {
       "Docs: docs/convert.md");
   AddConvertImagesCommand(*convert, exit_code);
   AddConvertIdxCommand(*convert, exit_code);
+  AddConvertWebDatasetCommands(*convert, exit_code);
 }
 
 }  // namespace sluice::tools

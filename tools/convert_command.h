@@ -87,6 +87,8 @@ int ReportConversion(std::string_view command, const ConvertCommonOptions& o, co
 // `sluice convert images` and `sluice convert idx`.
 void AddConvertImagesCommand(CLI::App& convert, int* exit_code);
 void AddConvertIdxCommand(CLI::App& convert, int* exit_code);
+// `sluice convert webdataset` and `sluice convert tfrecord --to webdataset`.
+void AddConvertWebDatasetCommands(CLI::App& convert, int* exit_code);
 
 }  // namespace sluice::tools
 

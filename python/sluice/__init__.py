@@ -19,6 +19,7 @@ from . import dtypes
 from . import errors
 from . import experimental, image, io
 from .text import CsvDataset, TextLineDataset, make_csv_dataset
+from .webdataset import WebDatasetDataset
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, InputContext,
                       Options, TensorSpec, TFRecordDataset)
 from .npy import FixedLengthRecordDataset, NumpyDataset

@@ -201,7 +201,8 @@ class Dataset:
     def list_files(file_pattern, shuffle=False, seed=None):
         """File names matching glob pattern(s), sorted (shuffled with shuffle=True).
 
-        Unlike tf.data, sluice lists in sorted order unless asked to shuffle.
+        Brace patterns expand first, as webdataset's: "shard-{000000..000127}.tar",
+        "{train,val}/*.tar". Unlike tf.data, sluice lists in sorted order unless asked to shuffle.
         """
         patterns = [file_pattern] if isinstance(file_pattern, (str, bytes)) else list(file_pattern)
         patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]

@@ -15,4 +15,5 @@ NB_MODULE(_sluice, m) {
   RegisterImage(m);
   RegisterText(m);
   RegisterNpy(m);
+  RegisterWebDataset(m);
 }

@@ -136,6 +136,7 @@ void RegisterImage(nb::module_& m);
 void RegisterDistribute(nb::module_& m);
 void RegisterText(nb::module_& m);
 void RegisterNpy(nb::module_& m);
+void RegisterWebDataset(nb::module_& m);
 
 }  // namespace sluice::python
 
