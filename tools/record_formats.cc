@@ -6,15 +6,20 @@
 
 #include <fmt/format.h>
 
+#include "sluice/pipeline/numpy_dataset.h"
 #include "sluice/records/compression.h"
 #include "sluice/records/csv.h"
 #include "sluice/records/csv_reader.h"
+#include "sluice/records/fixed_length_reader.h"
+#include "sluice/records/tar_index.h"
+#include "sluice/records/tar_reader.h"
 #include "sluice/records/text_line_reader.h"
 
 namespace sluice::tools {
 namespace {
 
-const std::vector<std::string> kFormats = {"auto", "tfrecord", "text", "csv", "tsv"};
+const std::vector<std::string> kFormats = {"auto", "tfrecord",    "text",      "csv",
+                                           "tsv",  "fixedlength", "webdataset", "npy"};
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -25,6 +30,7 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 std::string FormatOfName(std::string name) {
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (EndsWith(name, ".tgz")) return "webdataset";
   for (std::string_view z : {".gz", ".zz", ".zlib"}) {
     if (EndsWith(name, z)) {
       name.resize(name.size() - z.size());
@@ -38,7 +44,8 @@ std::string FormatOfName(std::string name) {
       {".tfrecord", "tfrecord"}, {".tfrecords", "tfrecord"}, {".tfr", "tfrecord"},
       {".txt", "text"},          {".text", "text"},          {".jsonl", "text"},
       {".ndjson", "text"},       {".log", "text"},           {".csv", "csv"},
-      {".tsv", "tsv"},
+      {".tsv", "tsv"},           {".tar", "webdataset"},     {".npy", "npy"},
+      {".npz", "npy"},
   };
   for (const Ext& e : kExts) {
     if (EndsWith(name, e.ext)) return std::string(e.format);
@@ -85,14 +92,103 @@ InputFormat CsvFormat(Compression c, char delim) {
   return f;
 }
 
+// A payload as `cat` shows it: short printable text as is, else its size.
+std::string ShowBytes(std::string_view b) {
+  const bool printable = b.size() <= 64 && std::all_of(b.begin(), b.end(), [](char c) {
+                           return c >= 0x20 && c < 0x7f;
+                         });
+  return printable ? "'" + std::string(b) + "'" : fmt::format("<{} bytes>", b.size());
+}
+
+InputFormat FixedLengthFormat(Compression c, const FormatArgs& a) {
+  InputFormat f;
+  f.name = "fixedlength";
+  const FixedLengthRecordOptions o{.record_bytes = static_cast<uint64_t>(a.record_bytes),
+                                   .header_bytes = static_cast<uint64_t>(a.header_bytes),
+                                   .footer_bytes = static_cast<uint64_t>(a.footer_bytes),
+                                   .compression = c == Compression::kAuto ? Compression::kNone : c};
+  f.open = [o](const std::string& path) { return OpenFixedLengthRecordReader(path, o); };
+  if (o.compression == Compression::kNone) {
+    f.count = [o](const std::string& path) -> Result<std::optional<uint64_t>> {
+      SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const IndexedRecordFile> file,
+                              OpenFixedLengthRecordFile(path, o));
+      return std::optional<uint64_t>(file->num_records());
+    };
+  }
+  f.no_index = "fixed-length records are at computable offsets";
+  return f;
+}
+
+// A tar shard's samples: "key: ext=payload ...", every member listed.
+InputFormat TarFormat(Compression c) {
+  InputFormat f;
+  f.name = "webdataset";
+  const TarReaderOptions o{.compression = c};
+  f.open = [o](const std::string& path) -> Result<std::unique_ptr<RecordReader>> {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TarReader> r, TarReader::Open(path, o));
+    return std::unique_ptr<RecordReader>(std::move(r));
+  };
+  auto walk = [o](const Record& rec, const std::string& path, std::string* out) {
+    return ForEachTarMember(rec.data, rec.offset, path, o.max_header_size,
+                            [out](const TarMember& m) {
+                              if (out == nullptr) return Status::OK();
+                              if (out->empty()) *out = std::string(m.key) + ":";
+                              *out += fmt::format(" {}={}", m.extension, ShowBytes(m.data));
+                              return Status::OK();
+                            });
+  };
+  f.show = [walk](const Record& rec, const std::string& path) -> Result<std::string> {
+    std::string out;
+    SLUICE_RETURN_IF_ERROR(walk(rec, path, &out));
+    return out;
+  };
+  f.check = [walk](const Record& rec, const std::string& path) {
+    return walk(rec, path, nullptr);
+  };
+  f.count = [o](const std::string& path) -> Result<std::optional<uint64_t>> {
+    Result<std::shared_ptr<const IndexedRecordFile>> file = OpenIndexedTar(path, o);
+    if (!file.ok()) return std::optional<uint64_t>();  // no index (or compressed): read
+    return std::optional<uint64_t>((*file)->num_records());
+  };
+  f.index = [o](const std::string& path) -> Result<std::pair<std::string, uint64_t>> {
+    SLUICE_ASSIGN_OR_RETURN(RecordIndex index, BuildAndSaveTarIndex(path, o));
+    return std::pair<std::string, uint64_t>(TarIndexPath(path), index.size());
+  };
+  return f;
+}
+
+// .npy / .npz: rows, shown as the format's element.
+Result<InputFormat> NpyFormat(const std::string& reference) {
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const FileFormat> format, NumpyFormat(reference));
+  InputFormat f;
+  f.name = "npy";
+  f.open = [format](const std::string& path) { return format->Open(path, size_t{1} << 20); };
+  f.show = [format](const Record& rec, const std::string& path) -> Result<std::string> {
+    SLUICE_ASSIGN_OR_RETURN(Element e, format->ToElement(rec, path));
+    return e.DebugString(16);
+  };
+  f.count = [format](const std::string& path) -> Result<std::optional<uint64_t>> {
+    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const IndexedRecordFile> file,
+                            format->OpenIndexed(path));
+    if (file == nullptr) return std::optional<uint64_t>();
+    return std::optional<uint64_t>(file->num_records());
+  };
+  f.no_index = "NumPy arrays are at computable offsets";
+  return f;
+}
+
 }  // namespace
 
 void AddFormatOptions(CLI::App* cmd, FormatArgs* a, const std::string& flag) {
   cmd->add_option(flag, a->format,
                   "The files' format; auto: by extension (.tfrecord, .txt/.jsonl, .csv, .tsv, "
-                  "with .gz after it for GZIP), else tfrecord")
+                  ".tar/.tgz, .npy/.npz, with .gz after it for GZIP), else tfrecord")
       ->check(CLI::IsMember(kFormats))
       ->capture_default_str();
+  cmd->add_option("--record-bytes", a->record_bytes,
+                  "fixedlength: the bytes of each record (FixedLengthRecordDataset's)");
+  cmd->add_option("--header-bytes", a->header_bytes, "fixedlength: bytes before the records");
+  cmd->add_option("--footer-bytes", a->footer_bytes, "fixedlength: bytes after the records");
 }
 
 Result<InputFormat> InputFormatFor(const std::string& path, const FormatArgs& a) {
@@ -104,6 +200,15 @@ Result<InputFormat> InputFormatFor(const std::string& path, const FormatArgs& a)
   if (name == "text") return TextFormat(c);
   if (name == "csv") return CsvFormat(c, ',');
   if (name == "tsv") return CsvFormat(c, '\t');
+  if (name == "webdataset") return TarFormat(c);
+  if (name == "npy") return NpyFormat(path);
+  if (name == "fixedlength") {
+    if (a.record_bytes < 1 || a.header_bytes < 0 || a.footer_bytes < 0) {
+      return Status::InvalidArgument(
+          "--format fixedlength needs --record-bytes N (and header/footer bytes >= 0)");
+    }
+    return FixedLengthFormat(c, a);
+  }
   return Status::InvalidArgument("unknown format '" + name + "'");
 }
 
