@@ -30,7 +30,7 @@ def has_torch():
     return True
 
 
-@pytest.mark.parametrize("name", ["cats_vs_dogs.py", "tfrecord.py"])
+@pytest.mark.parametrize("name", ["cats_vs_dogs.py", "tfrecord.py", "file_formats.py"])
 def test_help(name):
     r = run(name, "--help")
     assert r.returncode == 0, r.stderr
@@ -66,3 +66,13 @@ def test_tfrecord():
     assert "6 batches; the first: images (16, 64, 64, 3) float32" in r.stdout
     if has_torch():
         assert "epoch 1/1: loss" in r.stdout
+
+
+def test_file_formats():
+    r = run("file_formats.py")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "text: 3 lines, the first b'GET /a 200'" in r.stdout
+    assert "csv: batch of 4: columns ['age', 'fare', 'name'], labels [0, 1, 0, 1]" in r.stdout
+    assert "csv: 10 rows; the last: age 29.0, name b'passenger, 9'" in r.stdout
+    assert "webdataset: 2 shards, 10 samples" in r.stdout
+    assert "numpy: 10 batches of 8 windows of 129 tokens; resumed at batch 2 exactly" in r.stdout
