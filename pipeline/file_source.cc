@@ -192,17 +192,16 @@ Dataset FileSourceDataset(std::vector<std::string> files, std::shared_ptr<const 
     }
     if (!indexed.empty()) cardinality = total;
   }
-  return Dataset(std::make_shared<FileSourceNode>(std::move(files), std::move(format),
-                                                  std::move(options), std::move(indexed),
-                                                  cardinality));
+  return Dataset(std::make_shared<FileSourceNode>(
+      std::move(files), std::move(format), std::move(options), std::move(indexed), cardinality));
 }
 
 DatasetFn file_source(std::shared_ptr<const FileFormat> format, FileSourceOptions options) {
   return [format = std::move(format), options](const Element& e) -> Result<Dataset> {
     if (e.size() != 1 || e[0].dtype() != DType::kString || e[0].num_elements() != 1) {
-      return Status::InvalidArgument(
-          (format ? format->kind() : std::string("file_source")) +
-          ": expected a file name (string scalar), got " + e.DebugString());
+      return Status::InvalidArgument((format ? format->kind() : std::string("file_source")) +
+                                     ": expected a file name (string scalar), got " +
+                                     e.DebugString());
     }
     return FileSourceDataset({std::string(e[0].flat<std::string_view>()[0])}, format, options);
   };

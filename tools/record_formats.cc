@@ -18,7 +18,7 @@
 namespace sluice::tools {
 namespace {
 
-const std::vector<std::string> kFormats = {"auto", "tfrecord",    "text",      "csv",
+const std::vector<std::string> kFormats = {"auto", "tfrecord",    "text",       "csv",
                                            "tsv",  "fixedlength", "webdataset", "npy"};
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -56,9 +56,7 @@ std::string FormatOfName(std::string name) {
 InputFormat TextFormat(Compression c) {
   InputFormat f;
   f.name = "text";
-  f.open = [c](const std::string& path) {
-    return OpenTextLineReader(path, {.compression = c});
-  };
+  f.open = [c](const std::string& path) { return OpenTextLineReader(path, {.compression = c}); };
   f.no_index = "text files are read in order";
   return f;
 }
@@ -77,14 +75,13 @@ InputFormat CsvFormat(Compression c, char delim) {
     std::string scratch;
     CsvSyntaxError error;
     if (!SplitCsvRecord(rec.data, dialect, &fields, &scratch, &error)) {
-      return Status::DataLoss(fmt::format("{}:{}: column {}: {}", path,
-                                          rec.line + error.line_offset, error.column,
-                                          error.message));
+      return Status::DataLoss(fmt::format(
+          "{}:{}: column {}: {}", path, rec.line + error.line_offset, error.column, error.message));
     }
     if (!fields_per_record->has_value()) *fields_per_record = fields.size();
     if (fields.size() != **fields_per_record) {
-      return Status::DataLoss(fmt::format("{}:{}: the record has {} fields, the first has {}",
-                                          path, rec.line, fields.size(), **fields_per_record));
+      return Status::DataLoss(fmt::format("{}:{}: the record has {} fields, the first has {}", path,
+                                          rec.line, fields.size(), **fields_per_record));
     }
     return Status::OK();
   };
@@ -142,9 +139,7 @@ InputFormat TarFormat(Compression c) {
     SLUICE_RETURN_IF_ERROR(walk(rec, path, &out));
     return out;
   };
-  f.check = [walk](const Record& rec, const std::string& path) {
-    return walk(rec, path, nullptr);
-  };
+  f.check = [walk](const Record& rec, const std::string& path) { return walk(rec, path, nullptr); };
   f.count = [o](const std::string& path) -> Result<std::optional<uint64_t>> {
     Result<std::shared_ptr<const IndexedRecordFile>> file = OpenIndexedTar(path, o);
     if (!file.ok()) return std::optional<uint64_t>();  // no index (or compressed): read

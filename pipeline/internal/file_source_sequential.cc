@@ -197,9 +197,9 @@ class SequentialFileIterator : public IteratorNode {
 
   struct OpenSlot {
     int64_t file = 0;
-    int64_t record = 0;                      // where to start when the reader is opened
+    int64_t record = 0;                    // where to start when the reader is opened
     std::shared_ptr<RecordReader> reader;  // shared with its read-ahead's task
-    BufferCharge charge;                     // for `reader`
+    BufferCharge charge;                   // for `reader`
     // With read-ahead: the block's records not returned yet, the reader's
     // position after them, and the next block being read.
     std::deque<ReadItem> items;
@@ -304,7 +304,8 @@ class SequentialFileIterator : public IteratorNode {
     }
     s.after = rd->next_record_number();
     s.reader = std::move(rd);
-    s.charge = BufferCharge(&ctx()->memory(), std::max<int64_t>(node_.source_options().buffer_size, 4096));
+    s.charge =
+        BufferCharge(&ctx()->memory(), std::max<int64_t>(node_.source_options().buffer_size, 4096));
     return Status::OK();
   }
 

@@ -160,8 +160,8 @@ TEST(FileSourceTest, AnyFormatGetsTheRotationInBothModes) {
     // interleave with cycle_length 2); the third takes the slot of the first
     // to end.
     Dataset two = FileSourceDataset(files, format, {.num_parallel_reads = 2});
-    EXPECT_EQ(Ints(two), (std::vector<int64_t>{1, 10, 2, 11, 3, 12, 4, 13, 5, 14, 6, 15, 7,
-                                                16, 8, 17, 9, 18, 19, 20, 21, 22}));
+    EXPECT_EQ(Ints(two), (std::vector<int64_t>{1,  10, 2,  11, 3,  12, 4,  13, 5,  14, 6,
+                                               15, 7,  16, 8,  17, 9,  18, 19, 20, 21, 22}));
     for (int reads : {1, 2, 3}) {
       RunConformance({.name = std::string("NumberLines_") + (indexed ? "indexed" : "sequential") +
                               std::to_string(reads),
@@ -205,8 +205,8 @@ TEST(FileSourceTest, IgnoreErrorsSkipsExactlyTheBadRecord) {
           << e.status();
       std::vector<int64_t> kept;
       for (const Element& x : ds.ignore_errors()) kept.push_back(x[0].scalar<int64_t>());
-      const std::vector<int64_t> want = reads == 1 ? std::vector<int64_t>{1, 2, 4, 5, 7}
-                                                   : std::vector<int64_t>{1, 5, 2, 7, 4};
+      const std::vector<int64_t> want =
+          reads == 1 ? std::vector<int64_t>{1, 2, 4, 5, 7} : std::vector<int64_t>{1, 5, 2, 7, 4};
       EXPECT_EQ(kept, want);
     }
   }
@@ -216,8 +216,10 @@ TEST(FileSourceTest, BadArgumentsNameTheFormat) {
   auto format = std::make_shared<NumberLines>(false);
   EXPECT_NE(FileSourceDataset({}, format).status().ToString().find("NumberLines: no files"),
             std::string::npos);
-  EXPECT_NE(FileSourceDataset({"a"}, format, {.buffer_size = 0}).status().ToString().find(
-                "NumberLines: buffer_size"),
+  EXPECT_NE(FileSourceDataset({"a"}, format, {.buffer_size = 0})
+                .status()
+                .ToString()
+                .find("NumberLines: buffer_size"),
             std::string::npos);
   EXPECT_FALSE(FileSourceDataset({"a"}, nullptr).status().ok());
   // A file that does not open is an error naming it, in its place.
