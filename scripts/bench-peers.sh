@@ -3,7 +3,10 @@
 # tf.data (tensorflow-cpu), PyTorch's DataLoader with torchvision (where it
 # installs), and the physical references (bare libjpeg-turbo decode on every
 # core, page-cache read and memcpy). Writes the table between the markers
-# `<!-- peers:begin -->` and `<!-- peers:end -->` of docs/perf.md.
+# `<!-- peers:begin -->` and `<!-- peers:end -->` of docs/perf.md (cases
+# 1-6), and the file formats' table between `<!-- formats:begin -->` and
+# `<!-- formats:end -->` (cases text, csv, fixedlength); a run touches only
+# the tables of the cases it ran.
 #
 # Usage: scripts/bench-peers.sh [BUILD_DIR]        (default: build/)
 #   scripts/bench-peers.sh --check-venvs      the peers' Python venvs: ready,
@@ -37,7 +40,20 @@
 # TFRecords (`sluice convert images` vs the tutorial's Python loop), 6 case 2
 # on shards converted with `--restart-interval 1` (both systems read the same
 # restart-marked files; sluice's crop decodes then read only the window's
-# segments). CASES defaults to 1-5. Cases 1, 2 and 6 also time "loop":
+# segments). CASES defaults to 1-5.
+# File formats (issue 40; not in the default CASES, name them): `text`
+# (TextLineDataset over TEXT_LINES=2000000 log-like lines of ~120 bytes in
+# 4 files of ~60 MB, batch 4096), `csv` (CsvDataset over CSV_ROWS=2000000
+# rows of ~42 bytes in 4 files with a header, 6 columns typed by
+# record_defaults: int64, int32, 2 float32 required, a float32 and a string
+# with defaults; batch 4096) and `fixedlength` (FixedLengthRecordDataset of
+# 3,073-byte records, CIFAR-10's binary format, FIXED_RECORDS=50000 in 5
+# files; batch 1024), each in sluice (C++), tf.data and sluice-python. The
+# files are written once into $WORK/text, $WORK/csv and $WORK/fixed by
+# `sluice_cases --make-files KIND` (deterministic). All three systems read
+# FORMAT_READS=1 file at a time (num_parallel_reads; -1: AUTOTUNE on every
+# side). The table adds each system's MB/s (items/s x the files' mean bytes
+# per item). Cases 1, 2 and 6 also time "loop":
 # sluice's map function of the case in a plain loop on CORES threads over
 # the records in memory (`sluice_cases --loop 1`), the same work per image
 # with no pipeline: how much of a gap to the bare limit is the work itself.
@@ -49,7 +65,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/lib/args.sh"
 args_help "$@"
-command_line="ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10} WARMUP=${WARMUP:-3} CORES=${CORES:-$(nproc)}${CASES:+ CASES=\"$CASES\"} scripts/bench-peers.sh $*"
+command_line="ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10} WARMUP=${WARMUP:-3} CORES=${CORES:-$(nproc)}${CASES:+ CASES=\"$CASES\"}${FORMAT_READS:+ FORMAT_READS=$FORMAT_READS} scripts/bench-peers.sh $*"
 mode=run
 positional=()
 for arg in "$@"; do
@@ -72,6 +88,10 @@ IMAGES=${IMAGES:-/tmp/sluice-imagenet-like}
 COUNT=${COUNT:-2000}
 WORK=${WORK:-/tmp/sluice-peers}
 RECORDS=${RECORDS:-400000}
+TEXT_LINES=${TEXT_LINES:-2000000}
+CSV_ROWS=${CSV_ROWS:-2000000}
+FIXED_RECORDS=${FIXED_RECORDS:-50000}
+FORMAT_READS=${FORMAT_READS:-1}
 CONVERT_REPEATS=${CONVERT_REPEATS:-5}
 TORCH=${TORCH:-auto}
 TF_VENV=${TF_VENV:-$HOME/.cache/sluice/tf-venv}
@@ -224,39 +244,66 @@ cases_bin=$build/bench/peers/sluice_cases
 bare_bin=$build/bench/peers/bare_decode
 
 # --- Data -------------------------------------------------------------------
+# Only what the named cases read: images and their shards for cases 1, 2, 5
+# and 6, the small Examples for 3 and 4.
+has_case() { local c; for c in "$@"; do [[ " $CASES " == *" $c "* ]] && return 0; done; return 1; }
 mkdir -p "$WORK"
-if [[ ! -d $IMAGES ]]; then
-  "$root/scripts/make-imagenet-like.sh" --build "$build" --out "$IMAGES" --count "$COUNT" >&2
+n_images=0
+if has_case 1 2 5 6; then
+  if [[ ! -d $IMAGES ]]; then
+    "$root/scripts/make-imagenet-like.sh" --build "$build" --out "$IMAGES" --count "$COUNT" >&2
+  fi
+  n_images=$(find "$IMAGES" -type f | wc -l)
+  stamp="$n_images $(find "$IMAGES" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')"
+  if [[ ! -f $WORK/shards.stamp || $(cat "$WORK/shards.stamp") != "$stamp" ]]; then
+    log "converting $IMAGES into $WORK/shards (8 shards, indexed)"
+    rm -rf "$WORK/shards"; mkdir -p "$WORK/shards"
+    "$sluice" convert images "$IMAGES" --out "$WORK/shards/train" --shards 8 --index >&2
+    echo "$stamp" > "$WORK/shards.stamp"
+  fi
+  if has_case 6 &&
+     [[ ! -f $WORK/shards-rst.stamp || $(cat "$WORK/shards-rst.stamp") != "$stamp" ]]; then
+    log "converting $IMAGES into $WORK/shards-rst (8 shards, restart marker every MCU)"
+    rm -rf "$WORK/shards-rst"; mkdir -p "$WORK/shards-rst"
+    "$sluice" convert images "$IMAGES" --out "$WORK/shards-rst/train" --shards 8 --index \
+      --restart-interval 1 >&2
+    echo "$stamp" > "$WORK/shards-rst.stamp"
+  fi
+  # Warm the page cache.
+  cat "$WORK"/shards/* > /dev/null
+  if has_case 6; then cat "$WORK"/shards-rst/* > /dev/null; fi
+  find "$IMAGES" -type f -print0 | xargs -0 cat > /dev/null
 fi
-n_images=$(find "$IMAGES" -type f | wc -l)
-stamp="$n_images $(find "$IMAGES" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')"
-if [[ ! -f $WORK/shards.stamp || $(cat "$WORK/shards.stamp") != "$stamp" ]]; then
-  log "converting $IMAGES into $WORK/shards (8 shards, indexed)"
-  rm -rf "$WORK/shards"; mkdir -p "$WORK/shards"
-  "$sluice" convert images "$IMAGES" --out "$WORK/shards/train" --shards 8 --index >&2
-  echo "$stamp" > "$WORK/shards.stamp"
+if has_case 3 4; then
+  if [[ ! -f $WORK/small.stamp || $(cat "$WORK/small.stamp") != "$RECORDS" ]]; then
+    log "writing $RECORDS small Examples into $WORK/small"
+    rm -rf "$WORK/small"; mkdir -p "$WORK/small"
+    "$cases_bin" --make-records "$WORK/small/small" --count "$RECORDS" --shards 4
+    echo "$RECORDS" > "$WORK/small.stamp"
+  fi
+  cat "$WORK"/small/* > /dev/null
 fi
-if [[ ! -f $WORK/small.stamp || $(cat "$WORK/small.stamp") != "$RECORDS" ]]; then
-  log "writing $RECORDS small Examples into $WORK/small"
-  rm -rf "$WORK/small"; mkdir -p "$WORK/small"
-  "$cases_bin" --make-records "$WORK/small/small" --count "$RECORDS" --shards 4
-  echo "$RECORDS" > "$WORK/small.stamp"
-fi
-if [[ " $CASES " == *" 6 "* &&
-      ( ! -f $WORK/shards-rst.stamp || $(cat "$WORK/shards-rst.stamp") != "$stamp" ) ]]; then
-  log "converting $IMAGES into $WORK/shards-rst (8 shards, restart marker every MCU)"
-  rm -rf "$WORK/shards-rst"; mkdir -p "$WORK/shards-rst"
-  "$sluice" convert images "$IMAGES" --out "$WORK/shards-rst/train" --shards 8 --index \
-    --restart-interval 1 >&2
-  echo "$stamp" > "$WORK/shards-rst.stamp"
-fi
+# The file formats' files (cases text, csv, fixedlength), when named.
+format_kinds=()
+[[ " $CASES " == *" text "* ]] && format_kinds+=("text:$TEXT_LINES:4")
+[[ " $CASES " == *" csv "* ]] && format_kinds+=("csv:$CSV_ROWS:4")
+[[ " $CASES " == *" fixedlength "* ]] && format_kinds+=("fixed:$FIXED_RECORDS:5")
+format_bytes_per_item=""
+for spec in ${format_kinds[@]+"${format_kinds[@]}"}; do
+  IFS=: read -r kind count nfiles <<< "$spec"
+  if [[ ! -f $WORK/$kind.stamp || $(cat "$WORK/$kind.stamp") != "$count $nfiles" ]]; then
+    log "writing $count $kind items into $WORK/$kind ($nfiles files)"
+    rm -rf "${WORK:?}/$kind"; mkdir -p "$WORK/$kind"
+    "$cases_bin" --make-files "$kind" --out "$WORK/$kind/$kind" --count "$count" --shards "$nfiles"
+    echo "$count $nfiles" > "$WORK/$kind.stamp"
+  fi
+  cat "$WORK/$kind"/* > /dev/null
+  bytes=$(find "$WORK/$kind" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+  format_bytes_per_item+="${format_bytes_per_item:+ }$kind=$(awk -v b="$bytes" -v n="$count" 'BEGIN { printf "%.2f", b / n }')"
+done
 shards="$WORK/shards/train-*.tfrecord"
 shards_rst="$WORK/shards-rst/train-*.tfrecord"
 small="$WORK/small/small-*.tfrecord"
-# Warm the page cache.
-cat "$WORK"/shards/* "$WORK"/small/* > /dev/null
-[[ -d $WORK/shards-rst ]] && cat "$WORK"/shards-rst/* > /dev/null
-find "$IMAGES" -type f -print0 | xargs -0 cat > /dev/null
 
 # --- Peers' environments -----------------------------------------------------
 setup_venvs
@@ -269,10 +316,19 @@ common=(--cores "$CORES" --seconds "$DURATION" --warmup "$WARMUP")
 # run_system CASE_NO SYSTEM: one timed run, its JSON line appended to $results.
 run_system() {
   local no=$1 sys=$2 line="" t0 t1
-  local -A name=([1]=decode [2]=fused [3]=read [4]=parse [5]=convert [6]=fused)
+  local -A name=([1]=decode [2]=fused [3]=read [4]=parse [5]=convert [6]=fused
+                 [text]=text [csv]=csv [fixedlength]=fixedlength)
   local c=${name[$no]}
   local image_shards=$shards
   [[ $no == 6 ]] && image_shards=$shards_rst
+  # The file formats: their files, and num_parallel_reads on every side.
+  local -A format_files=([text]="$WORK/text/text-*.txt" [csv]="$WORK/csv/csv-*.csv"
+                         [fixedlength]="$WORK/fixed/fixed-*.bin")
+  local reads=()
+  if [[ -n ${format_files[$c]:-} ]]; then
+    image_shards=${format_files[$c]}
+    reads=(--parallel-reads "$FORMAT_READS")
+  fi
   local tset=(taskset -c "$cpus")
   exec 3>&2 2> "$WORK/stderr.txt"  # the peers' chatter, shown only on failure
   case $sys in
@@ -302,11 +358,13 @@ run_system() {
       else
         local files=$image_shards
         [[ $c == read || $c == parse ]] && files=$small
-        line=$("${tset[@]}" "$cases_bin" --case "$c" --files "$files" "${common[@]}" | tail -1) || true
+        line=$("${tset[@]}" "$cases_bin" --case "$c" --files "$files" "${common[@]}" \
+          ${reads[@]+"${reads[@]}"} | tail -1) || true
       fi ;;
     sluice-python)
       line=$(PYTHONPATH=$build/python "${tset[@]}" "$sluice_py" "$root/bench/peers/python_cases.py" \
-        --case "$c" --files "$image_shards" "${common[@]}" | tail -1) || true ;;
+        --case "$c" --files "$image_shards" "${common[@]}" ${reads[@]+"${reads[@]}"} |
+        tail -1) || true ;;
     loop)
       line=$("${tset[@]}" "$cases_bin" --case "$c" --loop 1 --files "$image_shards" "${common[@]}" |
                tail -1) || true ;;
@@ -319,7 +377,7 @@ run_system() {
         local files=$image_shards
         [[ $c == read || $c == parse ]] && files=$small
         line=$("${tset[@]}" "$tf_py" "$root/bench/peers/tfdata_cases.py" --case "$c" --files "$files" \
-          "${common[@]}" | tail -1) || true
+          "${common[@]}" ${reads[@]+"${reads[@]}"} | tail -1) || true
       fi ;;
     torch)
       line=$("${tset[@]}" "$torch_py" "$root/bench/peers/torch_cases.py" --case "$c" \
@@ -336,7 +394,9 @@ run_system() {
   exec 2>&3 3>&-
   if [[ $line == \{* ]]; then
     log "case $no $sys: $line"
-    echo "${line%\}},\"case_no\":$no}" >> "$results"
+    local case_no=$no
+    [[ $no =~ ^[0-9]+$ ]] || case_no="\"$no\""
+    echo "${line%\}},\"case_no\":$case_no}" >> "$results"
   else
     log "case $no $sys: no result (failed); its stderr ends with:"
     tail -5 "$WORK/stderr.txt" >&2
@@ -373,6 +433,8 @@ for no in $CASES; do
     4) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;
     3) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data); systems+=(bare) ;;
     5) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;
+    text|csv|fixedlength) systems=(sluice); [[ -n $sluice_py ]] && systems+=(sluice-python)
+       [[ -n $tf_py ]] && systems+=(tf.data) ;;
     *) log "unknown case $no"; continue ;;
   esac
   for ((r = 0; r < ROUNDS; ++r)); do
@@ -396,6 +458,8 @@ rev=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 tf_version=$([[ -n $tf_py ]] && "$tf_py" -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null || echo "not installed")
 torch_version=$([[ -n $torch_py ]] && "$torch_py" -c 'import torch, torchvision; print(f"{torch.__version__}, torchvision {torchvision.__version__}")' 2>/dev/null || echo "not measured")
 export RESULTS=$results ROUNDS DURATION WARMUP CORES PERF_MD n_images RECORDS
+export TEXT_LINES CSV_ROWS FIXED_RECORDS FORMAT_READS
+export FORMAT_BYTES_PER_ITEM=$format_bytes_per_item
 export META_CPU="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs online, $CORES used (taskset -c $cpus)"
 export META_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 export META_VERSIONS="sluice $rev, g++ $(g++ -dumpfullversion), TensorFlow $tf_version, torch $torch_version, libjpeg-turbo $(dpkg-query -W -f '${Version}' libturbojpeg0 2>/dev/null || echo '?')"

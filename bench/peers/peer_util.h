@@ -96,7 +96,7 @@ inline std::vector<std::string> GlobRecordFiles(std::string_view program,
     }
   }
   globfree(&g);
-  if (out.empty()) Die(program, "no TFRecord files match " + pattern);
+  if (out.empty()) Die(program, "no files match " + pattern);
   return out;
 }
 

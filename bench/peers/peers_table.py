@@ -1,10 +1,14 @@
 """Turns scripts/bench-peers.sh's results (one JSON line per run) into the
-markdown table of docs/perf.md's "Peers side by side": the median of each
-system per case, our ratio to each peer and to the physical limit, and the
-targets. Prints the section and, when PERF_MD is set, replaces the text
-between `<!-- peers:begin -->` and `<!-- peers:end -->` in that file (the
-section and markers are appended if missing). Standard library only; the
-inputs come from the environment (see the end of bench-peers.sh).
+markdown tables of docs/perf.md: "Peers side by side" (cases 1-6: the
+median of each system per case, our ratio to each peer and to the physical
+limit, and the targets) and "File formats against tf.data (issue 40)"
+(cases text, csv, fixedlength: sluice, tf.data and sluice-python, items/s
+and MB/s, the ratios). Prints each section whose cases ran and, when
+PERF_MD is set, replaces the text between its markers in that file
+(`<!-- peers:begin -->` / `<!-- peers:end -->`, `<!-- formats:begin -->` /
+`<!-- formats:end -->`; a section and its markers are appended if
+missing). Standard library only; the inputs come from the environment (see
+the end of bench-peers.sh).
 """
 import json
 import os
@@ -12,6 +16,13 @@ import re
 import statistics
 
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
+FORMATS_BEGIN, FORMATS_END = "<!-- formats:begin -->", "<!-- formats:end -->"
+FORMAT_CASES = {
+    "text": ("TextLineDataset, log-like lines of ~120 bytes, batch 4096", "lines/s", "text"),
+    "csv": ("CsvDataset, 6 typed columns (~42-byte rows), batch 4096", "rows/s", "csv"),
+    "fixedlength": ("FixedLengthRecordDataset, 3,073-byte records (CIFAR-10), batch 1024",
+                    "records/s", "fixed"),
+}
 CASES = {
     1: ("ImageNet-like TFRecords -> 224x224 batches, full decode", "images/s"),
     2: ("the same, crop-window (fused) decode", "images/s"),
@@ -33,6 +44,79 @@ def fmt(x):
     return f"{x / 1e6:.2f} M" if x >= 1e6 else f"{x:,.0f}"
 
 
+def meta_lines(env, n_runs):
+    """The run's date title, machine, versions, command and load: (title, lines)."""
+    other = float(env.get("META_OTHER_CPU", "0") or 0)
+    before = float(env.get("META_LOAD_BEFORE", "0") or 0)
+    peak = float(env.get("META_LOAD_MAX", "0") or 0)
+    cores = int(env["CORES"])
+    steal = float(env.get("META_STEAL_CPU", "0") or 0)
+    # The peak load average is reported, not judged: the peers' thread pools
+    # (dozens of threads on CORES CPUs) raise it by themselves.
+    busy = before > 1.5 or other > 0.3 or steal > 0.1
+    title = f"### {env['META_DATE']}"
+    if busy:
+        title += " — PROVISIONAL: the machine was shared while measured"
+    lines = [f"Machine: {env['META_CPU']}. Versions: {env['META_VERSIONS']}.",
+             f"Command: `{env['META_COMMAND']}` ({env['ROUNDS']} alternating rounds, "
+             f"{env['DURATION']} s timed after {env['WARMUP']} s warm-up per run; "
+             f"medians; {n_runs}).",
+             f"Load: 1-min load average {before:.2f} before the run, {peak:.2f} at most "
+             f"during it (our own runs account for up to {cores}); other processes used "
+             f"{other:.2f} CPUs on average, and the hypervisor took {steal:.2f} CPUs (steal)."
+             + (" Numbers taken under this load are provisional: rerun on a quiet machine."
+                if busy else "")]
+    return title, lines
+
+
+def replace_section(text, begin, end, section, heading):
+    if begin in text and end in text:
+        return re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: section, text,
+                      flags=re.S)
+    return text.rstrip("\n") + f"\n\n{heading}\n\n" + section + "\n"
+
+
+def formats_section(env, runs):
+    """The file formats' table (cases text, csv, fixedlength), or None if none ran."""
+    med = {k: statistics.median(v) for k, v in runs.items() if k[0] in FORMAT_CASES}
+    if not med:
+        return None
+    bytes_per_item = dict(kv.split("=") for kv in env.get("FORMAT_BYTES_PER_ITEM", "").split())
+    reads = env.get("FORMAT_READS", "1")
+    counts = {"text": env.get("TEXT_LINES"), "csv": env.get("CSV_ROWS"),
+              "fixedlength": env.get("FIXED_RECORDS")}
+    title, lines = meta_lines(env, ", ".join(
+        f"{counts[c]} {unit.split('/')[0]} for {c}" for c, (_, unit, _) in FORMAT_CASES.items()
+        if any(k[0] == c for k in med)))
+    out = [FORMATS_BEGIN, "", title, ""] + lines
+    out += ["", "| case | unit | sluice | tf.data | sluice-python | sluice / tf.data | "
+            "sluice-python / tf.data | sluice-python / sluice | MB/s sluice, tf.data, "
+            "sluice-python |", "|---|---|---|---|---|---|---|---|---|"]
+    for case, (what, unit, kind) in FORMAT_CASES.items():
+        s, tf, py = (med.get((case, sys)) for sys in ("sluice", "tf.data", "sluice-python"))
+        if s is None and tf is None and py is None:
+            continue
+        per = float(bytes_per_item.get(kind, 0) or 0)
+
+        def ratio(a, b):
+            return f"{a / b:.2f}x" if a and b else "—"
+
+        mbs = ", ".join(f"{x * per / 1e6:,.0f}" if x and per else "—" for x in (s, tf, py))
+        out.append("| " + " | ".join([
+            f"{case}: {what}", unit, fmt(s), fmt(tf), fmt(py), ratio(s, tf), ratio(py, tf),
+            ratio(py, s), mbs]) + " |")
+    n_runs = sorted((c, sys, len(v)) for (c, sys), v in runs.items() if c in FORMAT_CASES)
+    out += ["", f"Every system reads num_parallel_reads={reads} "
+            f"({'one file at a time' if reads == '1' else 'files at once'}), the dataset "
+            "repeated, batched with drop_remainder and prefetched (AUTOTUNE); sluice-python "
+            "iterates the same pipeline from Python and gets strings as NumPy object arrays "
+            "of bytes (one Python object per line, row name or record), tf.data's Python "
+            "loop gets one tensor per batch. MB/s: items/s x the files' mean bytes per item "
+            f"({', '.join(f'{k} {v}' for k, v in bytes_per_item.items())}). Run counts: "
+            + ", ".join(f"{c}/{sys} {n}" for c, sys, n in n_runs) + ".", "", FORMATS_END]
+    return "\n".join(out)
+
+
 def main():
     env = os.environ
     runs = {}
@@ -40,6 +124,9 @@ def main():
     with open(env["RESULTS"]) as f:
         for line in f:
             r = json.loads(line)
+            if r["case_no"] in FORMAT_CASES:
+                runs.setdefault((r["case_no"], r["system"]), []).append(r["items_per_s"])
+                continue
             key = (r["case_no"], "python" if r["system"] == "tf.data" and r["case_no"] == 5
                    else r["system"])
             runs.setdefault(key, []).append(r["items_per_s"])
@@ -49,33 +136,28 @@ def main():
                 extra["record_bytes"] = r["record_bytes"]
             if r["system"] == "sluice" and "repeats" in r:
                 extra["convert_repeats"] = r["repeats"]
+    formats = formats_section(env, runs)
+    runs = {k: v for k, v in runs.items() if k[0] not in FORMAT_CASES}
+    path = env.get("PERF_MD")
+    if not runs:  # only file formats ran: the peers' table is left as it is
+        if formats:
+            print(formats)
+            if path:
+                with open(path) as f:
+                    text = f.read()
+                text = replace_section(text, FORMATS_BEGIN, FORMATS_END, formats,
+                                       "## File formats against tf.data (issue 40)")
+                with open(path, "w") as f:
+                    f.write(text)
+        return
     med = {k: statistics.median(v) for k, v in runs.items()}
     if (1, "bare") in med:
         med[(2, "bare")] = med[(1, "bare")]  # the same images, the same limit
     n_runs = {k: len(v) for k, v in runs.items()}
 
-    other = float(env.get("META_OTHER_CPU", "0") or 0)
-    before = float(env.get("META_LOAD_BEFORE", "0") or 0)
-    peak = float(env.get("META_LOAD_MAX", "0") or 0)
     cores = int(env["CORES"])
-    steal = float(env.get("META_STEAL_CPU", "0") or 0)
-    # The peak load average is reported, not judged: the peers' thread pools
-    # (dozens of threads on CORES CPUs) raise it by themselves.
-    busy = before > 1.5 or other > 0.3 or steal > 0.1
-    out = [BEGIN, ""]
-    title = f"### {env['META_DATE']}"
-    if busy:
-        title += " — PROVISIONAL: the machine was shared while measured"
-    out += [title, ""]
-    out.append(f"Machine: {env['META_CPU']}. Versions: {env['META_VERSIONS']}.")
-    out.append(f"Command: `{env['META_COMMAND']}` ({env['ROUNDS']} alternating rounds, "
-               f"{env['DURATION']} s timed after {env['WARMUP']} s warm-up per run; "
-               f"medians; {env['n_images']} images, {env['RECORDS']} small Examples).")
-    out.append(f"Load: 1-min load average {before:.2f} before the run, {peak:.2f} at most "
-               f"during it (our own runs account for up to {cores}); other processes used "
-               f"{other:.2f} CPUs on average, and the hypervisor took {steal:.2f} CPUs (steal)."
-               + (" Numbers taken under this load are provisional: rerun on a quiet machine."
-                  if busy else ""))
+    title, lines = meta_lines(env, f"{env['n_images']} images, {env['RECORDS']} small Examples")
+    out = [BEGIN, "", title, ""] + lines
     if env.get("META_TORCH_NOTE"):
         out.append(f"PyTorch: {env['META_TORCH_NOTE']}.")
     out += ["", "| # | case | unit | sluice | tf.data | torch | bare limit | "
@@ -147,15 +229,15 @@ def main():
     out += ["", END]
     section = "\n".join(out)
     print(section)
-    path = env.get("PERF_MD")
+    if formats:
+        print(formats)
     if path:
         with open(path) as f:
             text = f.read()
-        if BEGIN in text and END in text:
-            text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: section, text,
-                          flags=re.S)
-        else:
-            text = text.rstrip("\n") + "\n\n## Peers side by side\n\n" + section + "\n"
+        text = replace_section(text, BEGIN, END, section, "## Peers side by side")
+        if formats:
+            text = replace_section(text, FORMATS_BEGIN, FORMATS_END, formats,
+                                   "## File formats against tf.data (issue 40)")
         with open(path, "w") as f:
             f.write(text)
 

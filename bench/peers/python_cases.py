@@ -5,8 +5,8 @@ sluice_cases builds them in C++, timed the same way (--seconds after
 one JSON line:
   {"system":"sluice-python","case":"decode","items_per_s":...,"items":...,"seconds":...}
 
-  PYTHONPATH=build/python python python_cases.py --case decode|fused|read|parse
-      --files GLOB [--cores N] [--seconds 10] [--warmup 3] [--batch B]
+  PYTHONPATH=build/python python python_cases.py
+      --case decode|fused|read|parse|text|csv|fixedlength --files GLOB [--cores N] [--seconds 10] [--warmup 3] [--batch B]
       [--parallel-reads N] [--fusion 0|1] [--parallelism N] [--cpu-budget N]
       [--max-threads N] [--cache 1] [--stats 1|2]
 
@@ -20,6 +20,14 @@ fused: the same with fused=True (the crop-window decode).
 read: the records batched by 4096 (each batch reaches Python as a NumPy
   object array of bytes: Python's per-record cost counts here).
 parse: map(parse_example(small spec)).batch(1024) (parsed after batching).
+text: TextLineDataset -> batch(4096) -> prefetch (lines reach Python as a
+  NumPy object array of bytes, as in read).
+csv: CsvDataset(record_defaults=CSV_DEFAULTS, header=True) -> batch(4096)
+  -> prefetch (a tuple of NumPy arrays; the name column of bytes objects).
+fixedlength: FixedLengthRecordDataset(record_bytes=3073) -> batch(1024) ->
+  prefetch (an object array of 3,073-byte bytes).
+The formats, the read and the parse case read one file at a time
+(--parallel-reads N, -1: AUTOTUNE, overrides).
 Flags mean what they mean to sluice_cases; --stats 1 adds the image map's
 parallelism to the line, --stats 2 also prints the iterator's stats.
 """
@@ -51,6 +59,10 @@ SMALL_SPEC = {
     "weight": sluice.io.FixedLenFeature([], sluice.float32),
 }
 
+# The csv case's columns (sluice_cases.cc's CsvSpec, tfdata_cases.py's CSV_DEFAULTS).
+CSV_DEFAULTS = [sluice.int64, sluice.int32, sluice.float32, sluice.float32, [1.0], [""]]
+FIXED_RECORD_BYTES = 3073
+
 
 def image_augment(fused):
     """The map function of case 1 (fused=False) and case 2 (fused=True)."""
@@ -61,8 +73,17 @@ def image_augment(fused):
 
 
 def pipeline(a, files):
-    reads = a.parallel_reads or (1 if a.case in ("read", "parse") else sluice.AUTOTUNE)
-    records = sluice.TFRecordDataset(files, num_parallel_reads=reads)
+    reads = a.parallel_reads or (sluice.AUTOTUNE if a.case in ("decode", "fused") else 1)
+    if a.case == "text":
+        records = sluice.TextLineDataset(files, num_parallel_reads=reads)
+    elif a.case == "csv":
+        records = sluice.experimental.CsvDataset(files, CSV_DEFAULTS, header=True,
+                                                 num_parallel_reads=reads)
+    elif a.case == "fixedlength":
+        records = sluice.FixedLengthRecordDataset(files, FIXED_RECORD_BYTES,
+                                                  num_parallel_reads=reads)
+    else:
+        records = sluice.TFRecordDataset(files, num_parallel_reads=reads)
     if a.cache:
         records = records.cache()
     records = records.repeat()
@@ -80,8 +101,12 @@ def pipeline(a, files):
         ds = (records.map(sluice.io.parse_example(SMALL_SPEC), num_parallel_calls=sluice.AUTOTUNE,
                           name="parse")
               .batch(batch, drop_remainder=True).prefetch(sluice.AUTOTUNE))
+    elif a.case in ("text", "csv", "fixedlength"):
+        batch = a.batch or (1024 if a.case == "fixedlength" else 4096)
+        ds = records.batch(batch, drop_remainder=True).prefetch(sluice.AUTOTUNE)
     else:
-        sys.exit(f"python_cases: unknown --case {a.case} (decode, fused, read, parse)")
+        sys.exit(f"python_cases: unknown --case {a.case} "
+                 "(decode, fused, read, parse, text, csv, fixedlength)")
     options = sluice.Options(map_and_batch_fusion=bool(a.fusion))
     if a.cores > 0:
         options.cpu_budget = a.cores

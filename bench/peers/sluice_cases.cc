@@ -1,15 +1,17 @@
 // The sluice side of the peer comparison (scripts/bench-peers.sh): cases
-// 1-4 of docs/perf.md's "Peers side by side", written with the public
-// pipeline API the way a user would, and timed for --seconds after
-// --warmup seconds. Prints one JSON line:
+// 1-4 of docs/perf.md's "Peers side by side" and the file formats of issue
+// 40 (text, csv, fixedlength), written with the public pipeline API the way
+// a user would, and timed for --seconds after --warmup seconds. Prints one
+// JSON line:
 //   {"system":"sluice","case":"decode","items_per_s":...,"items":...,"seconds":...}
 //
-//   sluice_cases --case decode|fused|read|parse --files GLOB [--cores N]
+//   sluice_cases --case decode|fused|read|parse|text|csv|fixedlength --files GLOB [--cores N]
 //       [--seconds 10] [--warmup 3] [--batch B] [--parallel-reads N]
 //       [--fusion 0|1] [--ops fused|separate] [--loop 1] [--parallelism N]
 //       [--cpu-budget N] [--max-threads N] [--stats 1] [--loop-rows R]
 //       [--cache 1]
 //   sluice_cases --make-records PREFIX [--count 400000] [--shards 4]
+//   sluice_cases --make-files text|csv|fixed --out PREFIX [--count N] [--shards S]
 //
 // decode: TFRecords of `sluice convert images` -> map(parse, full decode,
 //   random resized crop to 224x224, random flip, normalize; kAutotune) ->
@@ -26,12 +28,28 @@
 //   per-batch cost does not count. Items: records.
 // parse: batch(B = 1024) -> map(ExampleParser::ParseBatch, kAutotune) of
 //   the small Examples --make-records writes. Items: Examples.
+// text: TextLineDataset -> batch(B = 4096) -> prefetch. Items: lines.
+// csv: CsvDataset (6 typed columns, header; CsvSpec below) -> batch(B =
+//   4096) -> prefetch. Items: rows.
+// fixedlength: FixedLengthRecordDataset(record_bytes = 3073, CIFAR-10's
+//   binary format: a label byte and 32x32x3 pixels) -> batch(B = 1024) ->
+//   prefetch. Items: records.
+// --make-files KIND writes the files of those cases, deterministically
+//   (seed 42), through core/file.h's OutputFile: text:
+//   PREFIX-0000i-of-0000S.txt, --count lines in all (default 2,000,000 of
+//   ~120 bytes, log-like: 4 files of ~60 MB); csv: PREFIX-...csv, a header
+//   and --count rows (default 2,000,000 of ~42 bytes; some weights empty,
+//   some names quoted with a comma inside); fixed: PREFIX-...bin, --count
+//   records of 3073 bytes (default 50,000: CIFAR-10's train set, which
+//   bench-peers.sh writes in 5 files as CIFAR's data_batch_1..5). tfdata_cases.py and
+//   python_cases.py read them with the same settings.
 // --make-records writes PREFIX-0000i-of-0000S.tfrecord: `count` Examples of
 //   ~330 bytes (4 int64 scalars, 2 float lists of 4, an int64 list of 8,
 //   bytes of 16 and 100, a float scalar); tfdata_cases.py has the same spec.
 //
 // Image shards are read in parallel (num_parallel_reads = kAutotune), small
-// records one file at a time (--parallel-reads N overrides); the dataset
+// records, lines, rows and fixed-length records one file at a time
+// (--parallel-reads N overrides, -1: kAutotune); the dataset
 // repeats forever, and with_options caps the CPU budget at --cores.
 // --fusion 0 turns map-and-batch fusion off (Options::map_and_batch_fusion),
 // to measure what it brings.
@@ -54,6 +72,7 @@
 //   from the rest.
 // --stats 1: adds the image map's final parallelism and busy threads to the
 //   JSON line; --stats 2 also prints the iterator's stats to stderr.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -67,12 +86,15 @@
 
 #include "common/args.h"
 #include "peer_util.h"
+#include "sluice/core/file.h"
 #include "sluice/core/rng.h"
 #include "sluice/ops/decode_crop_resize.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/jpeg.h"
 #include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/fixed_length_record_dataset.h"
 #include "sluice/pipeline/parse_example.h"
+#include "sluice/pipeline/text_datasets.h"
 #include "sluice/records/example_builder.h"
 #include "sluice/records/example_parser.h"
 #include "sluice/records/tfrecord_writer.h"
@@ -88,7 +110,9 @@ struct Args {
   double warmup = 3;
   int64_t batch = 0;  // 0: the case's default
   std::string make_records;
-  int64_t count = 400000;
+  std::string make_files;  // text, csv or fixed (with --out)
+  std::string out;
+  int64_t count = 0;  // 0: the generator's default
   int shards = 4;
   int64_t parallel_reads = 0;  // 0: the case's default
   int fusion = 1;              // Options::map_and_batch_fusion
@@ -109,7 +133,9 @@ constexpr char kProgram[] = "sluice_cases";
 Args ParseArgs(int argc, char** argv) {
   Args a;
   bench::CommandLine args(
-      kProgram, "--case decode|fused|read|parse --files GLOB ... | --make-records PREFIX");
+      kProgram,
+      "--case decode|fused|read|parse|text|csv|fixedlength --files GLOB ... | --make-records "
+      "PREFIX | --make-files text|csv|fixed --out PREFIX");
   args.Add("--case", &a.kase)
       .Add("--files", &a.files)
       .Add("--cores", &a.cores)
@@ -117,6 +143,8 @@ Args ParseArgs(int argc, char** argv) {
       .Add("--warmup", &a.warmup)
       .Add("--batch", &a.batch)
       .Add("--make-records", &a.make_records)
+      .Add("--make-files", &a.make_files)
+      .Add("--out", &a.out)
       .Add("--count", &a.count)
       .Add("--shards", &a.shards)
       .Add("--parallel-reads", &a.parallel_reads)
@@ -133,8 +161,13 @@ Args ParseArgs(int argc, char** argv) {
   if (a.ops != "fused" && a.ops != "separate") {
     args.UsageError("--ops is fused or separate, not " + a.ops);
   }
-  if (a.make_records.empty() && (a.kase.empty() || a.files.empty())) {
-    args.UsageError("need --case and --files (or --make-records)");
+  if (!a.make_files.empty()) {
+    if (a.make_files != "text" && a.make_files != "csv" && a.make_files != "fixed") {
+      args.UsageError("--make-files is text, csv or fixed, not " + a.make_files);
+    }
+    if (a.out.empty()) args.UsageError("--make-files needs --out PREFIX");
+  } else if (a.make_records.empty() && (a.kase.empty() || a.files.empty())) {
+    args.UsageError("need --case and --files (or --make-records, --make-files)");
   }
   return a;
 }
@@ -155,6 +188,7 @@ ParseSpec SmallSpec() {
 
 int MakeRecords(const Args& a) {
   Rng rng(42);
+  const int64_t count = a.count > 0 ? a.count : 400000;
   std::string text(100, ' '), key(16, ' ');
   int64_t written = 0;
   for (int s = 0; s < a.shards; ++s) {
@@ -162,7 +196,7 @@ int MakeRecords(const Args& a) {
     std::snprintf(name, sizeof(name), "-%05d-of-%05d.tfrecord", s, a.shards);
     auto writer = TFRecordWriter::Open(a.make_records + name, {.write_index = true});
     if (!writer.ok()) Die(writer.status().ToString());
-    const int64_t n = a.count / a.shards + (s < a.count % a.shards ? 1 : 0);
+    const int64_t n = count / a.shards + (s < count % a.shards ? 1 : 0);
     for (int64_t i = 0; i < n; ++i, ++written) {
       for (char& c : text) c = static_cast<char>('a' + rng.NextU32() % 26);
       for (char& c : key) c = static_cast<char>('0' + rng.NextU32() % 10);
@@ -187,6 +221,108 @@ int MakeRecords(const Args& a) {
   }
   std::fprintf(stderr, "sluice_cases: wrote %lld Examples in %d shards at %s-*\n",
                static_cast<long long>(written), a.shards, a.make_records.c_str());
+  return 0;
+}
+
+// The record size of the fixedlength case: CIFAR-10's binary format, a
+// label byte and 32x32x3 pixels (planes R, G, B).
+constexpr int64_t kFixedRecordBytes = 3073;
+
+// The columns of the csv case (header "id,label,x,y,weight,name"): id and
+// label required, weight 1.0 when empty, name "" when empty.
+std::vector<CsvDefault> CsvSpec() {
+  return {CsvDefault::Required(DType::kInt64),
+          CsvDefault::Required(DType::kInt32),
+          CsvDefault::Required(DType::kFloat32),
+          CsvDefault::Required(DType::kFloat32),
+          CsvDefault::Value(1.0f),
+          CsvDefault::Value("")};
+}
+
+// Appends one line (or row, or record) of `kind` to `out`; `i` counts them
+// over all files.
+void AppendItem(const std::string& kind, int64_t i, Rng& rng, std::string& out) {
+  char line[256];
+  int n = 0;
+  if (kind == "text") {
+    static constexpr const char* kLevels[] = {"INFO ", "INFO ", "INFO ", "DEBUG", "WARN ", "ERROR"};
+    static constexpr const char* kVerbs[] = {"GET", "GET", "POST", "PUT", "DELETE"};
+    static constexpr int kStatus[] = {200, 200, 200, 201, 204, 304, 404, 500};
+    const int64_t ms = i * 7;
+    n = std::snprintf(line, sizeof(line),
+                      "2026-12-01T%02lld:%02lld:%02lld.%03lldZ %s [worker-%02u] %s "
+                      "/api/v1/items/%u status=%d bytes=%u latency_ms=%.1f req=%08x\n",
+                      static_cast<long long>(ms / 3600000 % 24),
+                      static_cast<long long>(ms / 60000 % 60),
+                      static_cast<long long>(ms / 1000 % 60), static_cast<long long>(ms % 1000),
+                      kLevels[rng.UniformInt(6)], static_cast<unsigned>(rng.UniformInt(32)),
+                      kVerbs[rng.UniformInt(5)], static_cast<unsigned>(rng.UniformInt(1000000)),
+                      kStatus[rng.UniformInt(8)], static_cast<unsigned>(rng.UniformInt(100000)),
+                      rng.UniformDouble() * 250, rng.NextU32());
+  } else if (kind == "csv") {
+    const unsigned who = static_cast<unsigned>(rng.UniformInt(10000));
+    const uint64_t shape = rng.UniformInt(100);
+    char weight[32] = "";
+    if (shape >= 3) std::snprintf(weight, sizeof(weight), "%.3f", rng.UniformDouble());
+    char name[48];
+    if (shape >= 95) {
+      std::snprintf(name, sizeof(name), "\"user_%04u, team %u\"", who, who % 17);
+    } else {
+      std::snprintf(name, sizeof(name), "user_%04u", who);
+    }
+    n = std::snprintf(line, sizeof(line), "%lld,%u,%.4f,%.4f,%s,%s\n", static_cast<long long>(i),
+                      static_cast<unsigned>(rng.UniformInt(1000)), rng.Normal(),
+                      rng.UniformDouble() * 100 - 50, weight, name);
+  } else {
+    const size_t at = out.size();
+    out.resize(at + kFixedRecordBytes);
+    out[at] = static_cast<char>(rng.UniformInt(10));
+    for (int64_t b = 1; b < kFixedRecordBytes; b += 8) {
+      const uint64_t v = rng.NextU64();
+      std::memcpy(&out[at + static_cast<size_t>(b)], &v,
+                  static_cast<size_t>(std::min<int64_t>(8, kFixedRecordBytes - b)));
+    }
+    return;
+  }
+  out.append(line, static_cast<size_t>(n));
+}
+
+// --make-files KIND --out PREFIX: the files of the text, csv and
+// fixedlength cases (the header comment).
+int MakeFiles(const Args& a) {
+  const std::string& kind = a.make_files;
+  const int64_t count = a.count > 0      ? a.count
+                        : kind == "text" ? 2000000
+                        : kind == "csv"  ? 2000000
+                                         : 50000;
+  const int shards = a.shards > 0 ? a.shards : 4;
+  const char* ext = kind == "text" ? "txt" : kind == "csv" ? "csv" : "bin";
+  Rng rng(42);
+  int64_t written = 0, bytes = 0;
+  std::string chunk;
+  for (int s = 0; s < shards; ++s) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "-%05d-of-%05d.%s", s, shards, ext);
+    Result<std::unique_ptr<OutputFile>> file = OutputFile::Create(a.out + name);
+    if (!file.ok()) Die(file.status().ToString());
+    chunk.clear();
+    if (kind == "csv") chunk = "id,label,x,y,weight,name\n";
+    const int64_t n = count / shards + (s < count % shards ? 1 : 0);
+    for (int64_t i = 0; i < n; ++i, ++written) {
+      AppendItem(kind, written, rng, chunk);
+      if (chunk.size() >= (1 << 20)) {
+        bytes += static_cast<int64_t>(chunk.size());
+        if (Status st = (*file)->Append(chunk); !st.ok()) Die(st.ToString());
+        chunk.clear();
+      }
+    }
+    bytes += static_cast<int64_t>(chunk.size());
+    if (Status st = (*file)->Append(chunk); !st.ok()) Die(st.ToString());
+    if (Status st = (*file)->Commit(); !st.ok()) Die(st.ToString());
+  }
+  std::fprintf(stderr, "sluice_cases: wrote %lld %s items (%.1f MB) in %d files at %s-*.%s\n",
+               static_cast<long long>(written), kind.c_str(), static_cast<double>(bytes) * 1e-6,
+               shards, a.out.c_str(), ext);
   return 0;
 }
 
@@ -321,7 +457,11 @@ Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
     if (*batch == 0) *batch = 1024;
     return ParsePipeline(records, *batch);
   }
-  Die("unknown --case " + a.kase + " (decode, fused, read, parse)");
+  if (a.kase == "text" || a.kase == "csv" || a.kase == "fixedlength") {
+    if (*batch == 0) *batch = a.kase == "fixedlength" ? 1024 : 4096;
+    return records.batch(*batch, {.drop_remainder = true}).prefetch(kAutotune);
+  }
+  Die("unknown --case " + a.kase + " (decode, fused, read, parse, text, csv, fixedlength)");
 }
 
 // --stats: ,"map_parallelism":P (and at the start of the timing: _t0),
@@ -374,14 +514,29 @@ std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorS
   return reads;
 }
 
+// The case's records: TFRecords, or the lines, rows or fixed-length records
+// of the format cases, `reads` files at once.
+Dataset Source(const Args& a, std::vector<std::string> files, int64_t reads) {
+  if (a.kase == "text") return TextLineDataset(std::move(files), {.num_parallel_reads = reads});
+  if (a.kase == "csv") {
+    return CsvDataset(std::move(files), CsvSpec(), {.header = true, .num_parallel_reads = reads});
+  }
+  if (a.kase == "fixedlength") {
+    return FixedLengthRecordDataset(std::move(files), kFixedRecordBytes,
+                                    {.num_parallel_reads = reads});
+  }
+  return TFRecordDataset(std::move(files), {.num_parallel_reads = reads});
+}
+
 int Run(const Args& a) {
   // Image records: files in parallel, as the tutorials do. Small records:
   // one file at a time on both sides (tf.data's parallel interleave costs
   // it ~6 us per record; sluice is within 10% either way).
+  // Lines, rows and fixed-length records likewise (equal settings in
+  // tfdata_cases.py).
   int64_t reads = a.parallel_reads;
-  if (reads == 0) reads = a.kase == "read" || a.kase == "parse" ? 1 : kAutotune;
-  Dataset records =
-      TFRecordDataset(peers::GlobRecordFiles(kProgram, a.files), {.num_parallel_reads = reads});
+  if (reads == 0) reads = a.kase == "decode" || a.kase == "fused" ? kAutotune : 1;
+  Dataset records = Source(a, peers::GlobRecordFiles(kProgram, a.files), reads);
   if (a.cache) records = records.cache();
   records = records.repeat();
   int64_t batch = 0;
@@ -441,5 +596,6 @@ int Run(const Args& a) {
 int main(int argc, char** argv) {
   sluice::bench::Args a = sluice::bench::ParseArgs(argc, argv);
   if (!a.make_records.empty()) return sluice::bench::MakeRecords(a);
+  if (!a.make_files.empty()) return sluice::bench::MakeFiles(a);
   return a.loop ? sluice::bench::RunLoop(a) : sluice::bench::Run(a);
 }

@@ -1,10 +1,12 @@
-"""The tf.data side of scripts/bench-peers.sh: cases 1-4, written as
-TensorFlow's tutorials and its official ResNet preprocessing write them,
-timed for --seconds after --warmup seconds. Prints one JSON line:
+"""The tf.data side of scripts/bench-peers.sh: cases 1-4 and the file
+formats (text, csv, fixedlength), written as TensorFlow's tutorials, its
+API docs and its official ResNet preprocessing write them, timed for
+--seconds after --warmup seconds. Prints one JSON line:
   {"system":"tf.data","case":"decode","items_per_s":...}
 
-  python tfdata_cases.py --case decode|fused|read|parse --files GLOB
-      [--cores N] [--seconds 10] [--warmup 3] [--batch B]
+  python tfdata_cases.py --case decode|fused|read|parse|text|csv|fixedlength
+      --files GLOB [--cores N] [--seconds 10] [--warmup 3] [--batch B]
+      [--parallel-reads N]
 
 decode: TFRecordDataset -> map(parse_single_example, decode_jpeg,
   sample_distorted_bounding_box + slice, resize 224, random flip,
@@ -17,6 +19,16 @@ Image records are read with num_parallel_reads=AUTOTUNE, as the tutorials
 do; small records (read, parse) one file at a time, which is 6x faster in
 tf.data 2.21 for ~340-byte records (its parallel interleave costs ~6 us
 per record). The dataset repeats forever.
+text: tf.data.TextLineDataset -> batch(4096) -> prefetch(AUTOTUNE).
+csv: tf.data.experimental.CsvDataset(record_defaults=CSV_DEFAULTS,
+  header=True) -> batch(4096) -> prefetch(AUTOTUNE); the files of
+  `sluice_cases --make-files csv`.
+fixedlength: tf.data.FixedLengthRecordDataset(record_bytes=3073, CIFAR-10's
+  binary format) -> batch(1024) -> prefetch(AUTOTUNE).
+The formats are read one file at a time, as sluice_cases reads them;
+--parallel-reads N (-1: AUTOTUNE) sets num_parallel_reads on both sides
+(CsvDataset has none: an interleave of one CsvDataset per file with
+cycle_length N, as TextLineDataset builds its own).
 """
 import argparse
 import glob
@@ -52,6 +64,29 @@ SMALL_SPEC = {
 }
 
 
+# The columns of the csv case (sluice_cases.cc's CsvSpec): id, label, x, y
+# required; weight 1.0 and name "" when empty.
+CSV_DEFAULTS = [tf.int64, tf.int32, tf.float32, tf.float32, [1.0], [""]]
+FIXED_RECORD_BYTES = 3073  # CIFAR-10: a label byte and 32x32x3 pixels
+FORMAT_CASES = ("text", "csv", "fixedlength")
+
+
+def format_source(case, files, reads):
+    """The records of a file-format case, num_parallel_reads=reads (None: one file at a time)."""
+    if case == "text":
+        return tf.data.TextLineDataset(files, num_parallel_reads=reads)
+    if case == "fixedlength":
+        return tf.data.FixedLengthRecordDataset(files, FIXED_RECORD_BYTES,
+                                                num_parallel_reads=reads)
+
+    def csv(f):
+        return tf.data.experimental.CsvDataset(f, CSV_DEFAULTS, header=True)
+    if reads is None:
+        return csv(files)
+    return tf.data.Dataset.from_tensor_slices(files).interleave(
+        csv, cycle_length=None if reads == AUTOTUNE else reads, num_parallel_calls=reads)
+
+
 def sample_window(shape):
     return tf.image.sample_distorted_bounding_box(
         shape, bounding_boxes=tf.constant([[[0.0, 0.0, 1.0, 1.0]]]), min_object_covered=0.1,
@@ -83,8 +118,16 @@ def fused(record):
     return finish(image, f["image/class/label"])
 
 
-def pipeline(case, files, batch):
-    reads = None if case in ("read", "parse") else AUTOTUNE
+def pipeline(case, files, batch, parallel_reads=0):
+    if parallel_reads:
+        reads = AUTOTUNE if parallel_reads < 0 else parallel_reads
+    else:
+        reads = AUTOTUNE if case in ("decode", "fused") else None
+    if reads == 1:
+        reads = None
+    if case in FORMAT_CASES:
+        ds = format_source(case, files, reads).repeat()
+        return ds.batch(batch, drop_remainder=True).prefetch(AUTOTUNE)
     ds = tf.data.TFRecordDataset(files, num_parallel_reads=reads).repeat()
     if case in ("decode", "fused"):
         fn = decode if case == "decode" else fused
@@ -108,15 +151,17 @@ def main():
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--warmup", type=float, default=3)
     p.add_argument("--batch", type=int, default=0)
+    p.add_argument("--parallel-reads", type=int, default=0)
     a = p.parse_args()
     if a.cores > 0:
         tf.config.threading.set_inter_op_parallelism_threads(a.cores)
         tf.config.threading.set_intra_op_parallelism_threads(a.cores)
-    batch = a.batch or {"decode": 128, "fused": 128, "read": 4096, "parse": 1024}[a.case]
+    batch = a.batch or {"decode": 128, "fused": 128, "read": 4096, "parse": 1024, "text": 4096,
+                        "csv": 4096, "fixedlength": 1024}[a.case]
     files = sorted(f for f in glob.glob(a.files) if not f.endswith(".idx"))
     if not files:
         sys.exit("tfdata_cases: no files match " + a.files)
-    it = iter(pipeline(a.case, files, batch))
+    it = iter(pipeline(a.case, files, batch, a.parallel_reads))
     start = time.perf_counter()
     while time.perf_counter() - start < a.warmup:
         next(it)
@@ -132,7 +177,8 @@ def main():
     print(json.dumps({"system": "tf.data", "case": a.case,
                       "items_per_s": round(items / elapsed, 1), "items": items,
                       "seconds": round(elapsed, 3), "batch": batch,
-                      "cores": a.cores, "version": tf.__version__}))
+                      "cores": a.cores, "parallel_reads": a.parallel_reads,
+                      "version": tf.__version__}))
 
 
 if __name__ == "__main__":
