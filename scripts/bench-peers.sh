@@ -44,7 +44,7 @@
 # File formats (issue 40; not in the default CASES, name them): `text`
 # (TextLineDataset over TEXT_LINES=2000000 log-like lines of ~120 bytes in
 # 4 files of ~60 MB, batch 4096), `csv` (CsvDataset over CSV_ROWS=2000000
-# rows of ~42 bytes in 4 files with a header, 6 columns typed by
+# rows of ~43 bytes in 4 files with a header, 6 columns typed by
 # record_defaults: int64, int32, 2 float32 required, a float32 and a string
 # with defaults; batch 4096) and `fixedlength` (FixedLengthRecordDataset of
 # 3,073-byte records, CIFAR-10's binary format, FIXED_RECORDS=50000 in 5

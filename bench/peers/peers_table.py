@@ -19,7 +19,7 @@ BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 FORMATS_BEGIN, FORMATS_END = "<!-- formats:begin -->", "<!-- formats:end -->"
 FORMAT_CASES = {
     "text": ("TextLineDataset, log-like lines of ~120 bytes, batch 4096", "lines/s", "text"),
-    "csv": ("CsvDataset, 6 typed columns (~42-byte rows), batch 4096", "rows/s", "csv"),
+    "csv": ("CsvDataset, 6 typed columns (~43-byte rows), batch 4096", "rows/s", "csv"),
     "fixedlength": ("FixedLengthRecordDataset, 3,073-byte records (CIFAR-10), batch 1024",
                     "records/s", "fixed"),
 }

@@ -38,7 +38,7 @@
 //   (seed 42), through core/file.h's OutputFile: text:
 //   PREFIX-0000i-of-0000S.txt, --count lines in all (default 2,000,000 of
 //   ~120 bytes, log-like: 4 files of ~60 MB); csv: PREFIX-...csv, a header
-//   and --count rows (default 2,000,000 of ~42 bytes; some weights empty,
+//   and --count rows (default 2,000,000 of ~43 bytes; some weights empty,
 //   some names quoted with a comma inside); fixed: PREFIX-...bin, --count
 //   records of 3073 bytes (default 50,000: CIFAR-10's train set, which
 //   bench-peers.sh writes in 5 files as CIFAR's data_batch_1..5). tfdata_cases.py and
