@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "sluice/records/indexed_record_reader.h"
 #include "sluice/records/internal/byte_source.h"
+#include "sluice/records/internal/read_buffer.h"
 
 namespace sluice {
 namespace {
@@ -92,60 +92,49 @@ class CompressedReader final : public RecordReader {
   CompressedReader(std::shared_ptr<ReadableFile> file,
                    std::unique_ptr<records_internal::ByteSource> source, FixedLengthRecordOptions o)
       : file_(std::move(file)), source_(std::move(source)), o_(o) {
-    capacity_ =
-        static_cast<size_t>(std::max<uint64_t>(o_.buffer_size, o_.record_bytes + o_.footer_bytes));
+    // Buffers of one size that holds a record and the footer; none kept to
+    // recycle, and allocation failures as Buffer::Allocate says them.
+    const uint64_t size = std::max<uint64_t>(o_.buffer_size, o_.record_bytes + o_.footer_bytes);
+    buf_ = records_internal::ReadBuffer(
+        source_.get(), "", {.buffer_size = static_cast<size_t>(size), .max_spares = 0});
   }
 
   Result<std::optional<Record>> Next() override {
     if (!error_.ok()) return error_;
     while (skipped_ < o_.header_bytes) {
       SLUICE_RETURN_IF_ERROR(Fill(1));
-      const uint64_t take = std::min<uint64_t>(end_ - begin_, o_.header_bytes - skipped_);
+      const uint64_t take = std::min<uint64_t>(buf_.available(), o_.header_bytes - skipped_);
       if (take == 0) return EndError();
-      begin_ += take;
+      buf_.Consume(static_cast<size_t>(take));
       skipped_ += take;
-      offset_ += take;
     }
     const size_t need = static_cast<size_t>(o_.record_bytes + o_.footer_bytes);
     SLUICE_RETURN_IF_ERROR(Fill(need));
-    if (end_ - begin_ < need) return EndError();
-    Record r{std::string_view(reinterpret_cast<const char*>(buf_.data()) + begin_, o_.record_bytes),
-             buf_, offset_, next_};
-    begin_ += o_.record_bytes;
-    offset_ += o_.record_bytes;
+    if (buf_.available() < need) return EndError();
+    Record r{std::string_view(reinterpret_cast<const char*>(buf_.data()), o_.record_bytes),
+             buf_.buffer(), buf_.offset(), next_};
+    buf_.Consume(static_cast<size_t>(o_.record_bytes));
     ++next_;
     return std::optional<Record>(std::move(r));
   }
   uint64_t next_record_number() const override { return next_; }
-  size_t buffer_bytes() const override { return buf_.size(); }
+  size_t buffer_bytes() const override { return buf_.buffer_bytes(); }
   const std::string& filename() const override { return file_->name(); }
 
  private:
   // Makes at least `need` bytes available unless the stream ends first.
+  // Stream errors stick; allocation failures do not.
   Status Fill(size_t need) {
-    if (end_ - begin_ >= need || eof_) return Status::OK();
-    const size_t have = end_ - begin_;
-    if (!buf_ || !buf_.unique() || begin_ + need > buf_.size()) {
-      SLUICE_ASSIGN_OR_RETURN(Buffer fresh, Buffer::Allocate(capacity_));
-      if (have > 0) std::memcpy(fresh.data(), buf_.data() + begin_, have);
-      buf_ = std::move(fresh);
-      begin_ = 0;
-      end_ = have;
-    }
-    while (end_ - begin_ < need) {
-      Result<size_t> got = source_->Read(buf_.data() + end_, buf_.size() - end_);
-      if (!got.ok()) return Stick(got.status().WithContext(Where()));
-      if (*got == 0) {
-        eof_ = true;
-        break;
-      }
-      end_ += *got;
-    }
+    if (buf_.available() >= need || eof_) return Status::OK();
+    SLUICE_RETURN_IF_ERROR(buf_.Reserve(need));  // then Ensure only reads
+    Result<size_t> have = buf_.Ensure(need, true);
+    if (!have.ok()) return Stick(have.status().WithContext(Where()));
+    eof_ = *have < need;
     return Status::OK();
   }
 
   std::string Where() const {
-    return fmt::format("{}: record {} at offset {}{}", file_->name(), next_, offset_,
+    return fmt::format("{}: record {} at offset {}{}", file_->name(), next_, buf_.offset(),
                        source_->Where());
   }
   Status Stick(Status s) {
@@ -156,9 +145,9 @@ class CompressedReader final : public RecordReader {
   Result<std::optional<Record>> EndError() {
     Status clean = source_->CheckCleanEnd();
     if (!clean.ok()) return Stick(clean.WithContext(Where()));
-    const uint64_t left = end_ - begin_;
+    const uint64_t left = buf_.available();
     if (skipped_ == o_.header_bytes && left == o_.footer_bytes) return std::optional<Record>();
-    const uint64_t total = offset_ + left;
+    const uint64_t total = buf_.offset() + left;
     if (total < o_.header_bytes + o_.footer_bytes) {
       return Stick(Status::DataLoss(fmt::format(
           "{}: the stream has {} bytes, fewer than the header ({} bytes) and footer ({} bytes)",
@@ -171,12 +160,9 @@ class CompressedReader final : public RecordReader {
   std::shared_ptr<ReadableFile> file_;
   std::unique_ptr<records_internal::ByteSource> source_;
   FixedLengthRecordOptions o_;
-  size_t capacity_;
-  Buffer buf_;
-  size_t begin_ = 0, end_ = 0;
+  records_internal::ReadBuffer buf_;
   bool eof_ = false;
   uint64_t skipped_ = 0;  // header bytes passed
-  uint64_t offset_ = 0;   // stream offset of buf_[begin_]
   uint64_t next_ = 0;
   Status error_;
 };

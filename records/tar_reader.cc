@@ -1,12 +1,12 @@
 #include "sluice/records/tar_reader.h"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "sluice/records/internal/byte_source.h"
+#include "sluice/records/internal/read_buffer.h"
 #include "sluice/records/internal/tar_header.h"
 #include "sluice/records/record_index.h"
 #include "sluice/records/tar_format.h"
@@ -19,8 +19,6 @@ using records_internal::TarEntry;
 using records_internal::TarParse;
 
 namespace {
-
-constexpr size_t kMaxSpares = 3;
 
 bool EqualsLower(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -108,12 +106,8 @@ struct TarReader::Impl {
   Compression compression = Compression::kNone;
   bool trusted = false;  // uncompressed and seekable: sizes are checked against the file's
 
-  // Bytes [pos, end) of `buf` are stream bytes not yet consumed; buf[0] is
-  // at stream offset `base`.
-  Buffer buf;
-  size_t pos = 0, end = 0;
-  uint64_t base = 0;
-  std::vector<Buffer> spares;
+  // Stream bytes read and not yet consumed.
+  records_internal::ReadBuffer buf;
   uint64_t number = 0;
   uint64_t file_size = 0;
   bool ended = false;
@@ -121,82 +115,14 @@ struct TarReader::Impl {
   std::optional<RecordIndex> index;  // loaded by the first Seek
   bool index_tried = false;
 
-  size_t Floor() const { return std::max<size_t>(opts.buffer_size, 4096); }
   std::string Where(uint64_t offset) const {
     return fmt::format("{}: sample {} at offset {}{}", file->name(), number, offset,
                        source->Where());
   }
 
-  // Makes the buffer hold at least `capacity` bytes from `pos`, moving the
-  // unconsumed bytes to its start; another buffer when records hold this one.
-  Status Reserve(size_t capacity) {
-    const size_t tail = end - pos;
-    if (buf && buf.unique() && buf.size() >= capacity) {
-      if (pos > 0) {
-        std::memmove(buf.data(), buf.data() + pos, tail);
-        base += pos;
-        end = tail;
-        pos = 0;
-      }
-      return Status::OK();
-    }
-    Buffer next;
-    for (auto it = spares.begin(); it != spares.end(); ++it) {
-      if (it->unique() && it->size() >= capacity) {
-        next = std::move(*it);
-        spares.erase(it);
-        break;
-      }
-    }
-    if (!next) {
-      Result<Buffer> fresh = Buffer::Allocate(capacity);
-      if (!fresh.ok()) return fresh.status().WithContext("reading " + file->name());
-      next = std::move(fresh).value();
-    }
-    if (tail > 0) std::memcpy(next.data(), buf.data() + pos, tail);
-    base += pos;
-    end = tail;
-    pos = 0;
-    if (buf && buf.size() <= Floor()) {
-      if (spares.size() >= kMaxSpares) spares.erase(spares.begin());
-      spares.push_back(std::move(buf));
-    }
-    buf = std::move(next);
-    return Status::OK();
-  }
-
-  // Reads until `need` bytes are buffered from `pos` or the stream ends;
-  // returns how many are. An untrusted need grows the buffer only as bytes
-  // arrive (a compressed stream's sizes are not checked against anything).
-  Result<uint64_t> Ensure(uint64_t need) {
-    if (end - pos >= need) return end - pos;
-    const size_t floor = Floor();
-    uint64_t capacity = std::max<uint64_t>(floor, trusted ? need : std::min<uint64_t>(need, floor));
-    SLUICE_RETURN_IF_ERROR(Reserve(static_cast<size_t>(capacity)));
-    while (end - pos < need) {
-      if (end == buf.size()) {
-        capacity = std::min<uint64_t>(need, std::max<uint64_t>(2 * buf.size(), floor));
-        SLUICE_RETURN_IF_ERROR(Reserve(static_cast<size_t>(capacity)));
-      }
-      SLUICE_ASSIGN_OR_RETURN(size_t got, source->Read(buf.data() + end, buf.size() - end));
-      if (got == 0) break;
-      end += got;
-    }
-    return end - pos;
-  }
-
-  // Consumes `n` bytes from `pos`, reading past what is buffered.
-  Status Discard(uint64_t n) {
-    if (n <= end - pos) {
-      pos += static_cast<size_t>(n);
-      return Status::OK();
-    }
-    const uint64_t target = base + pos + n;
-    SLUICE_RETURN_IF_ERROR(source->SeekTo(target));
-    base = target;
-    pos = end = 0;
-    return Status::OK();
-  }
+  // Consumes `n` bytes, seeking past what is buffered (tar sizes are below
+  // 2^62: the sum does not wrap).
+  Status Discard(uint64_t n) { return buf.SeekTo(buf.offset() + n); }
 
   Status Truncated(uint64_t offset, uint64_t have, uint64_t need) {
     std::string msg = fmt::format(
@@ -207,39 +133,39 @@ struct TarReader::Impl {
     return Status::DataLoss(msg);
   }
 
-  // Parses the entry `cur` bytes after `pos`: its headers buffered, the
-  // payload not yet. kEnd at the archive's end marker or a clean end of the
-  // stream at an entry's start.
+  // Parses the entry `cur` bytes after buf.data(): its headers buffered,
+  // the payload not yet. kEnd at the archive's end marker or a clean end of
+  // the stream at an entry's start.
   Result<TarParse> ParseAt(uint64_t cur) {
     while (true) {
-      const std::string_view avail(reinterpret_cast<const char*>(buf.data()) + pos + cur,
-                                   end - pos - cur);
-      SLUICE_ASSIGN_OR_RETURN(TarParse t, ParseTarEntry(avail, base + pos + cur,
-                                                        opts.max_header_size, file->name(),
-                                                        &scratch));
+      const uint64_t at = buf.offset() + cur;
+      const std::string_view avail(reinterpret_cast<const char*>(buf.data()) + cur,
+                                   buf.available() - cur);
+      SLUICE_ASSIGN_OR_RETURN(
+          TarParse t, ParseTarEntry(avail, at, opts.max_header_size, file->name(), &scratch));
       if (t.kind != TarParse::kNeedMore) return t;
-      if (trusted && base + pos + cur + t.need > file_size) {
+      if (trusted && at + t.need > file_size) {
         SLUICE_ASSIGN_OR_RETURN(file_size, file->Size());
       }
-      if (trusted && base + pos + cur + t.need > file_size) {
-        if (base + pos + cur == file_size) return TarParse{};  // ends at a block: the end
-        return Truncated(base + pos + cur, file_size - (base + pos + cur), t.need);
+      if (trusted && at + t.need > file_size) {
+        if (at == file_size) return TarParse{};  // ends at a block: the end
+        return Truncated(at, file_size - at, t.need);
       }
-      SLUICE_ASSIGN_OR_RETURN(uint64_t have, Ensure(cur + t.need));
+      SLUICE_ASSIGN_OR_RETURN(uint64_t have, buf.Ensure(cur + t.need, trusted));
       if (have < cur + t.need) {
         if (have == cur) {
           SLUICE_RETURN_IF_ERROR(source->CheckCleanEnd());
           return TarParse{};
         }
-        return Truncated(base + pos + cur, have - cur, t.need);
+        return Truncated(at, have - cur, t.need);
       }
     }
   }
 
-  // Checks that entry `e`, `cur` bytes after `pos`, lies in the file.
+  // Checks that entry `e`, `cur` bytes after buf.data(), lies in the file.
   Status CheckInFile(uint64_t cur, const TarEntry& e) {
     if (!trusted) return Status::OK();
-    const uint64_t at = base + pos + cur;
+    const uint64_t at = buf.offset() + cur;
     if (at + e.length > file_size) {
       SLUICE_ASSIGN_OR_RETURN(file_size, file->Size());
     }
@@ -258,7 +184,7 @@ struct TarReader::Impl {
                                         Where(start), opts.max_sample_size, size));
   }
 
-  // After TooLarge: skips the rest of the sample with key `key`, from `pos`.
+  // After TooLarge: skips the rest of the sample with key `key`.
   Status SkipSample() {
     while (true) {
       SLUICE_ASSIGN_OR_RETURN(TarParse t, ParseAt(0));
@@ -275,7 +201,7 @@ struct TarReader::Impl {
 
   Result<std::optional<Record>> Next() {
     if (ended) return std::optional<Record>();
-    const uint64_t start = base + pos;
+    const uint64_t start = buf.offset();
     uint64_t cur = 0;
     bool have_key = false;
     bool at_end = false;
@@ -318,30 +244,25 @@ struct TarReader::Impl {
         ++number;
         return err;
       }
-      SLUICE_ASSIGN_OR_RETURN(uint64_t have, Ensure(cur + e.length));
+      SLUICE_ASSIGN_OR_RETURN(uint64_t have, buf.Ensure(cur + e.length, trusted));
       if (have < cur + e.length) return Truncated(start + cur, have - cur, e.length);
       cur += e.length;
     }
     if (!have_key) {
       // Only skipped entries (or none) before the end.
-      pos += static_cast<size_t>(cur);
+      buf.Consume(static_cast<size_t>(cur));
       ended = true;
       return std::optional<Record>();
     }
-    const std::string_view data(reinterpret_cast<const char*>(buf.data()) + pos, cur);
-    Record record{data, buf, start, number};
+    const std::string_view data(reinterpret_cast<const char*>(buf.data()), cur);
+    Record record{data, buf.buffer(), start, number};
     Status check = ForEachTarMember(data, start, file->name(), opts.max_header_size,
                                     [](const TarMember&) { return Status::OK(); });
-    pos += static_cast<size_t>(cur);
+    buf.Consume(static_cast<size_t>(cur));
     ++number;
     if (at_end) ended = true;
     if (!check.ok()) return check;
-    if (pos == end && buf.size() > Floor()) {
-      // A buffer made for this sample alone: the record keeps it.
-      base += pos;
-      pos = end = 0;
-      buf = Buffer();
-    }
+    buf.ReleaseIfOversized();  // a buffer made for this sample alone: the record keeps it
     return std::optional<Record>(std::move(record));
   }
 
@@ -358,13 +279,7 @@ struct TarReader::Impl {
                                             file->name(), n, index->size()));
     }
     const uint64_t target = n == index->size() ? index->stream_size() : (*index)[n].offset;
-    if (target >= base && target <= base + end) {
-      pos = static_cast<size_t>(target - base);
-    } else {
-      SLUICE_RETURN_IF_ERROR(source->SeekTo(target));
-      base = target;
-      pos = end = 0;
-    }
+    SLUICE_RETURN_IF_ERROR(buf.SeekTo(target));
     number = n;
     ended = false;
     return true;
@@ -394,6 +309,9 @@ Result<std::unique_ptr<TarReader>> TarReader::Open(std::unique_ptr<ReadableFile>
     SLUICE_ASSIGN_OR_RETURN(impl->source, records_internal::NewInflateSource(
                                               file.get(), impl->compression, options.buffer_size));
   }
+  impl->buf =
+      records_internal::ReadBuffer(impl->source.get(), file->name(),
+                                   {.buffer_size = std::max<size_t>(options.buffer_size, 4096)});
   impl->file = std::move(file);
   return std::unique_ptr<TarReader>(new TarReader(std::move(impl)));
 }
@@ -406,14 +324,8 @@ uint64_t TarReader::next_record_number() const { return impl_->number; }
 Result<bool> TarReader::Seek(uint64_t number) { return impl_->Seek(number); }
 const std::string& TarReader::filename() const { return impl_->file->name(); }
 Compression TarReader::compression() const { return impl_->compression; }
-uint64_t TarReader::position() const { return impl_->base + impl_->pos; }
+uint64_t TarReader::position() const { return impl_->buf.offset(); }
 
-size_t TarReader::buffer_bytes() const {
-  const size_t floor = impl_->Floor();
-  size_t n = 0;
-  if (impl_->buf && (impl_->buf.size() <= floor || impl_->buf.unique())) n += impl_->buf.size();
-  for (const Buffer& b : impl_->spares) n += b.size();
-  return n;
-}
+size_t TarReader::buffer_bytes() const { return impl_->buf.buffer_bytes(); }
 
 }  // namespace sluice

@@ -1,12 +1,11 @@
 #include "sluice/records/tfrecord_reader.h"
 
 #include <algorithm>
-#include <cstring>
-#include <vector>
 
 #include <fmt/format.h>
 
 #include "sluice/records/internal/byte_source.h"
+#include "sluice/records/internal/read_buffer.h"
 #include "sluice/records/record_index.h"
 #include "sluice/records/tfrecord_format.h"
 
@@ -20,15 +19,8 @@ struct TFRecordReader::Impl {
   TFRecordReaderOptions opts;
   Compression compression = Compression::kNone;
 
-  // The read buffer: bytes [pos, end) of `buf` are stream bytes not yet
-  // consumed; buf.data()[0] is at stream offset `base_offset`.
-  Buffer buf;
-  size_t pos = 0;
-  size_t end = 0;
-  uint64_t base_offset = 0;
-  // Earlier buffers of Floor() bytes still referenced by Records; reused
-  // once they are not.
-  std::vector<Buffer> spares;
+  // Stream bytes read and not yet consumed.
+  records_internal::ReadBuffer buf;
   uint64_t number = 0;           // number of the next record
   uint64_t known_file_size = 0;  // for uncompressed length checks
   // After Seek(): the payload length the index promises for the next record.
@@ -41,90 +33,13 @@ struct TFRecordReader::Impl {
   Result<std::optional<RecordFrame>> NextFrame();
   Result<std::optional<uint64_t>> ReadHeader(uint64_t offset);
   Status DataChecksumError(uint64_t offset, uint32_t stored, uint32_t computed, uint64_t length);
-  Result<size_t> Ensure(uint64_t need, bool trusted);
-  Status Reserve(size_t capacity);
-  // The size of the reader's own buffers (buffer_size, at least 4 KiB).
-  size_t Floor() const { return std::max<size_t>(opts.buffer_size, 4096); }
   Result<std::optional<Record>> Truncated(uint64_t offset, uint64_t have, uint64_t need);
   Status TruncatedError(uint64_t offset, uint64_t have, uint64_t need);
   std::string Where(uint64_t offset) const {
     return fmt::format("{}: record {} at offset {}{}", file->name(), number, offset,
                        source->Where());
   }
-  void ResetBuffer(uint64_t offset) {
-    pos = end = 0;
-    base_offset = offset;
-  }
 };
-
-namespace {
-constexpr size_t kMaxSpares = 3;
-}  // namespace
-
-// Makes the buffer hold at least `capacity` bytes from `pos`, moving the
-// unconsumed tail to its start. Switches to another buffer when readers still
-// hold records in the current one.
-Status TFRecordReader::Impl::Reserve(size_t capacity) {
-  const size_t tail = end - pos;
-  if (buf && buf.unique() && buf.size() >= capacity) {
-    if (pos > 0) {
-      std::memmove(buf.data(), buf.data() + pos, tail);
-      base_offset += pos;
-      end = tail;
-      pos = 0;
-    }
-    return Status::OK();
-  }
-  Buffer next;
-  for (auto it = spares.begin(); it != spares.end(); ++it) {
-    if (it->unique() && it->size() >= capacity) {
-      next = std::move(*it);
-      spares.erase(it);
-      break;
-    }
-  }
-  if (!next) {
-    Result<Buffer> fresh = Buffer::Allocate(capacity);
-    if (!fresh.ok()) return fresh.status().WithContext("reading " + file->name());
-    next = std::move(fresh).value();
-  }
-  if (tail > 0) std::memcpy(next.data(), buf.data() + pos, tail);
-  base_offset += pos;
-  end = tail;
-  pos = 0;
-  // Only buffers of the reader's own size are kept to recycle (unique ones
-  // too: the next header read takes one instead of allocating): a bigger
-  // one (made for a record larger than buffer_size) belongs to the records
-  // in it, and the process's buffer pool recycles it once they are gone, so
-  // a reader does not keep big buffers resident after its records are gone.
-  if (buf && buf.size() <= Floor()) {
-    if (spares.size() >= kMaxSpares) spares.erase(spares.begin());
-    spares.push_back(std::move(buf));
-  }
-  buf = std::move(next);
-  return Status::OK();
-}
-
-// Reads until `need` bytes are available from `pos` or the stream ends, and
-// returns how many are available. An untrusted `need` (a length read from a
-// compressed stream) grows the buffer only as real bytes arrive.
-Result<size_t> TFRecordReader::Impl::Ensure(uint64_t need, bool trusted) {
-  if (end - pos >= need) return end - pos;
-  const size_t floor = Floor();
-  size_t capacity = std::max<uint64_t>(floor, trusted ? need : std::min<uint64_t>(need, floor));
-  SLUICE_RETURN_IF_ERROR(Reserve(capacity));
-  while (end - pos < need) {
-    if (end == buf.size()) {
-      // Full of real bytes and still short: double, up to what is needed.
-      capacity = std::min<uint64_t>(need, std::max<uint64_t>(2 * buf.size(), floor));
-      SLUICE_RETURN_IF_ERROR(Reserve(capacity));
-    }
-    SLUICE_ASSIGN_OR_RETURN(size_t got, source->Read(buf.data() + end, buf.size() - end));
-    if (got == 0) break;
-    end += got;
-  }
-  return end - pos;
-}
 
 Status TFRecordReader::Impl::TruncatedError(uint64_t offset, uint64_t have, uint64_t need) {
   std::string msg = fmt::format(
@@ -146,7 +61,7 @@ Result<std::optional<Record>> TFRecordReader::Impl::Truncated(uint64_t offset, u
 // payload length, or nullopt at a clean end of the data (or, with
 // allow_truncated_tail, a header cut short).
 Result<std::optional<uint64_t>> TFRecordReader::Impl::ReadHeader(uint64_t offset) {
-  SLUICE_ASSIGN_OR_RETURN(size_t have, Ensure(tfrecord::kHeaderSize, true));
+  SLUICE_ASSIGN_OR_RETURN(size_t have, buf.Ensure(tfrecord::kHeaderSize, true));
   if (have == 0) {
     Status clean = source->CheckCleanEnd();
     if (!clean.ok() && !opts.allow_truncated_tail) return clean;
@@ -160,7 +75,7 @@ Result<std::optional<uint64_t>> TFRecordReader::Impl::ReadHeader(uint64_t offset
     if (opts.allow_truncated_tail) return std::optional<uint64_t>();  // retry later
     return TruncatedError(offset, have, tfrecord::kHeaderSize);
   }
-  const uint8_t* header = buf.data() + pos;
+  const uint8_t* header = buf.data();
   if (!tfrecord::HeaderChecksumOk(header)) {
     return Status::DataLoss(fmt::format(
         "{}: corrupt record header: the length checksum does not match (stored 0x{:08x}, "
@@ -203,71 +118,67 @@ Status TFRecordReader::Impl::DataChecksumError(uint64_t offset, uint32_t stored,
 }
 
 Result<std::optional<Record>> TFRecordReader::Impl::Next() {
-  const uint64_t offset = base_offset + pos;
+  const uint64_t offset = buf.offset();
   SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> header_length, ReadHeader(offset));
   if (!header_length) return std::optional<Record>();
   const uint64_t length = *header_length;
   const uint64_t total = tfrecord::kFramingSize + length;
   // ReadHeader checked an uncompressed file's length against its size.
   const bool trusted = compression == Compression::kNone && !file->is_stream();
-  SLUICE_ASSIGN_OR_RETURN(size_t have, Ensure(total, trusted));
+  SLUICE_ASSIGN_OR_RETURN(size_t have, buf.Ensure(total, trusted));
   if (have < total) return Truncated(offset, have, total);
 
-  const uint8_t* data = buf.data() + pos + tfrecord::kHeaderSize;
+  const uint8_t* data = buf.data() + tfrecord::kHeaderSize;
   if (opts.verify_checksums) {
     const uint32_t stored = tfrecord::DecodeFixed32(data + length);
     const uint32_t computed = crc32c::Mask(crc32c::Value(data, length));
     if (stored != computed) {
       Status err = DataChecksumError(offset, stored, computed, length);
-      pos += total;  // framing is intact: the caller may skip this record
+      buf.Consume(total);  // framing is intact: the caller may skip this record
       ++number;
       expected_length.reset();
       return err;
     }
   }
-  Record record{std::string_view(reinterpret_cast<const char*>(data), length), buf, offset, number};
-  pos += total;
+  Record record{std::string_view(reinterpret_cast<const char*>(data), length), buf.buffer(), offset,
+                number};
+  buf.Consume(total);
   ++number;
   expected_length.reset();
-  if (pos == end && buf.size() > Floor()) {
-    // A buffer made for this record alone: the record keeps it, the reader
-    // lets go (it would otherwise stay resident after the record is gone).
-    base_offset += pos;
-    pos = end = 0;
-    buf = Buffer();
-  }
+  buf.ReleaseIfOversized();  // a buffer made for this record alone: the record keeps it
   return std::optional<Record>(std::move(record));
 }
 
 Result<std::optional<RecordFrame>> TFRecordReader::Impl::NextFrame() {
   if (!failed.ok()) return failed;
-  const uint64_t offset = base_offset + pos;
+  const uint64_t offset = buf.offset();
   SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> header_length, ReadHeader(offset));
   if (!header_length) return std::optional<RecordFrame>();
   const uint64_t length = *header_length;
   const uint64_t total = tfrecord::kFramingSize + length;
-  pos += tfrecord::kHeaderSize;
+  buf.Consume(tfrecord::kHeaderSize);
   // The payload, a buffer at a time; then the footer.
   uint32_t crc = 0;
   uint64_t left = length;
   while (left > 0) {
-    SLUICE_ASSIGN_OR_RETURN(size_t have, Ensure(std::min<uint64_t>(left, Floor()), true));
+    SLUICE_ASSIGN_OR_RETURN(size_t have,
+                            buf.Ensure(std::min<uint64_t>(left, buf.buffer_size()), true));
     if (have == 0) {
       failed = TruncatedError(offset, tfrecord::kHeaderSize + (length - left), total);
       return failed;
     }
     const size_t n = static_cast<size_t>(std::min<uint64_t>(left, have));
-    if (opts.verify_checksums) crc = crc32c::Extend(crc, buf.data() + pos, n);
-    pos += n;
+    if (opts.verify_checksums) crc = crc32c::Extend(crc, buf.data(), n);
+    buf.Consume(n);
     left -= n;
   }
-  SLUICE_ASSIGN_OR_RETURN(size_t have, Ensure(tfrecord::kFooterSize, true));
+  SLUICE_ASSIGN_OR_RETURN(size_t have, buf.Ensure(tfrecord::kFooterSize, true));
   if (have < tfrecord::kFooterSize) {
     failed = TruncatedError(offset, total - tfrecord::kFooterSize + have, total);
     return failed;
   }
-  const uint32_t stored = tfrecord::DecodeFixed32(buf.data() + pos);
-  pos += tfrecord::kFooterSize;
+  const uint32_t stored = tfrecord::DecodeFixed32(buf.data());
+  buf.Consume(tfrecord::kFooterSize);
   const RecordFrame frame{offset, number, length};
   Status corrupt;
   if (opts.verify_checksums && stored != crc32c::Mask(crc)) {
@@ -304,6 +215,10 @@ Result<TFRecordReader> TFRecordReader::Open(std::unique_ptr<ReadableFile> file,
     SLUICE_ASSIGN_OR_RETURN(impl->source, records_internal::NewInflateSource(
                                               file.get(), impl->compression, options.buffer_size));
   }
+  // The reader's own buffers: buffer_size, at least 4 KiB.
+  impl->buf =
+      records_internal::ReadBuffer(impl->source.get(), file->name(),
+                                   {.buffer_size = std::max<size_t>(options.buffer_size, 4096)});
   impl->file = std::move(file);
   return TFRecordReader(std::move(impl));
 }
@@ -323,12 +238,7 @@ Status TFRecordReader::Seek(const RecordIndex& index, uint64_t number) {
                       m.file->name(), index.stream_size(), m.known_file_size));
     }
   }
-  if (offset >= m.base_offset && offset <= m.base_offset + m.end) {
-    m.pos = offset - m.base_offset;  // already buffered
-  } else {
-    SLUICE_RETURN_IF_ERROR(m.source->SeekTo(offset));
-    m.ResetBuffer(offset);
-  }
+  SLUICE_RETURN_IF_ERROR(m.buf.SeekTo(offset));
   m.number = number;
   m.expected_length.reset();
   if (number < index.size()) m.expected_length = index[number].length - tfrecord::kFramingSize;
@@ -345,11 +255,7 @@ size_t TFRecordReader::buffer_bytes() const {
   // Buffers of the reader's size, shared with records or not (small records
   // keep a whole one alive), and a bigger one only while no record holds it
   // (records are counted by whoever holds them).
-  const size_t floor = impl_->Floor();
-  size_t n = 0;
-  if (impl_->buf && (impl_->buf.size() <= floor || impl_->buf.unique())) n += impl_->buf.size();
-  for (const Buffer& b : impl_->spares) n += b.size();
-  return n;
+  return impl_->buf.buffer_bytes();
 }
 
 TFRecordReader::TFRecordReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -3,14 +3,12 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include <fmt/format.h>
 
 namespace sluice::records_internal {
 namespace {
 
-constexpr size_t kMaxSpares = 3;
 constexpr size_t kHeadBytes = 4096;
 
 // True when `head` starts a zlib stream that inflates without an error: a
@@ -40,7 +38,6 @@ Result<std::unique_ptr<TextStream>> TextStream::Open(std::unique_ptr<ReadableFil
                                                      Compression compression, size_t buffer_size,
                                                      uint64_t max_unit_size) {
   std::unique_ptr<TextStream> s(new TextStream());
-  s->buffer_size_ = std::max<size_t>(buffer_size, 4096);
   s->max_unit_size_ = max_unit_size;
   if (compression == Compression::kAuto) {
     uint8_t head[kHeadBytes];
@@ -59,59 +56,24 @@ Result<std::unique_ptr<TextStream>> TextStream::Open(std::unique_ptr<ReadableFil
   } else {
     SLUICE_ASSIGN_OR_RETURN(s->source_, NewInflateSource(file.get(), compression, buffer_size));
   }
+  // Long units' buffers do not outlive them (Options::shrink).
+  s->buf_ = ReadBuffer(s->source_.get(), file->name(),
+                       {.buffer_size = std::max<size_t>(buffer_size, 4096), .shrink = true});
   s->file_ = std::move(file);
   return s;
 }
 
-// Makes buf_ hold at least `capacity` bytes from pos_, the unconsumed tail
-// moved to its start; another buffer when records still hold this one.
-Status TextStream::Reserve(size_t capacity) {
-  const size_t tail = end_ - pos_;
-  if (buf_ && buf_.unique() && buf_.size() >= capacity &&
-      buf_.size() <= std::max(capacity, Floor())) {
-    if (pos_ > 0) std::memmove(buf_.data(), buf_.data() + pos_, tail);
-  } else {
-    Buffer next;
-    for (auto it = spares_.begin(); it != spares_.end(); ++it) {
-      if (it->unique() && it->size() >= capacity) {
-        next = std::move(*it);
-        spares_.erase(it);
-        break;
-      }
-    }
-    if (!next) {
-      Result<Buffer> fresh = Buffer::Allocate(std::max(capacity, Floor()));
-      if (!fresh.ok()) return fresh.status().WithContext("reading " + name());
-      next = std::move(fresh).value();
-    }
-    if (tail > 0) std::memcpy(next.data(), buf_.data() + pos_, tail);
-    // Buffers of the reader's size are recycled; a bigger one (a long
-    // unit's) goes with its units, back to the process's pool.
-    if (buf_ && buf_.size() == Floor()) {
-      if (spares_.size() >= kMaxSpares) spares_.erase(spares_.begin());
-      spares_.push_back(std::move(buf_));
-    }
-    buf_ = std::move(next);
-  }
-  base_offset_ += pos_;
-  end_ = tail;
-  pos_ = 0;
-  return Status::OK();
-}
-
 Result<size_t> TextStream::Fill() {
-  if (!buf_ || end_ == buf_.size()) {
+  if (buf_.full()) {
     // Full: the unit so far (if any) moves to the start of a buffer with
     // room; one that fills most of a buffer doubles it, up to the limit.
-    const uint64_t n = end_ - pos_;
-    uint64_t capacity = Floor();
+    const uint64_t n = buf_.available();
+    uint64_t capacity = buf_.buffer_size();
     if (2 * n > capacity) capacity = std::min<uint64_t>(2 * n, max_unit_size_ + 1);
     capacity = std::max<uint64_t>(capacity, n + 1);
-    SLUICE_RETURN_IF_ERROR(Reserve(static_cast<size_t>(capacity)));
+    SLUICE_RETURN_IF_ERROR(buf_.Reserve(static_cast<size_t>(capacity)));
   }
-  SLUICE_ASSIGN_OR_RETURN(size_t got, source_->Read(buf_.data() + end_, buf_.size() - end_));
-  end_ += got;
-  return got;
+  return buf_.ReadSome();
 }
 
 Status TextStream::EndError(uint64_t offset, uint64_t line, std::string_view what) {
@@ -123,21 +85,21 @@ Status TextStream::EndError(uint64_t offset, uint64_t line, std::string_view wha
 
 Status TextStream::SkipLongUnit(UnitScanner& scanner) {
   while (true) {
-    const size_t n = end_ - pos_;
+    const size_t n = buf_.available();
     if (n > 0) {
-      const size_t len = scanner.Scan(reinterpret_cast<const char*>(buf_.data()) + pos_, n);
+      const size_t len = scanner.Scan(reinterpret_cast<const char*>(buf_.data()), n);
       if (len != UnitScanner::kNotYet) {
         line_ += scanner.line_breaks();
-        pos_ += len;
+        buf_.Consume(len);
         skipping_ = false;
         return Status::OK();
       }
       scanner.Drop(n);
-      pos_ = end_;
+      buf_.Consume(n);
     }
     SLUICE_ASSIGN_OR_RETURN(size_t got, Fill());
     if (got == 0) {
-      SLUICE_RETURN_IF_ERROR(EndError(base_offset_ + pos_, line_, "the text after"));
+      SLUICE_RETURN_IF_ERROR(EndError(buf_.offset(), line_, "the text after"));
       line_ += scanner.line_breaks();
       skipping_ = false;
       return Status::OK();
@@ -150,15 +112,15 @@ Result<std::optional<TextUnit>> TextStream::Next(UnitScanner& scanner, std::stri
   if (skipping_) SLUICE_RETURN_IF_ERROR(SkipLongUnit(scanner));
   scanner.Reset();
   while (true) {
-    const size_t n = end_ - pos_;
-    char* unit = reinterpret_cast<char*>(buf_.data()) + pos_;
-    const uint64_t offset = base_offset_ + pos_;
+    const size_t n = buf_.available();
+    char* unit = reinterpret_cast<char*>(buf_.data());
+    const uint64_t offset = buf_.offset();
     if (n > 0) {
       const size_t len = scanner.Scan(unit, n);
       if (len != UnitScanner::kNotYet) {
-        TextUnit out{unit, len, buf_, offset, line_};
+        TextUnit out{unit, len, buf_.buffer(), offset, line_};
         line_ += scanner.line_breaks();
-        pos_ += len;
+        buf_.Consume(len);
         return std::optional<TextUnit>(std::move(out));
       }
       if (n > max_unit_size_) {
@@ -174,11 +136,11 @@ Result<std::optional<TextUnit>> TextStream::Next(UnitScanner& scanner, std::stri
     // The end of the stream.
     SLUICE_RETURN_IF_ERROR(EndError(offset, line_, what));
     if (n == 0) return std::optional<TextUnit>();
-    unit = reinterpret_cast<char*>(buf_.data()) + pos_;  // Fill may have moved it
-    TextUnit out{unit, n, buf_, offset, line_};
+    unit = reinterpret_cast<char*>(buf_.data());  // Fill may have moved it
+    TextUnit out{unit, n, buf_.buffer(), offset, line_};
     const std::string bad = scanner.AtEnd(line_);
     line_ += scanner.line_breaks();
-    pos_ = end_;
+    buf_.Consume(n);
     if (!bad.empty()) {
       moved_past_ = true;
       return Status::InvalidArgument(fmt::format("{}:{} (offset {})", name(), bad, offset));
@@ -187,11 +149,6 @@ Result<std::optional<TextUnit>> TextStream::Next(UnitScanner& scanner, std::stri
   }
 }
 
-size_t TextStream::buffer_bytes() const {
-  size_t n = 0;
-  if (buf_ && (buf_.size() == Floor() || buf_.unique())) n += buf_.size();
-  for (const Buffer& b : spares_) n += b.size();
-  return n;
-}
+size_t TextStream::buffer_bytes() const { return buf_.buffer_bytes(); }
 
 }  // namespace sluice::records_internal

@@ -19,13 +19,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "sluice/core/buffer.h"
 #include "sluice/core/file.h"
 #include "sluice/core/result.h"
 #include "sluice/records/compression.h"
 #include "sluice/records/internal/byte_source.h"
+#include "sluice/records/internal/read_buffer.h"
 
 namespace sluice::records_internal {
 
@@ -86,9 +86,7 @@ class TextStream {
 
  private:
   TextStream() = default;
-  size_t Floor() const { return buffer_size_; }
-  Status Reserve(size_t capacity);
-  // Reads more bytes after `end_`, making room first; 0 at the end.
+  // Reads more bytes after the buffered ones, making room first; 0 at the end.
   Result<size_t> Fill();
   Status SkipLongUnit(UnitScanner& scanner);
   Status EndError(uint64_t offset, uint64_t line, std::string_view what);
@@ -96,15 +94,9 @@ class TextStream {
   std::unique_ptr<ReadableFile> file_;
   std::unique_ptr<ByteSource> source_;
   Compression compression_ = Compression::kNone;
-  size_t buffer_size_ = 0;
   uint64_t max_unit_size_ = 0;
-  // buf_[pos_, end_) are stream bytes not yet handed out; buf_[0] is at
-  // stream offset base_offset_.
-  Buffer buf_;
-  size_t pos_ = 0;
-  size_t end_ = 0;
-  uint64_t base_offset_ = 0;
-  std::vector<Buffer> spares_;
+  // Stream bytes not yet handed out.
+  ReadBuffer buf_;
   uint64_t line_ = 1;  // line of the next unit
   bool skipping_ = false;
   bool moved_past_ = false;
