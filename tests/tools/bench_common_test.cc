@@ -138,7 +138,7 @@ TEST(PeerUtilTest, GlobSkipsSidecars) {
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(std::filesystem::path(files[1]).filename(), "s-00001-of-00002.tfrecord");
   EXPECT_EXIT(peers::GlobRecordFiles("prog", dir.file("*.idx")), ::testing::ExitedWithCode(1),
-              "prog: no TFRecord files match .*\\.idx");
+              "prog: no files match .*\\.idx");
 }
 
 }  // namespace
