@@ -160,6 +160,10 @@ Dataset Dataset::with_options(Options options) const {
   SLUICE_CHAIN(pi::MakeWithOptions(*this, std::move(options)));
 }
 
+Dataset Dataset::assert_cardinality(int64_t expected) const {
+  SLUICE_CHAIN(pi::MakeAssertCardinality(*this, expected));
+}
+
 #undef SLUICE_CHAIN
 
 namespace {
@@ -201,6 +205,24 @@ Result<Iterator> Dataset::iterator() const {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<pi::IteratorNode> root,
                           pi::MakeIteratorOf(*node_, *ctx, params));
   return Iterator(node_, std::move(ctx), std::move(root));
+}
+
+Result<Element> Dataset::at(int64_t index) const {
+  if (!status_.ok()) return status_;
+  if (!random_access()) {
+    return Status::FailedPrecondition("at: " + DebugString() +
+                                      " does not allow random access (see Dataset::random_access)");
+  }
+  const int64_t n = cardinality();
+  if (index < 0 || (n >= 0 && index >= n)) {
+    return Status::OutOfRange("at: index " + std::to_string(index) +
+                              " is out of range for a dataset of " + std::to_string(n) +
+                              " elements");
+  }
+  SLUICE_ASSIGN_OR_RETURN(Iterator it, skip(index).take(1).iterator());
+  SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, it.next());
+  if (!e) return Status::OutOfRange("at: index " + std::to_string(index) + " is past the end");
+  return std::move(*e);
 }
 
 Dataset::RangeIterator Dataset::begin() const {

@@ -161,6 +161,13 @@ class Dataset {
   // ignored.
   Dataset ignore_errors() const;
   Dataset with_options(Options options) const;
+  // The input unchanged, reporting `expected` (a count or
+  // kInfiniteCardinality) as its cardinality
+  // (tf.data.experimental.assert_cardinality). Reading checks it: an input
+  // that ends early or runs past it is FailedPrecondition ("expected to
+  // contain 10 elements but contained only 7 elements"); an input whose
+  // cardinality is known when built and differs is the build error.
+  Dataset assert_cardinality(int64_t expected) const;
   // transformation(*this): a reusable piece of pipeline written as a
   // function, applied in the chain (tf.data's apply), e.g.
   //   ds.apply(sluice::distribute(input_context)).map(...)
@@ -177,6 +184,11 @@ class Dataset {
   Result<Element> reduce(Element initial, ReduceFn fn) const;
   // A new, independent iterator, or the build error.
   Result<Iterator> iterator() const;
+  // Element `index` of a random-access dataset (tf.data.experimental.at),
+  // computed alone. FailedPrecondition if !random_access(), OutOfRange past
+  // the end. Each call makes a short-lived iterator: for many elements,
+  // iterate (or global_shuffle) instead.
+  Result<Element> at(int64_t index) const;
 
   class RangeIterator;
   // Range-for support: begin() makes an iterator; throws Error on failure.

@@ -51,6 +51,8 @@ Dataset MakeEnumerate(const Dataset& input, int64_t start);
 // ignore_errors.cc, with_options.cc
 Dataset MakeIgnoreErrors(const Dataset& input);
 Dataset MakeWithOptions(const Dataset& input, Options options);
+// assert_cardinality.cc
+Dataset MakeAssertCardinality(const Dataset& input, int64_t expected);
 
 }  // namespace sluice::pipeline_internal
 

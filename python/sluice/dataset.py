@@ -324,6 +324,17 @@ class Dataset:
         """Prepends an int64 index component."""
         return Dataset(self._ds.enumerate(int(start)))
 
+    def assert_cardinality(self, expected_cardinality):
+        """The same elements, reporting `expected_cardinality`; reading checks it
+        (FailedPreconditionError when the input ends early or runs past it)."""
+        return Dataset(self._ds.assert_cardinality(int(expected_cardinality)))
+
+    def at(self, index):
+        """Element `index` of a random-access dataset, computed alone
+        (tf.data.experimental.at): FailedPreconditionError unless
+        random_access, OutOfRangeError past the end."""
+        return self._ds.at(int(index))
+
     def ignore_errors(self, log_warning=False, name=None):
         """Skips elements whose production failed (counted in the iterator's stats)."""
         return Dataset(self._ds.ignore_errors())

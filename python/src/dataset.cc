@@ -511,6 +511,8 @@ void RegisterDataset(nb::module_& m) {
   });
   d.def("enumerate", [](const D& ds, int64_t start) { return Checked(ds.enumerate(start)); });
   d.def("ignore_errors", [](const D& ds) { return Checked(ds.ignore_errors()); });
+  d.def("assert_cardinality",
+        [](const D& ds, int64_t expected) { return Checked(ds.assert_cardinality(expected)); });
   d.def("with_options",
         [](const D& ds, nb::kwargs kw) { return Checked(ds.with_options(OptionsFromKwargs(kw))); });
   d.def("reduce_python", [](const D& ds, nb::handle initial, nb::handle fn) {
@@ -536,6 +538,13 @@ void RegisterDataset(nb::module_& m) {
   });
   d.def("element_spec", [](const D& ds) { return SpecToList(ds.element_spec()); });
   d.def("random_access", &D::random_access);
+  d.def("at", [](const D& ds, int64_t index) {
+    Result<Element> e = [&] {
+      nb::gil_scoped_release release;
+      return ds.at(index);
+    }();
+    return ElementToPython(Unwrap(std::move(e)));
+  });
   d.def("debug_string", &D::DebugString);
   d.def("source_files", &D::source_files);
   d.def("with_source_files", [](const D& ds, std::vector<std::string> files) {
