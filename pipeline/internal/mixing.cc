@@ -35,9 +35,15 @@ void LiveWeights::Reset(const std::vector<double>& weights, const std::vector<ch
   total_ = sum;
 }
 
-int LiveWeights::Choose(uint64_t seed, int64_t k) const {
-  Rng rng(seed, static_cast<uint64_t>(k));
-  const double u = rng.UniformDouble() * total_;
+int LiveWeights::Choose(uint64_t seed, int64_t k) {
+  const uint64_t block = static_cast<uint64_t>(k) >> 2;
+  if (block != block_ || seed != seed_) {
+    Rng rng(seed, block);
+    for (uint32_t& w : words_) w = rng.NextU32();
+    seed_ = seed;
+    block_ = block;
+  }
+  const double u = static_cast<double>(words_[static_cast<size_t>(k & 3)]) * 0x1.0p-32 * total_;
   // The first input whose cumulative weight exceeds u (dead and zero-weight
   // inputs add nothing, so they are never first).
   size_t j = static_cast<size_t>(std::upper_bound(cum_.begin(), cum_.end(), u) - cum_.begin());

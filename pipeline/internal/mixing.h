@@ -2,10 +2,11 @@
 // spec of a mixture, and the sampler's draws.
 //
 // Draw k of a mixture seeded with `seed` is a pure function of (seed, k,
-// the weights of the inputs still live): u = Rng(seed, k).UniformDouble()
-// times the live weights' sum picks the input whose cumulative range holds
-// u. Only additions and one multiplication, in IEEE double: the same draw on
-// any machine. An input is found exhausted when it is drawn and has nothing
+// the weights of the inputs still live): word k % 4 of the Philox block
+// Rng(seed, k / 4) makes u in [0, 1) (32 bits), and u times the live
+// weights' sum picks the input whose cumulative range holds it. Only
+// additions and multiplications, in IEEE double: the same draw on any
+// machine. An input is found exhausted when it is drawn and has nothing
 // left; then (unless stop_on_empty_dataset ends the mixture) it leaves the
 // live set and draw k is made again among the others.
 //
@@ -17,6 +18,7 @@
 #ifndef SLUICE_PIPELINE_INTERNAL_MIXING_H_
 #define SLUICE_PIPELINE_INTERNAL_MIXING_H_
 
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -46,11 +48,15 @@ class LiveWeights {
   void Reset(const std::vector<double>& weights, const std::vector<char>& dead);
   double total() const { return total_; }
   // The input draw k picks. REQUIRES: total() > 0.
-  int Choose(uint64_t seed, int64_t k) const;
+  int Choose(uint64_t seed, int64_t k);
 
  private:
   std::vector<double> cum_;
   double total_ = 0;
+  // The Philox block of draws 4b..4b+3 (one 32-bit word each), kept: the
+  // next draws usually read the same block.
+  uint64_t seed_ = 0, block_ = ~uint64_t{0};
+  std::array<uint32_t, 4> words_{};
 };
 
 // The draws of a mixture whose every input has a known (or infinite)
