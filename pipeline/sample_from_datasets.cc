@@ -144,16 +144,14 @@ class SampleNode : public DatasetNode {
         weights_(std::move(weights)),
         weights_dataset_(weights_dataset),
         options_(std::move(o)) {
-    const bool known = std::all_of(cards.begin(), cards.end(),
-                                   [](int64_t c) { return c != kUnknownCardinality; });
+    const bool known =
+        std::all_of(cards.begin(), cards.end(), [](int64_t c) { return c != kUnknownCardinality; });
     if (!weights_dataset_ && known) {
       table_ = std::make_unique<MixTable>(weights_, std::move(cards),
                                           options_.stop_on_empty_dataset, cardinality);
     }
   }
-  std::string Describe() const override {
-    return name() + "(" + std::to_string(n_) + " datasets)";
-  }
+  std::string Describe() const override { return name() + "(" + std::to_string(n_) + " datasets)"; }
   bool random_access() const override {
     if (!table_ || options_.stop_on_empty_dataset || cardinality() < 0) return false;
     for (size_t j = 0; j < n_; ++j) {
@@ -295,10 +293,9 @@ Status SampleIterator::SeekTo(int64_t n) {
     if (n < pt_.draws) {
       // A draw the saved mixture made: its weights' mapping.
       if (n < old_anchor_.draws) {
-        return Status::FailedPrecondition(node_.name() + ": cannot move to draw " +
-                                          std::to_string(n) + " before draw " +
-                                          std::to_string(old_anchor_.draws) +
-                                          ", where its weights last changed");
+        return Status::FailedPrecondition(
+            node_.name() + ": cannot move to draw " + std::to_string(n) + " before draw " +
+            std::to_string(old_anchor_.draws) + ", where its weights last changed");
       }
       target = old_anchor_;
       MixSimulator(&old_w_, &table.cardinalities(), seed_, node_.stop_on_empty())
@@ -471,18 +468,18 @@ Dataset MakeSampleFromDatasets(std::vector<Dataset> inputs, Dataset weights,
     if (c.size() != 1 || (c[0].dtype != DType::kFloat32 && c[0].dtype != DType::kFloat64) ||
         c[0].shape.rank() != 1 ||
         (c[0].shape.dim(0) >= 0 && c[0].shape.dim(0) != static_cast<int64_t>(inputs.size()))) {
-      return Dataset::FromError(Status::InvalidArgument(
-          std::string(kStage) + ": the weights dataset's elements " + ws.DebugString() +
-          " must be one float32 or float64 vector of " + std::to_string(inputs.size()) +
-          " weights"));
+      return Dataset::FromError(
+          Status::InvalidArgument(std::string(kStage) + ": the weights dataset's elements " +
+                                  ws.DebugString() + " must be one float32 or float64 vector of " +
+                                  std::to_string(inputs.size()) + " weights"));
     }
   }
   Result<ElementSpec> spec = MixedSpec(inputs, kStage);
   if (!spec.ok()) return Dataset::FromError(spec.status());
   std::vector<int64_t> cards = Cards(inputs);
   int64_t card = kUnknownCardinality;
-  const bool all_infinite = std::all_of(cards.begin(), cards.end(),
-                                        [](int64_t c) { return c == kInfiniteCardinality; });
+  const bool all_infinite =
+      std::all_of(cards.begin(), cards.end(), [](int64_t c) { return c == kInfiniteCardinality; });
   if (weights.cardinality() == 0) {
     card = 0;
   } else if (all_infinite) {

@@ -13,7 +13,8 @@ Result<ElementSpec> MixedSpec(const std::vector<Dataset>& inputs, const std::str
     if (!s.ok()) {
       // Name the first input that disagrees with input i.
       size_t j = 0;
-      while (j < i && inputs[j].element_spec().MostSpecificCompatible(inputs[i].element_spec()).ok())
+      while (j < i &&
+             inputs[j].element_spec().MostSpecificCompatible(inputs[i].element_spec()).ok())
         ++j;
       return Status::InvalidArgument(
           stage + ": the element specs of datasets[" + std::to_string(j) + "] " +

@@ -39,8 +39,8 @@ std::vector<int64_t> Values(const Dataset& ds, int64_t limit = -1) {
 std::vector<Dataset> Inputs(std::vector<int64_t> sizes, int p = 1) {
   std::vector<Dataset> out;
   for (size_t j = 0; j < sizes.size(); ++j) {
-    Dataset d = Dataset::range(100 * static_cast<int64_t>(j), 100 * static_cast<int64_t>(j) +
-                                                                  sizes[j]);
+    Dataset d =
+        Dataset::range(100 * static_cast<int64_t>(j), 100 * static_cast<int64_t>(j) + sizes[j]);
     if (p > 1) d = d.map([](Element e) { return e; }, {.parallelism = p});
     out.push_back(d);
   }
@@ -86,27 +86,21 @@ TEST(SampleFromDatasetsTest, Conformance) {
                   .error_substring = "bad 104"});
   // Random-access inputs (a positional, random-access mixture), stopping
   // on the first empty input, and weights from a dataset.
-  RunConformance({.name = "sample_from_datasets random access",
-                  .make =
-                      [](int) {
-                        return Dataset::sample_from_datasets(Inputs({20, 3, 9}), {1, 2, 1},
-                                                             {.seed = 3});
-                      }});
-  RunConformance({.name = "sample_from_datasets stop_on_empty",
-                  .make =
-                      [](int p) {
-                        return Dataset::sample_from_datasets(
-                            Inputs({20, 4}, p), {}, {.seed = 5, .stop_on_empty_dataset = true});
-                      }});
   RunConformance(
-      {.name = "sample_from_datasets weights dataset",
-       .make =
-           [](int p) {
-             return Dataset::sample_from_datasets(
-                 Inputs({30, 30}, p),
-                 WeightsDataset({1, 0, 0.5, 0.5, 0, 1, 0.2, 0.8, 0.9, 0.1, 1, 1}, 2).repeat(3),
-                 {.seed = 11});
-           }});
+      {.name = "sample_from_datasets random access", .make = [](int) {
+         return Dataset::sample_from_datasets(Inputs({20, 3, 9}), {1, 2, 1}, {.seed = 3});
+       }});
+  RunConformance({.name = "sample_from_datasets stop_on_empty", .make = [](int p) {
+                    return Dataset::sample_from_datasets(
+                        Inputs({20, 4}, p), {}, {.seed = 5, .stop_on_empty_dataset = true});
+                  }});
+  RunConformance(
+      {.name = "sample_from_datasets weights dataset", .make = [](int p) {
+         return Dataset::sample_from_datasets(
+             Inputs({30, 30}, p),
+             WeightsDataset({1, 0, 0.5, 0.5, 0, 1, 0.2, 0.8, 0.9, 0.1, 1, 1}, 2).repeat(3),
+             {.seed = 11});
+       }});
 }
 
 TEST(SampleFromDatasetsTest, DocExampleMergesBothInOrder) {
@@ -125,8 +119,7 @@ TEST(SampleFromDatasetsTest, SameSeedSameOrderOtherSeedOther) {
   EXPECT_NE(mix(4), mix(5));
   // The pipeline seed when the stage has none.
   auto piped = [](uint64_t seed) {
-    return Values(
-        Dataset::sample_from_datasets(Inputs({50, 50})).with_options({.seed = seed}));
+    return Values(Dataset::sample_from_datasets(Inputs({50, 50})).with_options({.seed = seed}));
   };
   EXPECT_EQ(piped(9), piped(9));
   EXPECT_NE(piped(9), piped(10));
@@ -134,10 +127,10 @@ TEST(SampleFromDatasetsTest, SameSeedSameOrderOtherSeedOther) {
 
 TEST(SampleFromDatasetsTest, RerandomizeEachIteration) {
   auto epochs = [](bool rerandomize) {
-    auto v = Values(Dataset::sample_from_datasets(
-                        Inputs({20, 20}), {},
-                        {.seed = 2, .rerandomize_each_iteration = rerandomize})
-                        .repeat(2));
+    auto v =
+        Values(Dataset::sample_from_datasets(Inputs({20, 20}), {},
+                                             {.seed = 2, .rerandomize_each_iteration = rerandomize})
+                   .repeat(2));
     return std::make_pair(std::vector<int64_t>(v.begin(), v.begin() + 40),
                           std::vector<int64_t>(v.begin() + 40, v.end()));
   };
@@ -183,15 +176,14 @@ TEST(SampleFromDatasetsTest, Cardinality) {
   EXPECT_EQ(Dataset::sample_from_datasets({inf(), inf()}).cardinality(), kInfiniteCardinality);
   EXPECT_EQ(Dataset::sample_from_datasets({inf(), Dataset::range(3)}).cardinality(),
             kInfiniteCardinality);
-  EXPECT_EQ(Dataset::sample_from_datasets({inf(), Dataset::range(3)}, {},
-                                          {.stop_on_empty_dataset = true})
-                .cardinality(),
-            kUnknownCardinality);
+  EXPECT_EQ(
+      Dataset::sample_from_datasets({inf(), Dataset::range(3)}, {}, {.stop_on_empty_dataset = true})
+          .cardinality(),
+      kUnknownCardinality);
   auto filtered = Dataset::range(10).filter([](const Element&) -> Result<bool> { return true; });
   EXPECT_EQ(Dataset::sample_from_datasets({filtered, Dataset::range(3)}).cardinality(),
             kUnknownCardinality);
-  EXPECT_EQ(Dataset::sample_from_datasets({Dataset::range(4), Dataset::range(3)}).cardinality(),
-            7);
+  EXPECT_EQ(Dataset::sample_from_datasets({Dataset::range(4), Dataset::range(3)}).cardinality(), 7);
 }
 
 TEST(SampleFromDatasetsTest, BadArguments) {
@@ -214,8 +206,8 @@ TEST(SampleFromDatasetsTest, BadArguments) {
   expect_invalid(Dataset::sample_from_datasets(Inputs({3, 3}), Dataset::range(3)),
                  "float32 or float64 vector");
   // A bad weights element: the error at its draw.
-  auto it = Dataset::sample_from_datasets(Inputs({3, 3}), WeightsDataset({1, 1, -1, 1}, 2))
-                .iterator();
+  auto it =
+      Dataset::sample_from_datasets(Inputs({3, 3}), WeightsDataset({1, 1, -1, 1}, 2)).iterator();
   ASSERT_TRUE(it.ok());
   ASSERT_TRUE(it->next().ok());
   auto e = it->next();
@@ -277,8 +269,8 @@ TEST(SampleFromDatasetsTest, RestoreUnderNewWeightsContinuesEveryInput) {
   for (bool prefetch : {false, true}) {
     SCOPED_TRACE(prefetch ? "under prefetch (it rewinds)" : "alone");
     // Only input 2 from now on.
-    auto [head, tail] = SaveThenRestoreInto(mix({1, 1, 1}, prefetch), 30, mix({0, 0, 1}, prefetch),
-                                            1000);
+    auto [head, tail] =
+        SaveThenRestoreInto(mix({1, 1, 1}, prefetch), 30, mix({0, 0, 1}, prefetch), 1000);
     ExpectContinues(head, tail);
     for (int64_t v : tail) EXPECT_EQ(v / 100, 2);
     // Input 2 ends, then (its weight gone) the mixture ends.
@@ -286,13 +278,13 @@ TEST(SampleFromDatasetsTest, RestoreUnderNewWeightsContinuesEveryInput) {
     for (int64_t v : head) from2 += v / 100 == 2 ? 1 : 0;
     EXPECT_EQ(static_cast<int64_t>(tail.size()), 90 - from2);
     // Other weights, every input still continuing.
-    auto [h2, t2] = SaveThenRestoreInto(mix({1, 1, 1}, prefetch), 40, mix({0.1, 0.3, 0.6}, prefetch),
-                                        1000);
+    auto [h2, t2] =
+        SaveThenRestoreInto(mix({1, 1, 1}, prefetch), 40, mix({0.1, 0.3, 0.6}, prefetch), 1000);
     ExpectContinues(h2, t2);
     EXPECT_EQ(h2.size() + t2.size(), 270u);
     // The same weights: exactly the saved mixture's remaining elements.
-    auto [h3, t3] = SaveThenRestoreInto(mix({2, 1, 1}, prefetch), 40, mix({2, 1, 1}, prefetch),
-                                        1000);
+    auto [h3, t3] =
+        SaveThenRestoreInto(mix({2, 1, 1}, prefetch), 40, mix({2, 1, 1}, prefetch), 1000);
     auto whole = Values(mix({2, 1, 1}, prefetch));
     h3.insert(h3.end(), t3.begin(), t3.end());
     EXPECT_EQ(h3, whole);
@@ -357,29 +349,25 @@ TEST(ChooseFromDatasetsTest, Conformance) {
       expected.push_back(Element({Tensor::StringScalar(w)}).DebugString(1000));
     }
   }
-  RunConformance({.name = "choose_from_datasets",
-                  .make =
-                      [&](int) {
-                        return Dataset::choose_from_datasets(words(),
-                                                             Dataset::range(3).repeat(3));
-                      },
-                  .expected = expected});
-  RunConformance({.name = "choose_from_datasets parallel",
-                  .make =
-                      [](int p) {
-                        auto choice = Dataset::range(40).map(
-                            [](Element e) {
-                              return Element({Tensor::Scalar<int64_t>(Value(e) * 7 % 3)});
-                            },
-                            {.parallelism = p});
-                        return Dataset::choose_from_datasets(Inputs({20, 20, 20}, p), choice);
-                      },
-                  .make_failing =
-                      [] {
-                        return Dataset::choose_from_datasets(Inputs({5, 5}),
-                                                             Dataset::range(3).repeat());
-                      },
-                  .error_substring = "choice 2 is 2, outside [0, 2)"});
+  RunConformance(
+      {.name = "choose_from_datasets",
+       .make =
+           [&](int) { return Dataset::choose_from_datasets(words(), Dataset::range(3).repeat(3)); },
+       .expected = expected});
+  RunConformance(
+      {.name = "choose_from_datasets parallel",
+       .make =
+           [](int p) {
+             auto choice = Dataset::range(40).map(
+                 [](Element e) { return Element({Tensor::Scalar<int64_t>(Value(e) * 7 % 3)}); },
+                 {.parallelism = p});
+             return Dataset::choose_from_datasets(Inputs({20, 20, 20}, p), choice);
+           },
+       .make_failing =
+           [] {
+             return Dataset::choose_from_datasets(Inputs({5, 5}), Dataset::range(3).repeat());
+           },
+       .error_substring = "choice 2 is 2, outside [0, 2)"});
 }
 
 TEST(ChooseFromDatasetsTest, DocExampleCardinalityAndOrder) {
@@ -416,8 +404,8 @@ TEST(ChooseFromDatasetsTest, BadArguments) {
   EXPECT_NE(bad_spec.status().message().find("datasets[1]"), std::string::npos)
       << bad_spec.status();
   auto neg = Dataset::choose_from_datasets(
-      Inputs({2, 2}), Dataset::from_tensor_slices({*Tensor::FromVector<int64_t>(
-                          std::vector<int64_t>{1, -3})}));
+      Inputs({2, 2}),
+      Dataset::from_tensor_slices({*Tensor::FromVector<int64_t>(std::vector<int64_t>{1, -3})}));
   auto it = neg.iterator();
   ASSERT_TRUE(it->next().ok());
   auto e = it->next();
