@@ -2,7 +2,8 @@
 // the same 8 inputs interleaved round robin (interleave over range(8),
 // cycle_length 8, block_length 1) in the same run; the target is at
 // most 5% over the interleave. choose_from_datasets with a round-robin
-// choice dataset is the deterministic mixture's cost.
+// choice dataset is the deterministic mixture's cost. BM_Mix_global_shuffle_*:
+// the cost of the mixture's random access.
 #include <benchmark/benchmark.h>
 
 #include "sluice/pipeline/dataset.h"
@@ -57,6 +58,19 @@ void BM_Mix_choose_from_datasets8(benchmark::State& s) {
   DrainMix(s, Dataset::choose_from_datasets(Ranges(), Dataset::range(kInputs).repeat(kPer))
                   .with_options(Opts()));
 }
+// Random access (Get): global_shuffle over the mixture against over
+// range(200,000) itself; the difference is a Get's simulation of the draws
+// since the nearest table point (32 on average).
+void BM_Mix_global_shuffle_range(benchmark::State& s) {
+  DrainMix(s, Dataset::range(kInputs * kPer).global_shuffle({.seed = 1}).with_options(Opts()));
+}
+void BM_Mix_global_shuffle_sample8(benchmark::State& s) {
+  DrainMix(s, Dataset::sample_from_datasets(Ranges(), {}, {.seed = 1})
+                  .global_shuffle({.seed = 1})
+                  .with_options(Opts()));
+}
+BENCHMARK(BM_Mix_global_shuffle_range)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Mix_global_shuffle_sample8)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Mix_interleave8)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Mix_sample_from_datasets8)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Mix_choose_from_datasets8)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -47,7 +47,12 @@ int LiveWeights::Choose(uint64_t seed, int64_t k) {
   const double u = static_cast<double>(words_[static_cast<size_t>(k & 3)]) * 0x1.0p-32 * total_;
   // The first input whose cumulative weight exceeds u (dead and zero-weight
   // inputs add nothing, so they are never first).
-  size_t j = static_cast<size_t>(std::upper_bound(cum_.begin(), cum_.end(), u) - cum_.begin());
+  size_t j = 0;
+  if (cum_.size() <= 16) {  // branch-free: draws are unpredictable
+    for (double c : cum_) j += c <= u ? 1 : 0;
+  } else {
+    j = static_cast<size_t>(std::upper_bound(cum_.begin(), cum_.end(), u) - cum_.begin());
+  }
   if (j < cum_.size()) return static_cast<int>(j);
   // u rounded up to the total: the last input with weight.
   j = cum_.size() - 1;
@@ -84,9 +89,11 @@ void MixSimulator::Advance(MixPoint* p, int64_t n) const {
 
 namespace {
 int64_t Stride(int64_t total_draws) {
-  // At most ~64K points for a known size; 4096 draws apart otherwise.
-  if (total_draws < 0) return 4096;
-  return std::max<int64_t>(1024, total_draws / 65536 + 1);
+  // A Get then simulates 32 draws on average up to 4M draws, and
+  // the table holds at most ~64K points; 1024 draws apart for an unknown
+  // or infinite size (only seeks use it).
+  if (total_draws < 0) return 1024;
+  return std::max<int64_t>(64, total_draws / 65536 + 1);
 }
 }  // namespace
 

@@ -147,3 +147,15 @@ def test_choose_exhaustion_and_errors():
 def test_experimental_aliases():
     ds = sluice.experimental.sample_from_datasets(inputs(3, 3), seed=1)
     assert_merge_of(values(ds), [3, 3])
+
+
+def test_distribute_over_a_random_access_mixture():
+    # RECORD policy: every rank reads its own positions of the one global
+    # order, whatever the number of ranks.
+    ds = sluice.Dataset.sample_from_datasets(inputs(40, 25, 31), [0.5, 0.2, 0.3], seed=17)
+    whole = values(ds)
+    for world in (1, 2, 3):
+        shares = [values(ds.distribute((rank, world), policy="RECORD")) for rank in range(world)]
+        per = len(whole) // world
+        assert all(len(s) == per for s in shares)
+        assert [shares[i % world][i // world] for i in range(per * world)] == whole[:per * world]
