@@ -95,6 +95,19 @@ Dataset Dataset::zip(const std::vector<Dataset>& datasets) {
   }
   return pi::MakeZip(datasets);
 }
+Dataset Dataset::sample_from_datasets(std::vector<Dataset> datasets, std::vector<double> weights,
+                                      SampleFromDatasetsOptions options) {
+  return pi::MakeSampleFromDatasets(std::move(datasets), std::move(weights), std::move(options));
+}
+Dataset Dataset::sample_from_datasets(std::vector<Dataset> datasets, Dataset weights,
+                                      SampleFromDatasetsOptions options) {
+  return pi::MakeSampleFromDatasets(std::move(datasets), std::move(weights), std::move(options));
+}
+Dataset Dataset::choose_from_datasets(std::vector<Dataset> datasets, Dataset choice_dataset,
+                                      ChooseFromDatasetsOptions options) {
+  return pi::MakeChooseFromDatasets(std::move(datasets), std::move(choice_dataset),
+                                    std::move(options));
+}
 
 Dataset Dataset::map(MapFn fn, MapOptions options) const {
   SLUICE_CHAIN(pi::MakeMap(*this, std::move(fn), std::move(options)));

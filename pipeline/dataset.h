@@ -87,6 +87,32 @@ class Dataset {
   // Element i is the components of element i of every input, in order; ends
   // with the shortest input. Names are kept.
   static Dataset zip(const std::vector<Dataset>& datasets);
+  // A random mixture of `datasets` (tf.data's sample_from_datasets): each
+  // element comes from input j with probability weights[j] / sum(weights)
+  // (default: uniform). An exhausted input is dropped and the others'
+  // weights renormalized, or with stop_on_empty_dataset the mixture ends.
+  // Draw k is a pure function of (seed, epoch, k, the inputs still live), so
+  // the interleaving is the same on any machine; the iterator state is each
+  // input's state plus the draw counter, not the weights: a state restores
+  // into a mixture built with other weights, every input continuing from its
+  // saved position. Over random-access inputs of known cardinality the
+  // mixture is random access itself (shard, global_shuffle, distribute read
+  // only their own elements). InvalidArgument for no datasets, a weight
+  // count that differs, a negative, NaN or infinite weight, all-zero
+  // weights, or incompatible element specs.
+  static Dataset sample_from_datasets(std::vector<Dataset> datasets,
+                                      std::vector<double> weights = {},
+                                      SampleFromDatasetsOptions options = {});
+  // Weights from a dataset: one float32/float64 vector of len(datasets)
+  // weights per draw (the mixture ends with it).
+  static Dataset sample_from_datasets(std::vector<Dataset> datasets, Dataset weights,
+                                      SampleFromDatasetsOptions options = {});
+  // Element k comes from datasets[c_k], c_k the k-th element of
+  // choice_dataset (int64 scalars in [0, len(datasets)); another value is
+  // InvalidArgument naming it and its position). tf.data's
+  // choose_from_datasets.
+  static Dataset choose_from_datasets(std::vector<Dataset> datasets, Dataset choice_dataset,
+                                      ChooseFromDatasetsOptions options = {});
 
   // ---- Transformations --------------------------------------------------
   Dataset map(MapFn fn, MapOptions options = {}) const;

@@ -207,6 +207,26 @@ struct TFRecordDatasetOptions {
   std::string name;
 };
 
+// Dataset::sample_from_datasets (tf.data's sample_from_datasets).
+struct SampleFromDatasetsOptions {
+  // Seed of the draws. Unset: derived from Options::seed, or random.
+  std::optional<uint64_t> seed;
+  // End the mixture the first time an exhausted input is drawn (tf.data's
+  // default false: drop that input and renormalize the others' weights).
+  bool stop_on_empty_dataset = false;
+  // A new interleaving each iteration (each iterator() and repeat epoch).
+  bool rerandomize_each_iteration = false;
+  std::string name;
+};
+
+// Dataset::choose_from_datasets (tf.data's choose_from_datasets).
+struct ChooseFromDatasetsOptions {
+  // End the mixture the first time an exhausted input is chosen (tf.data's
+  // default true); false: skip the choices of exhausted inputs.
+  bool stop_on_empty_dataset = true;
+  std::string name;
+};
+
 }  // namespace sluice
 
 #endif  // SLUICE_PIPELINE_OPTIONS_H_

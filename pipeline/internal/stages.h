@@ -48,6 +48,13 @@ Dataset MakeCache(const Dataset& input, std::string filename);
 Dataset MakeZip(const std::vector<Dataset>& inputs);
 Dataset MakeConcatenate(const Dataset& a, const Dataset& b);
 Dataset MakeEnumerate(const Dataset& input, int64_t start);
+// sample_from_datasets.cc, choose_from_datasets.cc (internal/mixing.h)
+Dataset MakeSampleFromDatasets(std::vector<Dataset> inputs, std::vector<double> weights,
+                               SampleFromDatasetsOptions options);
+Dataset MakeSampleFromDatasets(std::vector<Dataset> inputs, Dataset weights,
+                               SampleFromDatasetsOptions options);
+Dataset MakeChooseFromDatasets(std::vector<Dataset> inputs, Dataset choice,
+                               ChooseFromDatasetsOptions options);
 // ignore_errors.cc, with_options.cc
 Dataset MakeIgnoreErrors(const Dataset& input);
 Dataset MakeWithOptions(const Dataset& input, Options options);

@@ -215,6 +215,36 @@ class Dataset:
             datasets = tuple(datasets[0])
         return Dataset(_sluice.Dataset.zip([d._ds for d in datasets]))
 
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None):
+        """A random mixture: each element from datasets[j] with probability weights[j].
+
+        weights: a list (default uniform; normalized), or a Dataset of weight
+        vectors, one per draw. An exhausted input is dropped and the others'
+        weights renormalized (stop_on_empty_dataset=True: the mixture ends).
+        seed unset: the pipeline's seed. The same seed gives the same order on
+        any machine. A saved iterator state restores into a mixture built with
+        other weights: every input continues from its saved position.
+        """
+        datasets = list(datasets)
+        if weights is not None and not isinstance(weights, Dataset):
+            weights = [float(w) for w in weights]
+        elif isinstance(weights, Dataset):
+            weights = weights._ds
+        return Dataset(_sluice._sample_from_datasets(
+            [d._ds if isinstance(d, Dataset) else d for d in datasets], weights,
+            None if seed is None else int(seed), bool(stop_on_empty_dataset),
+            bool(rerandomize_each_iteration)))
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        """Element k from datasets[choice_dataset[k]] (int64 scalars in [0, len(datasets)))."""
+        return Dataset(_sluice._choose_from_datasets(
+            [d._ds if isinstance(d, Dataset) else d for d in list(datasets)],
+            choice_dataset._ds if isinstance(choice_dataset, Dataset) else choice_dataset,
+            bool(stop_on_empty_dataset)))
+
     # ---- Transformations ---------------------------------------------------
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
         """map_func on every element; num_parallel_calls at once (AUTOTUNE: tuned).
