@@ -76,7 +76,6 @@ class GroupByReducerIterator : public IteratorNode {
       auto fail = [&](const Status& s) {
         return StageError(s, node_.name(), index, e->origin_source(), e->origin_index());
       };
-      WorkTimer timer(this);
       Result<int64_t> key = key_fn_(*e);
       if (!key.ok()) return fail(key.status());
       auto it = states_.find(*key);

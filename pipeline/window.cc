@@ -42,7 +42,7 @@ class WindowIterator : public IteratorNode {
     w.I64(skip_);
     w.Bool(input_ended_);
     w.U64(buffer_.size());
-    for (const Element& e : buffer_) SLUICE_RETURN_IF_ERROR(w.Elem(e));
+    for (const Held& h : buffer_) SLUICE_RETURN_IF_ERROR(w.Elem(h.e));
     return input_->Save(w);
   }
   Status Restore(StateReader& r) override {
@@ -60,6 +60,7 @@ class WindowIterator : public IteratorNode {
       SLUICE_ASSIGN_OR_RETURN(Element e, r.Elem());
       SLUICE_RETURN_IF_ERROR(Add(std::move(e)));
     }
+    Publish();
     return input_->Restore(r);
   }
 
@@ -81,7 +82,11 @@ class WindowIterator : public IteratorNode {
         input_ended_ = true;
         break;
       }
-      SLUICE_RETURN_IF_ERROR(Add(std::move(*e)));
+      Status added = Add(std::move(*e));
+      if (!added.ok()) {
+        Publish();
+        return added;
+      }
     }
     if (buffer_.empty() || (drop_ && static_cast<int64_t>(buffer_.size()) < span_)) {
       Clear();
@@ -90,7 +95,11 @@ class WindowIterator : public IteratorNode {
     std::vector<Element> rows;
     const int64_t have = static_cast<int64_t>(buffer_.size());
     rows.reserve(static_cast<size_t>(1 + (have - 1) / stride_));
-    for (int64_t i = 0; i < have; i += stride_) rows.push_back(buffer_[static_cast<size_t>(i)]);
+    // Rows no later window shares are moved out rather than copied.
+    for (int64_t i = 0; i < have; i += stride_) {
+      Element& e = buffer_[static_cast<size_t>(i)].e;
+      rows.push_back(i < shift_ ? std::move(e) : e);
+    }
     Result<Element> w = [&] {
       WorkTimer timer(this);
       return StackElements(rows, node_.name(), /*parallel=*/false);
@@ -103,6 +112,7 @@ class WindowIterator : public IteratorNode {
     } else {
       for (int64_t i = 0; i < shift_; ++i) PopFront();
     }
+    Publish();
     if (!w.ok()) return w.status();
     return std::optional<Element>(std::move(w).value());
   }
@@ -118,35 +128,41 @@ class WindowIterator : public IteratorNode {
     }
     ctx()->memory().ChargeRequired(b);
     bytes_ += b;
-    buffer_.push_back(std::move(e));
-    counters()->buffered_bytes.fetch_add(b, std::memory_order_relaxed);
-    counters()->buffer_depth.store(static_cast<int64_t>(buffer_.size()), std::memory_order_relaxed);
+    buffer_.push_back({std::move(e), b});
     return ctx()->memory().CheckRequired(node_.name());
   }
   void PopFront() {
-    const int64_t b = ElementBytes(buffer_.front());
+    const int64_t b = buffer_.front().bytes;
     buffer_.pop_front();
     bytes_ -= b;
     ctx()->memory().ReleaseRequired(b);
-    counters()->buffered_bytes.fetch_sub(b, std::memory_order_relaxed);
-    counters()->buffer_depth.store(static_cast<int64_t>(buffer_.size()), std::memory_order_relaxed);
   }
   void Clear() {
     ctx()->memory().ReleaseRequired(bytes_);
-    counters()->buffered_bytes.fetch_sub(bytes_, std::memory_order_relaxed);
-    counters()->buffer_depth.store(0, std::memory_order_relaxed);
     bytes_ = 0;
     buffer_.clear();
+    Publish();
+  }
+  // Stats: the buffer as it is now (once per call, not per element).
+  void Publish() {
+    counters()->buffered_bytes.fetch_add(bytes_ - published_, std::memory_order_relaxed);
+    published_ = bytes_;
+    counters()->buffer_depth.store(static_cast<int64_t>(buffer_.size()), std::memory_order_relaxed);
   }
 
   const DatasetNode& node_;
   std::unique_ptr<IteratorNode> input_;
   const int64_t shift_, stride_, span_;
   const bool drop_;
-  std::deque<Element> buffer_;  // the next window's span, from its first row
-  int64_t skip_ = 0;            // input elements to drop before filling it
+  struct Held {
+    Element e;
+    int64_t bytes;  // charged
+  };
+  std::deque<Held> buffer_;  // the next window's span, from its first row
+  int64_t skip_ = 0;         // input elements to drop before filling it
   bool input_ended_ = false;
-  int64_t bytes_ = 0;  // charged to the RAM budget
+  int64_t bytes_ = 0;      // charged to the RAM budget
+  int64_t published_ = 0;  // of bytes_, in the stage's stats
 };
 
 ElementSpec WindowSpec(const ElementSpec& in, int64_t dim0) {
