@@ -200,6 +200,47 @@ TEST(WindowTest, FromWindowBadArguments) {
   EXPECT_NE(d.status().message().find("first dimensions differ"), std::string::npos);
 }
 
+TEST(WindowTest, IgnoreErrorsSkipsTheFailedElement) {
+  EXPECT_EQ(ReadAll(FailingRange().window(3).ignore_errors()),
+            Vecs({{0, 1, 2}, {3, 4, 6}, {7, 8, 9}}));
+}
+
+// Elements of 1 MiB each.
+Dataset BigElements(int64_t n) {
+  return Dataset::range(n).map([](Element e) -> Result<Element> {
+    SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(DType::kUInt8, Shape{1 << 20}));
+    return Element({e[0], t});
+  });
+}
+
+Status FirstError(const Dataset& d) {
+  Result<Iterator> it = d.iterator();
+  if (!it.ok()) return it.status();
+  for (;;) {
+    Result<std::optional<Element>> e = it->next();
+    if (!e.ok()) return e.status();
+    if (!e->has_value()) return Status::OK();
+  }
+}
+
+TEST(WindowTest, BufferChargedToRamBudget) {
+  Options small;
+  small.ram_budget = 8 << 20;
+  Status s = FirstError(BigElements(40).window(20).with_options(small));
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_NE(s.message().find("window"), std::string::npos) << s.ToString();
+  // Windows that fit go through.
+  EXPECT_TRUE(FirstError(BigElements(10).window(2).with_options(small)).ok());
+  auto groups = [](int64_t size) {
+    return BigElements(40).group_by_window(
+        [](const Element& e) -> Result<int64_t> { return Value(e) % 2; },
+        [](int64_t, const Dataset& w) -> Result<Dataset> { return w.take(1); }, size);
+  };
+  s = FirstError(groups(20).with_options(small));
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_TRUE(FirstError(groups(2).with_options(small)).ok());
+}
+
 // ---- group_by_window ---------------------------------------------------------
 
 KeyFn Mod(int64_t m) {
