@@ -139,3 +139,19 @@ def test_window_save_restore():
     it2 = ds.iterator(state)
     assert [x.tolist() for x in it2] == rest
     assert first + rest == [[0, 1, 2], [2, 3, 4], [4, 5, 6], [6, 7, 8], [8]]
+
+
+def test_bucket_by_sequence_length_dict_elements():
+    def gen():
+        for i, n in enumerate([1, 4, 2, 5, 3]):
+            yield {"tokens": np.arange(n, dtype=np.int64), "label": np.int64(i)}
+    ds = sluice.Dataset.from_generator(gen, output_signature={
+        "tokens": sluice.TensorSpec(shape=(None,), dtype=sluice.int64),
+        "label": sluice.TensorSpec(shape=(), dtype=sluice.int64)})
+    out = list(ds.bucket_by_sequence_length(
+        lambda e: len(e["tokens"]), [3], [2, 2],
+        padded_shapes={"tokens": [None], "label": []},
+        padding_values={"tokens": -1, "label": 0}, pad_to_bucket_boundary=False))
+    assert [b["label"].tolist() for b in out] == [[0, 2], [1, 3], [4]]
+    assert out[0]["tokens"].tolist() == [[0, -1], [0, 1]]
+    assert out[1]["tokens"].tolist() == [[0, 1, 2, 3, -1], [0, 1, 2, 3, 4]]

@@ -447,6 +447,20 @@ TEST(BucketBySequenceLengthTest, DropRemainderAndNoPadding) {
             (std::vector<std::string>{Mat({{3}, {6}}), Mat({{1, 2}, {4, 5}, {7, 8}})}));
 }
 
+TEST(BucketBySequenceLengthTest, EmptyInputAndGivenPaddedShapes) {
+  EXPECT_EQ(ReadAll(Sequences({}).bucket_by_sequence_length(Length(), {3}, {2, 2})).size(), 0u);
+  // A known padded dimension stays; with pad_to_bucket_boundary the unknown
+  // ones pad to boundary - 1.
+  Dataset ds = Sequences({{1}, {2, 3}, {4, 5, 6, 7}})
+                   .bucket_by_sequence_length(Length(), {3, 6}, {2, 2, 2},
+                                              {.padded_shapes = {Shape{Shape::kUnknownDim}},
+                                               .pad_to_bucket_boundary = true});
+  EXPECT_EQ(ReadAll(ds), (std::vector<std::string>{Mat({{1, 0}, {2, 3}}), Mat({{4, 5, 6, 7, 0}})}));
+  ds = Sequences({{1}, {2, 3}})
+           .bucket_by_sequence_length(Length(), {3}, {2, 2}, {.padded_shapes = {Shape{4}}});
+  EXPECT_EQ(ReadAll(ds), std::vector<std::string>{Mat({{1, 0, 0, 0}, {2, 3, 0, 0}})});
+}
+
 TEST(BucketBySequenceLengthTest, BadArguments) {
   Dataset s = Sequences(kSeqs);
   for (const Dataset& d :
