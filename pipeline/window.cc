@@ -8,9 +8,14 @@
 // last one when shift < span (they are saved, not re-read), and how many
 // input elements to skip when shift > span.
 //
+// Non-overlapping consecutive windows (shift == size, stride 1) over an
+// input that makes stacked reads (IteratorNode::NextStacked: file sources,
+// from_window) take the rows stacked, as batch does, holding nothing.
+//
 // from_window: the rows of a window as a random-access source whose stacked
 // reads (what batch asks for first) are views of the window's tensors, so
 // from_window(w).batch(k) copies nothing.
+#include <algorithm>
 #include <deque>
 #include <limits>
 #include <set>
@@ -66,6 +71,10 @@ class WindowIterator : public IteratorNode {
 
  protected:
   NextResult GetNext() override {
+    if (stacked_ && shift_ == span_ && buffer_.empty() && skip_ == 0 && !input_ended_) {
+      std::optional<NextResult> r = NextFromStacked();
+      if (r) return std::move(*r);
+    }
     while (skip_ > 0 && !input_ended_) {
       if (ctx()->cancelled()) return Status::Cancelled("pipeline cancelled");
       // A failed element is consumed too: count it, then report it.
@@ -118,6 +127,39 @@ class WindowIterator : public IteratorNode {
   }
 
  private:
+  // Consecutive windows that do not overlap, from an input that makes
+  // stacked reads (a file source, from_window): the window is the input's
+  // stacked rows (one piece: no copy at all). nullopt (and stacked_ off) if
+  // the input does not make them.
+  std::optional<NextResult> NextFromStacked() {
+    std::vector<Element> pieces;
+    int64_t have = 0;
+    while (have < span_) {
+      // Asked in bounded pieces: a huge window size reserves nothing.
+      std::optional<NextResult> r = input_->NextStacked(std::min<int64_t>(span_ - have, 4096));
+      if (!r) {
+        if (!pieces.empty()) return NextResult(Status::Internal("stacked reads stopped"));
+        stacked_ = false;
+        return std::nullopt;
+      }
+      if (!r->ok()) return std::move(*r);
+      if (!(*r)->has_value()) {
+        input_ended_ = true;
+        break;
+      }
+      have += StackedCount(***r);
+      pieces.push_back(std::move(***r));
+    }
+    if (have == 0 || (drop_ && have < span_)) return NextResult(std::optional<Element>());
+    if (pieces.size() == 1) return NextResult(std::optional<Element>(std::move(pieces[0])));
+    Result<Element> w = [&] {
+      WorkTimer timer(this);
+      return ConcatBatches(pieces, node_.name());
+    }();
+    if (!w.ok()) return NextResult(w.status());
+    return NextResult(std::optional<Element>(std::move(w).value()));
+  }
+
   Status Add(Element e) {
     const int64_t b = ElementBytes(e);
     if (bytes_ + b > ctx()->memory().limit()) {
@@ -161,6 +203,7 @@ class WindowIterator : public IteratorNode {
   std::deque<Held> buffer_;  // the next window's span, from its first row
   int64_t skip_ = 0;         // input elements to drop before filling it
   bool input_ended_ = false;
+  bool stacked_ = true;    // until the input says it makes no stacked reads
   int64_t bytes_ = 0;      // charged to the RAM budget
   int64_t published_ = 0;  // of bytes_, in the stage's stats
 };

@@ -189,6 +189,22 @@ TEST(WindowTest, FromWindowBatchIsAView) {
                   .expected = testing::Int64Elements({10, 11, 12, 13, 14})});
 }
 
+TEST(WindowTest, StackedInput) {
+  // from_window makes stacked reads: window(n) then takes them (views).
+  Element w = Vec({0, 1, 2, 3, 4, 5, 6});
+  RunConformance({.name = "window over stacked reads",
+                  .make = [w](int) { return Dataset::from_window(w).window(3); },
+                  .expected = Vecs({{0, 1, 2}, {3, 4, 5}, {6}})});
+  EXPECT_EQ(ReadAll(Dataset::from_window(w).window(3, {.drop_remainder = true})),
+            Vecs({{0, 1, 2}, {3, 4, 5}}));
+  EXPECT_EQ(ReadAll(Dataset::from_window(w).window(2, {.shift = 3})), Vecs({{0, 1}, {3, 4}, {6}}));
+  Result<Iterator> it = Dataset::from_window(w).window(3).iterator();
+  ASSERT_TRUE(it.ok());
+  it->next().value();
+  Element second = it->next().value().value();
+  EXPECT_EQ(second[0].raw_data(), static_cast<const int64_t*>(w[0].raw_data()) + 3);
+}
+
 TEST(WindowTest, FromWindowBadArguments) {
   EXPECT_EQ(Dataset::from_window(Element()).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Dataset::from_window(Element({Tensor::Scalar<int64_t>(1)})).status().code(),
