@@ -37,6 +37,7 @@
 #include "sluice/core/result.h"
 #include "sluice/core/tensor.h"
 #include "sluice/pipeline/element_spec.h"
+#include "sluice/pipeline/grouping.h"
 #include "sluice/pipeline/iterator.h"
 #include "sluice/pipeline/map_context.h"
 #include "sluice/pipeline/options.h"
@@ -199,6 +200,35 @@ class Dataset {
   //   ds.apply(sluice::distribute(input_context)).map(...)
   // A dataset that carries an error returns it without calling the function.
   Dataset apply(const std::function<Dataset(const Dataset&)>& transformation) const;
+
+  // ---- Windows and groups (grouping.h) -----------------------------------
+  // Windows of `size` rows (tf.data's window): window k holds input
+  // elements k*shift + i*stride for i < size, as one element whose
+  // components are those rows stacked ([n, ...], n <= size; rows must have
+  // equal shapes, as for batch). The last windows are partial unless
+  // drop_remainder. Memory: (size - 1) * stride + 1 elements.
+  Dataset window(int64_t size, WindowOptions options = {}) const;
+  // The rows of a window (or of any element whose components share a first
+  // dimension): from_tensor_slices keeping the names, whose batch(k) hands
+  // out views of the window's rows instead of copying them.
+  static Dataset from_window(const Element& window);
+  // Groups elements by key_fn into windows of window_size; each full window
+  // (and, at the end of the input, each partial one, in increasing key
+  // order) becomes the elements of reduce_fn(key, window) (tf.data's
+  // group_by_window). Memory: the elements of the open windows.
+  Dataset group_by_window(KeyFn key_fn, WindowReduceFn reduce_fn, int64_t window_size,
+                          GroupByWindowOptions options = {}) const;
+  Dataset group_by_window(KeyFn key_fn, WindowReduceFn reduce_fn, WindowSizeFn window_size_fn,
+                          GroupByWindowOptions options = {}) const;
+  // Batches elements of similar length (tf.data's bucket_by_sequence_length):
+  // bucket i holds lengths in [boundaries[i-1], boundaries[i]) (bucket 0
+  // from -inf, the last to +inf) and is padded_batch'ed by
+  // bucket_batch_sizes[i]; bucket_batch_sizes has one more entry than
+  // bucket_boundaries, which must increase.
+  Dataset bucket_by_sequence_length(ElementLengthFn element_length_fn,
+                                    std::vector<int64_t> bucket_boundaries,
+                                    std::vector<int64_t> bucket_batch_sizes,
+                                    BucketBySequenceLengthOptions options = {}) const;
 
   // ---- Consuming -------------------------------------------------------
   // Folds fn over every element, in order, from `initial` (the dataset's

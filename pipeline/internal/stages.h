@@ -60,6 +60,19 @@ Dataset MakeIgnoreErrors(const Dataset& input);
 Dataset MakeWithOptions(const Dataset& input, Options options);
 // assert_cardinality.cc
 Dataset MakeAssertCardinality(const Dataset& input, int64_t expected);
+// window.cc, group_by_window.cc, group_by_reducer.cc, bucket_by_sequence_length.cc
+Dataset MakeWindow(const Dataset& input, int64_t size, WindowOptions options);
+Dataset MakeFromWindow(const Element& window);
+// A random-access dataset of these elements (a group's window).
+Dataset MakeFromElements(std::vector<Element> elements, ElementSpec spec);
+// `spec`: the output's, if the caller knows it (else Unknown).
+Dataset MakeGroupByWindow(const Dataset& input, KeyFn key_fn, WindowReduceFn reduce_fn,
+                          WindowSizeFn size_fn, GroupByWindowOptions options, ElementSpec spec);
+Dataset MakeGroupByReducer(const Dataset& input, KeyFn key_fn, Reducer reducer,
+                           GroupByReducerOptions options);
+Dataset MakeBucketBySequenceLength(const Dataset& input, ElementLengthFn length_fn,
+                                   std::vector<int64_t> boundaries, std::vector<int64_t> sizes,
+                                   BucketBySequenceLengthOptions options);
 
 }  // namespace sluice::pipeline_internal
 

@@ -265,7 +265,12 @@ class Dataset:
         return Dataset(self._ds.filter_python(predicate, name or ""))
 
     def flat_map(self, map_func, name=None):
-        """map_func maps each element to a Dataset; their elements follow one another."""
+        """map_func maps each element to a Dataset; their elements follow one another.
+
+        Over windows (Dataset.window), map_func gets each window as datasets.
+        """
+        if _sluice.elements_are_windows(self._ds):
+            return Dataset(_sluice.flat_map_windows(self._ds, map_func, Dataset))
         return Dataset(self._ds.flat_map_python(map_func))
 
     def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
@@ -274,7 +279,12 @@ class Dataset:
 
         cycle_length defaults to AUTOTUNE, which in sluice is a constant (16,
         capped by the inputs) so the order is the same on every machine.
+        Over windows (Dataset.window), map_func gets each window as datasets.
         """
+        if _sluice.elements_are_windows(self._ds):
+            return Dataset(_sluice.interleave_windows(
+                self._ds, map_func, Dataset, _count(cycle_length, AUTOTUNE),
+                _count(block_length, 1), _count(num_parallel_calls, 1), deterministic, name or ""))
         return Dataset(self._ds.interleave_python(
             map_func, _count(cycle_length, AUTOTUNE), _count(block_length, 1),
             _count(num_parallel_calls, 1), deterministic, name or ""))
@@ -381,6 +391,59 @@ class Dataset:
         elif fields:
             raise TypeError("with_options: pass an Options or keyword fields, not both")
         return Dataset(self._ds.with_options(**options._as_kwargs()))
+
+    # ---- Windows and groups (docs/pipeline.md, "Windows and groups") --------
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """Windows of ``size`` elements, ``shift`` apart, rows ``stride`` apart.
+
+        As tf.data's window: flat_map and interleave hand their function each
+        window as a Dataset (a dict of Datasets for dict elements, one Dataset
+        per argument for tuples): ``ds.window(3).flat_map(lambda w: w.batch(3))``.
+        Unlike tf.data, a window is one element holding its rows stacked, so
+        iterating a windowed dataset directly yields those stacked arrays, and
+        a window's rows must have equal shapes (as for batch).
+        """
+        return Dataset(_sluice.window(self._ds, int(size), None if shift is None else int(shift),
+                                      int(stride), bool(drop_remainder), name or ""))
+
+    def group_by_window(self, key_func, reduce_func=None, window_size=None, window_size_func=None,
+                        name=None):
+        """Groups elements by key_func into windows; reduce_func(key, window) -> Dataset.
+
+        key_func maps an element to an integer key; a key's window holds
+        window_size elements (or window_size_func(key)). A full window, and at
+        the end each partial one in increasing key order, becomes the elements
+        of reduce_func(key, window_dataset).
+        """
+        if (window_size is None) == (window_size_func is None):
+            raise ValueError("Either the `window_size` argument or the `window_size_func` "
+                             "argument must be specified.")
+        if reduce_func is None:
+            raise ValueError("group_by_window needs reduce_func")
+        return Dataset(_sluice.group_by_window(
+            self._ds, key_func, reduce_func, Dataset,
+            None if window_size is None else int(window_size), window_size_func, name or ""))
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries,
+                                  bucket_batch_sizes, padded_shapes=None, padding_values=None,
+                                  pad_to_bucket_boundary=False, no_padding=False,
+                                  drop_remainder=False, name=None):
+        """Batches elements of similar length together (tf.data's bucket_by_sequence_length).
+
+        Bucket i holds lengths in [bucket_boundaries[i-1], bucket_boundaries[i])
+        and is padded-batched by bucket_batch_sizes[i] (one more entry than
+        bucket_boundaries).
+        """
+        spec = self._ds.element_spec()
+        shapes = _per_component(padded_shapes, spec, "padded_shapes")
+        if shapes is not None:
+            shapes = [None if s is None else _shape_list(tuple(s) if not isinstance(s, int) else (s,))
+                      for s in shapes]
+        values = _per_component(padding_values, spec, "padding_values")
+        return Dataset(_sluice.bucket_by_sequence_length(
+            self._ds, element_length_func, [int(b) for b in bucket_boundaries],
+            [int(b) for b in bucket_batch_sizes], shapes, values, bool(pad_to_bucket_boundary),
+            bool(no_padding), bool(drop_remainder), name or ""))
 
     def apply(self, transformation_func):
         """transformation_func(self): a reusable piece of pipeline."""

@@ -11,3 +11,41 @@ choose_from_datasets = _Dataset.choose_from_datasets
 
 __all__ = ["CsvDataset", "make_csv_dataset", "sample_from_datasets",
            "choose_from_datasets"] + list(_compat_all)
+
+# Windows and groups.
+from . import _sluice  # noqa: E402
+
+__all__ += ["Reducer", "group_by_reducer", "bucket_by_sequence_length"]
+
+
+class Reducer:
+    """tf.data.experimental.Reducer: init_func(key) -> state,
+    reduce_func(state, element) -> state, finalize_func(state) -> element."""
+
+    def __init__(self, init_func, reduce_func, finalize_func):
+        self.init_func = init_func
+        self.reduce_func = reduce_func
+        self.finalize_func = finalize_func
+
+
+def group_by_reducer(key_func, reducer):
+    """For Dataset.apply: one element per key, finalize_func of the key's state,
+    at the end of the input, in increasing key order."""
+    from .dataset import Dataset
+
+    def _apply(dataset):
+        return Dataset(_sluice.group_by_reducer(dataset._ds, key_func, reducer.init_func,
+                                                reducer.reduce_func, reducer.finalize_func))
+    return _apply
+
+
+def bucket_by_sequence_length(element_length_func, bucket_boundaries, bucket_batch_sizes,
+                              padded_shapes=None, padding_values=None,
+                              pad_to_bucket_boundary=False, no_padding=False,
+                              drop_remainder=False):
+    """For Dataset.apply: Dataset.bucket_by_sequence_length with these arguments."""
+    def _apply(dataset):
+        return dataset.bucket_by_sequence_length(
+            element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes,
+            padding_values, pad_to_bucket_boundary, no_padding, drop_remainder)
+    return _apply

@@ -17,4 +17,5 @@ NB_MODULE(_sluice, m) {
   RegisterNpy(m);
   RegisterWebDataset(m);
   RegisterMixing(m);
+  RegisterWindow(m);
 }

@@ -138,6 +138,7 @@ void RegisterText(nb::module_& m);
 void RegisterNpy(nb::module_& m);
 void RegisterWebDataset(nb::module_& m);
 void RegisterMixing(nb::module_& m);  // mixing.cc
+void RegisterWindow(nb::module_& m);
 
 }  // namespace sluice::python
 
