@@ -8,10 +8,10 @@
 //   m = min_i r_i,  a_i = (r_i - m) / (max_i r_i - m)  (accept class i),
 // which gives t_i overall: m p_i + (1 - m) (t_i - m p_i) / (1 - m) = t_i.
 // p is initial_dist, or estimated as tf.data does from counts that start at
-// 10 per class (its smoothing constant): the filtered pass counts each
-// class as it reads it (tf.data updates its estimate per block of 32
-// classes), and m is taken from the same estimate at each draw (tf.data:
-// from a third pass's estimate at the same index). Draw k of the mixture
+// 10 per class (its smoothing constant) plus the classes of the input's
+// prefix read so far by either pass (each position counted once: both
+// passes read the same input in the same order). tf.data counts per block
+// of 32 classes, from a third pass, at the element's own index. Draw k of the mixture
 // uses Rng(seed_mix, k), the acceptance test of the filtered pass's j-th
 // element Rng(seed_accept, j): deterministic for a seed. The counts, the
 // draw counters and both passes' iterators are the saved state.
@@ -91,6 +91,7 @@ class RejectionResampleIterator : public IteratorNode {
     w.I64(draws_);
     w.I64(original_read_);
     w.I64(filtered_read_);
+    w.I64(counted_);
     w.U64(counts_.size());
     for (int64_t c : counts_) w.I64(c);
     SLUICE_RETURN_IF_ERROR(original_->Save(w));
@@ -105,6 +106,8 @@ class RejectionResampleIterator : public IteratorNode {
   // The class of element `index` of a pass, checked.
   Result<int64_t> ClassOf(const Element& e, int64_t index);
   Mixing Current() const;
+  // Counts the class of input position `position` if it is the next uncounted.
+  void Count(int64_t position, int64_t c);
 
   const RejectionResampleNode& node_;
   std::unique_ptr<IteratorNode> original_, filtered_;
@@ -112,7 +115,9 @@ class RejectionResampleIterator : public IteratorNode {
   int64_t draws_ = 0;          // mixture draws made (outputs)
   int64_t original_read_ = 0;  // elements read by each pass
   int64_t filtered_read_ = 0;
-  std::vector<int64_t> counts_;  // estimated p: classes seen by the filtered pass
+  // Estimated p: kSmoothing + the classes of input positions [0, counted_).
+  std::vector<int64_t> counts_;
+  int64_t counted_ = 0;
 };
 
 class RejectionResampleNode : public DatasetNode {
@@ -166,6 +171,7 @@ Status RejectionResampleIterator::Restore(StateReader& r) {
   SLUICE_ASSIGN_OR_RETURN(draws_, r.I64());
   SLUICE_ASSIGN_OR_RETURN(original_read_, r.I64());
   SLUICE_ASSIGN_OR_RETURN(filtered_read_, r.I64());
+  SLUICE_ASSIGN_OR_RETURN(counted_, r.I64());
   SLUICE_ASSIGN_OR_RETURN(uint64_t n, r.U64());
   if (n != counts_.size()) {
     return Status::DataLoss("iterator state: stage '" + node_.name() + "' saved " +
@@ -178,6 +184,13 @@ Status RejectionResampleIterator::Restore(StateReader& r) {
   }
   SLUICE_RETURN_IF_ERROR(original_->Restore(r));
   return filtered_->Restore(r);
+}
+
+void RejectionResampleIterator::Count(int64_t position, int64_t c) {
+  if (node_.estimating() && position == counted_) {
+    ++counts_[static_cast<size_t>(c)];
+    ++counted_;
+  }
 }
 
 Mixing RejectionResampleIterator::Current() const {
@@ -215,7 +228,7 @@ NextResult RejectionResampleIterator::GetNext() {
     SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, original_->Next());
     if (!e) return e;
     SLUICE_ASSIGN_OR_RETURN(int64_t c, ClassOf(*e, original_read_));
-    ++original_read_;
+    Count(original_read_++, c);
     ++draws_;
     return std::optional<Element>(WithClass(c, std::move(*e)));
   }
@@ -224,14 +237,9 @@ NextResult RejectionResampleIterator::GetNext() {
     SLUICE_ASSIGN_OR_RETURN(std::optional<Element> e, filtered_->Next());
     if (!e) return e;
     SLUICE_ASSIGN_OR_RETURN(int64_t c, ClassOf(*e, filtered_read_));
-    const uint64_t j = static_cast<uint64_t>(filtered_read_++);
-    double accept;
-    if (node_.estimating()) {
-      ++counts_[static_cast<size_t>(c)];
-      accept = Current().accept[static_cast<size_t>(c)];
-    } else {
-      accept = mix.accept[static_cast<size_t>(c)];
-    }
+    const uint64_t j = static_cast<uint64_t>(filtered_read_);
+    Count(filtered_read_++, c);
+    const double accept = (node_.estimating() ? Current() : mix).accept[static_cast<size_t>(c)];
     if (Rng(MixSeed(seed_, 2), j).UniformDouble() < accept) {
       ++draws_;
       return std::optional<Element>(WithClass(c, std::move(*e)));

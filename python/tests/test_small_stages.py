@@ -56,7 +56,7 @@ def test_take_while_as_tf_data_documents():
     assert values(sluice.Dataset.range(10).apply(exp.take_while(lambda x: x < 5))) == \
         [0, 1, 2, 3, 4]
     assert values(sluice.Dataset.counter().take_while(lambda x: np.bool_(x < 3))) == [0, 1, 2]
-    with pytest.raises(TypeError, match="must return a bool"):
+    with pytest.raises(sluice.InvalidArgumentError, match="must return a bool"):
         list(sluice.Dataset.range(3).take_while(lambda x: "yes"))
 
 
