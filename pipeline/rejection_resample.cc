@@ -15,6 +15,7 @@
 // uses Rng(seed_mix, k), the acceptance test of the filtered pass's j-th
 // element Rng(seed_accept, j): deterministic for a seed. The counts, the
 // draw counters and both passes' iterators are the saved state.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
@@ -172,6 +173,10 @@ Status RejectionResampleIterator::Restore(StateReader& r) {
   SLUICE_ASSIGN_OR_RETURN(original_read_, r.I64());
   SLUICE_ASSIGN_OR_RETURN(filtered_read_, r.I64());
   SLUICE_ASSIGN_OR_RETURN(counted_, r.I64());
+  if (draws_ < 0 || original_read_ < 0 || filtered_read_ < 0 || counted_ < 0 ||
+      counted_ > std::max(original_read_, filtered_read_)) {
+    return Status::DataLoss("iterator state: stage '" + node_.name() + "': bad counters");
+  }
   SLUICE_ASSIGN_OR_RETURN(uint64_t n, r.U64());
   if (n != counts_.size()) {
     return Status::DataLoss("iterator state: stage '" + node_.name() + "' saved " +

@@ -66,7 +66,12 @@ class UniqueIterator : public IteratorNode {
     SLUICE_ASSIGN_OR_RETURN(uint64_t n, r.U64());
     for (uint64_t i = 0; i < n; ++i) {
       SLUICE_ASSIGN_OR_RETURN(std::string key, r.String());  // length checked by the reader
-      SLUICE_RETURN_IF_ERROR(Keep(std::move(key)));
+      auto [it, inserted] = seen_.insert(std::move(key));
+      if (!inserted) return Status::DataLoss("iterator state: stage 'unique' saved a value twice");
+      if (Status s = Charge(*it); !s.ok()) {
+        seen_.erase(it);
+        return s;
+      }
     }
     return input_->Restore(r);
   }
@@ -84,9 +89,12 @@ class UniqueIterator : public IteratorNode {
                               ElementSpec::Of(*in).DebugString()),
                           node_.name(), index, in->origin_source(), in->origin_index());
       }
-      std::string key = KeyOf((*in)[0]);
-      if (!seen_.contains(key)) {
-        SLUICE_RETURN_IF_ERROR(Keep(std::move(key)));
+      auto [it, inserted] = seen_.insert(KeyOf((*in)[0]));  // one lookup
+      if (inserted) {
+        if (Status s = Charge(*it); !s.ok()) {
+          seen_.erase(it);
+          return s;
+        }
         return in;
       }
       if (ctx()->cancelled()) return Status::Cancelled("pipeline cancelled");
@@ -94,18 +102,18 @@ class UniqueIterator : public IteratorNode {
   }
 
  private:
-  Status Keep(std::string key) {
+  // Charges a value just kept to the RAM budget.
+  Status Charge(const std::string& key) {
     const int64_t b = KeyBytes(key);
     if (bytes_ + b > ctx()->memory().limit()) {
       return Status::ResourceExhausted(
-          "stage '" + node_.name() + "': the " + std::to_string(seen_.size()) +
+          "stage '" + node_.name() + "': the " + std::to_string(seen_.size() - 1) +
           " distinct values seen (" + ByteSize(bytes_) + ") and the next would exceed the " +
           "RAM budget of " + ByteSize(ctx()->memory().limit()) + "; raise Options::ram_budget");
     }
     ctx()->memory().ChargeRequired(b);
     bytes_ += b;
     counters()->buffered_bytes.fetch_add(b, std::memory_order_relaxed);
-    seen_.insert(std::move(key));
     counters()->buffer_depth.store(static_cast<int64_t>(seen_.size()), std::memory_order_relaxed);
     return ctx()->memory().CheckRequired(node_.name());
   }
