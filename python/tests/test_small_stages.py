@@ -119,6 +119,21 @@ def test_rejection_resample_reaches_the_target():
     assert [x.tolist() for _, x in again] == [x.tolist() for _, x in again]
 
 
+def test_rejection_resample_as_tf_data_documents():
+    initial_dist = [0.6, 0.4]
+    n = 1000
+    elems = np.random.default_rng(0).choice(len(initial_dist), size=n, p=initial_dist)
+    dataset = sluice.Dataset.from_tensor_slices(elems)
+    zero, one = np.bincount(list(dataset.as_numpy_iterator())) / n
+    assert abs(zero - 0.6) < 0.05 and abs(one - 0.4) < 0.05
+    dataset = dataset.rejection_resample(class_func=lambda x: x, target_dist=[0.5, 0.5],
+                                         initial_dist=initial_dist, seed=0)
+    dataset = dataset.map(lambda class_func_result, data: data)
+    out = list(dataset.as_numpy_iterator())
+    zero, one = np.bincount(out) / len(out)
+    assert abs(zero - 0.5) < 0.06 and abs(one - 0.5) < 0.06
+
+
 def test_rejection_resample_bad_arguments():
     with pytest.raises(sluice.InvalidArgumentError, match="sums to"):
         sluice.Dataset.range(3).rejection_resample(lambda x: 0, [0.5, 0.2])

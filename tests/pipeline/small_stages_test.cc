@@ -411,6 +411,23 @@ TEST(RandomTest, ElementIIsAPureFunctionOfSeedAndIndex) {
   EXPECT_EQ(a[3], static_cast<int64_t>(Rng(7, 3).NextU32()));
 }
 
+TEST(RandomTest, RestoreContinuesTheSequenceOfAnUnseededPipeline) {
+  // No seed anywhere: each iterator draws a fresh one; the saved state
+  // carries it, so the restored iterator continues the same sequence.
+  const Dataset ds = Dataset::random().take(10);
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator a, ds.iterator());
+  for (int i = 0; i < 3; ++i) SLUICE_ASSERT_OK(a.next().status());
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::string state, a.save());
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator b, ds.iterator());
+  SLUICE_ASSERT_OK(b.restore(state));
+  for (int i = 3; i < 10; ++i) {
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> x, a.next());
+    SLUICE_ASSERT_OK_AND_ASSIGN(std::optional<Element> y, b.next());
+    ASSERT_TRUE(x && y);
+    EXPECT_EQ(Value(*x), Value(*y)) << "element " << i;
+  }
+}
+
 TEST(RandomTest, RerandomizeEachIteration) {
   auto epochs = [](bool rerandomize) {
     std::vector<int64_t> v = ReadInts(
