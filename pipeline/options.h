@@ -207,7 +207,6 @@ struct TFRecordDatasetOptions {
   std::string name;
 };
 
-
 // ---- Scans, uniques and other small stages (docs/pipeline.md) -------------
 
 // Dataset::scan and Dataset::take_while.
