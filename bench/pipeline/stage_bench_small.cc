@@ -42,6 +42,12 @@ Dataset Range() { return Dataset::range(kN).with_options(Fixed()); }
 Element Same(Element e) { return e; }
 
 void BM_Small_map(benchmark::State& s) { DrainSmall(s, Range().map(Same)); }
+// map whose function makes a new scalar, the work scan's function below does.
+void BM_Small_map_new_scalar(benchmark::State& s) {
+  DrainSmall(s, Range().map([](Element e) {
+    return Element({Tensor::Scalar<int64_t>(e[0].scalar<int64_t>() + 1)});
+  }));
+}
 void BM_Small_scan(benchmark::State& s) {
   DrainSmall(s, Range().scan(Element({Tensor::Scalar<int64_t>(0)}),
                              [](Element state, Element e) -> Result<std::pair<Element, Element>> {
@@ -88,6 +94,7 @@ void BM_Small_rejection_resample_estimated(benchmark::State& s) {
 
 #define SMALL_BENCH(name) BENCHMARK(name)->Unit(benchmark::kMillisecond)->UseRealTime()
 SMALL_BENCH(BM_Small_map);
+SMALL_BENCH(BM_Small_map_new_scalar);
 SMALL_BENCH(BM_Small_scan);
 SMALL_BENCH(BM_Small_take_while);
 SMALL_BENCH(BM_Small_unique_distinct);
