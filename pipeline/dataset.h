@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "sluice/core/device.h"
@@ -57,6 +58,10 @@ using DatasetFn = std::function<Result<Dataset>(const Element&)>;
 using ReduceFn = std::function<Result<Element>(Element state, Element element)>;
 // Returns the next element, nullopt at the end, or an error.
 using GeneratorFn = std::function<Result<std::optional<Element>>()>;
+// scan's function: (state, element) -> (new state, output element).
+using ScanFn = std::function<Result<std::pair<Element, Element>>(Element state, Element element)>;
+// rejection_resample's class function: an element's class, in [0, classes).
+using ClassFn = std::function<Result<int64_t>(const Element&)>;
 
 class Dataset {
  public:
@@ -195,6 +200,48 @@ class Dataset {
   // contain 10 elements but contained only 7 elements"); an input whose
   // cardinality is known when built and differs is the build error.
   Dataset assert_cardinality(int64_t expected) const;
+
+  // ---- Scans, uniques and other small stages (docs/pipeline.md) ----------
+  // tf.data's scan: fn(state, element) -> (new_state, output), from
+  // initial_state; the outputs are the elements. The state must keep the
+  // initial state's components and dtypes (shapes may change): otherwise
+  // InvalidArgument naming the stage and the element. The state is saved
+  // with the iterator, so restore continues exactly. fn is called in order,
+  // from one thread at a time.
+  Dataset scan(Element initial_state, ScanFn fn, ScanOptions options = {}) const;
+  // tf.data's take_while: the elements up to (not including) the first one
+  // for which predicate returns false; the input is not read further.
+  Dataset take_while(PredicateFn predicate, TakeWhileOptions options = {}) const;
+  // tf.data's unique: each distinct element once, in order of first
+  // appearance. Elements must have one int32, int64 or string component
+  // (InvalidArgument otherwise, at once when the spec is known). The values
+  // seen are kept (saved with the iterator, charged to the RAM budget).
+  Dataset unique() const;
+  // tf.data's rebatch: the rows of the input's batches regrouped into
+  // batches of batch_size (unbatch().batch(batch_size), without making the
+  // rows: a batch within one input batch is a view of it, one across input
+  // batches one copy). The list form uses the sizes in turn, cyclically.
+  Dataset rebatch(int64_t batch_size, RebatchOptions options = {}) const;
+  Dataset rebatch(std::vector<int64_t> batch_sizes, RebatchOptions options = {}) const;
+  // tf.data's rejection_resample: (class, element) pairs whose classes
+  // follow target_dist (one probability per class, summing to 1). The
+  // output's first component is "class" (int32 scalar), then the element's.
+  // Mixes the input as it is (probability m = min_i t_i/p_i) with the input
+  // filtered by rejection (class i accepted with probability
+  // (t_i/p_i - m) / (max_i t_i/p_i - m)), the two read as two passes over the
+  // input as tf.data does; p is options.initial_dist or estimated from the
+  // classes seen so far. Deterministic with a seed.
+  Dataset rejection_resample(ClassFn class_fn, std::vector<double> target_dist,
+                             RejectionResampleOptions options = {}) const;
+  // tf.data's Dataset.random: infinite uniform int64 scalars in [0, 2^32)
+  // (tf.data's range). Element i of iteration e is the first 32-bit word of
+  // Philox4x32-10 (core/rng.h) at stream i of seed mix(seed, e) (e = 0 unless
+  // rerandomize_each_iteration): a pure function of (seed, epoch, i), so the
+  // dataset allows random access and is positional.
+  static Dataset random(RandomOptions options = {});
+  // tf.data's Dataset.counter: start, start + step, ... forever, of `dtype`
+  // (int32, int64, float32 or float64). Random access, positional.
+  static Dataset counter(int64_t start = 0, int64_t step = 1, DType dtype = DType::kInt64);
   // transformation(*this): a reusable piece of pipeline written as a
   // function, applied in the chain (tf.data's apply), e.g.
   //   ds.apply(sluice::distribute(input_context)).map(...)

@@ -215,6 +215,30 @@ struct SampleFromDatasetsOptions {
   // default false: drop that input and renormalize the others' weights).
   bool stop_on_empty_dataset = false;
   // A new interleaving each iteration (each iterator() and repeat epoch).
+// ---- Scans, uniques and other small stages (docs/pipeline.md) -------------
+
+// Dataset::scan and Dataset::take_while.
+struct ScanOptions {
+  std::string name;
+};
+struct TakeWhileOptions {
+  std::string name;
+};
+
+// Dataset::rebatch (tf.data's Dataset.rebatch).
+struct RebatchOptions {
+  // Drop a last batch smaller than its size (default false, as tf.data).
+  bool drop_remainder = false;
+  std::string name;
+};
+
+// Dataset::random (tf.data's Dataset.random).
+struct RandomOptions {
+  // Unset: the pipeline's seed (Options::seed), else a fresh one per
+  // iterator, as tf.data does without a seed.
+  std::optional<uint64_t> seed;
+  // A new sequence for every iteration (repeat epoch, iterator() call);
+  // default false, as tf.data's.
   bool rerandomize_each_iteration = false;
   std::string name;
 };
@@ -224,6 +248,13 @@ struct ChooseFromDatasetsOptions {
   // End the mixture the first time an exhausted input is chosen (tf.data's
   // default true); false: skip the choices of exhausted inputs.
   bool stop_on_empty_dataset = true;
+// Dataset::rejection_resample (tf.data's Dataset.rejection_resample).
+struct RejectionResampleOptions {
+  // The input's class distribution; empty: estimated from the classes seen
+  // so far (as tf.data does).
+  std::vector<double> initial_dist;
+  // Unset: the pipeline's seed.
+  std::optional<uint64_t> seed;
   std::string name;
 };
 

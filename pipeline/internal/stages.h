@@ -73,6 +73,17 @@ Dataset MakeGroupByReducer(const Dataset& input, KeyFn key_fn, Reducer reducer,
 Dataset MakeBucketBySequenceLength(const Dataset& input, ElementLengthFn length_fn,
                                    std::vector<int64_t> boundaries, std::vector<int64_t> sizes,
                                    BucketBySequenceLengthOptions options);
+// scan.cc, take_while.cc, unique.cc, rebatch.cc, random_counter.cc,
+// rejection_resample.cc (docs/pipeline.md, "Scans, uniques and other small
+// stages")
+Dataset MakeScan(const Dataset& input, Element initial_state, ScanFn fn, ScanOptions options);
+Dataset MakeTakeWhile(const Dataset& input, PredicateFn pred, TakeWhileOptions options);
+Dataset MakeUnique(const Dataset& input);
+Dataset MakeRebatch(const Dataset& input, std::vector<int64_t> batch_sizes, RebatchOptions options);
+Dataset MakeRandom(RandomOptions options);
+Dataset MakeCounter(int64_t start, int64_t step, DType dtype);
+Dataset MakeRejectionResample(const Dataset& input, ClassFn class_fn,
+                              std::vector<double> target_dist, RejectionResampleOptions options);
 
 }  // namespace sluice::pipeline_internal
 

@@ -374,6 +374,65 @@ class Dataset:
         (tf.data.experimental.at): FailedPreconditionError unless
         random_access, OutOfRangeError past the end."""
         return self._ds.at(int(index))
+    # ---- Scans, uniques and other small stages (docs/pipeline.md) ----------
+    def scan(self, initial_state, scan_func, name=None):
+        """tf.data's scan: scan_func(state, element) -> (new_state, output_element).
+
+        The state (a NumPy value, a tuple or a dict of them) must keep its
+        components and dtypes; it is saved with the iterator.
+        """
+        if not callable(scan_func):
+            raise TypeError(f"scan_func must be callable, got {scan_func!r}")
+        fn = scan_func
+        if isinstance(initial_state, tuple) and len(initial_state) == 1:
+            # A 1-tuple state crosses as one component: give it back as a tuple.
+            def fn(state, element):
+                return scan_func(state if isinstance(state, tuple) else (state,), element)
+        return Dataset(_sluice._scan(self._ds, initial_state, fn, name or ""))
+
+    def take_while(self, predicate, name=None):
+        """The elements before the first one for which predicate is False."""
+        if not callable(predicate):
+            raise TypeError(f"predicate must be callable, got {predicate!r}")
+        return Dataset(_sluice._take_while(self._ds, predicate, name or ""))
+
+    def unique(self, name=None):
+        """Each distinct element once, in order of first appearance (int32/int64/string)."""
+        return Dataset(_sluice._unique(self._ds))
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None):
+        """The input's batches regrouped into batches of batch_size (an int or a list of sizes)."""
+        sizes = [int(b) for b in batch_size] if isinstance(batch_size, (list, tuple)) else [
+            int(batch_size)]
+        return Dataset(_sluice._rebatch(self._ds, sizes, bool(drop_remainder), name or ""))
+
+    def rejection_resample(self, class_func, target_dist, initial_dist=None, seed=None,
+                           name=None):
+        """(class, *element) resampled so that the classes follow target_dist (tf.data's).
+
+        class_func maps an element (a tuple's components as arguments) to an
+        int class in [0, len(target_dist)).
+        """
+        if not callable(class_func):
+            raise TypeError(f"class_func must be callable, got {class_func!r}")
+        import numpy as np
+        target = [float(x) for x in np.asarray(target_dist, dtype=np.float64).reshape(-1)]
+        initial = None if initial_dist is None else [
+            float(x) for x in np.asarray(initial_dist, dtype=np.float64).reshape(-1)]
+        return Dataset(_sluice._rejection_resample(self._ds, class_func, target, initial,
+                                                   None if seed is None else int(seed),
+                                                   name or ""))
+
+    @staticmethod
+    def random(seed=None, rerandomize_each_iteration=None, name=None):
+        """Infinite uniform int64 scalars in [0, 2**32) (tf.data's Dataset.random)."""
+        return Dataset(_sluice._random(None if seed is None else int(seed),
+                                       bool(rerandomize_each_iteration), name or ""))
+
+    @staticmethod
+    def counter(start=0, step=1, dtype=_dtypes.int64, name=None):
+        """start, start + step, ... forever (tf.data's Dataset.counter)."""
+        return Dataset(_sluice._counter(int(start), int(step), _dtypes.as_dtype(dtype).name))
 
     def ignore_errors(self, log_warning=False, name=None):
         """Skips elements whose production failed (counted in the iterator's stats)."""

@@ -18,4 +18,5 @@ NB_MODULE(_sluice, m) {
   RegisterWebDataset(m);
   RegisterMixing(m);
   RegisterWindow(m);
+  RegisterSmallStages(m);
 }

@@ -139,6 +139,7 @@ void RegisterNpy(nb::module_& m);
 void RegisterWebDataset(nb::module_& m);
 void RegisterMixing(nb::module_& m);  // mixing.cc
 void RegisterWindow(nb::module_& m);
+void RegisterSmallStages(nb::module_& m);  // small_stages.cc
 
 }  // namespace sluice::python
 
