@@ -5,6 +5,7 @@
 #define SLUICE_PIPELINE_INTERNAL_STAGES_H_
 
 #include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/pack_sequences.h"
 
 namespace sluice::pipeline_internal {
 
@@ -51,6 +52,8 @@ Dataset MakeEnumerate(const Dataset& input, int64_t start);
 // ignore_errors.cc, with_options.cc
 Dataset MakeIgnoreErrors(const Dataset& input);
 Dataset MakeWithOptions(const Dataset& input, Options options);
+// pack_sequences.cc
+Dataset MakePackSequences(const Dataset& input, int64_t length, PackOptions options);
 
 }  // namespace sluice::pipeline_internal
 
