@@ -2,9 +2,10 @@
 // of sequence lengths (log-normal, median 300 tokens, clipped to
 // [50, 2048]) packed into rows of 2048 int32 tokens.
 //
-// BM_Pack/algorithm:<0 first-fit, 1 best-fit>/bins:<num_packing_bins> reports input sequences per
-// second (items_per_second) and the padding fraction of the rows it
-// emitted (padding_fraction, from Iterator::stats()). BM_Pack_map_reference
+// BM_Pack/algorithm:A/bins:N (A: 0 first-fit, 1 best-fit; N: the
+// num_packing_bins) reports input sequences per second (items_per_second)
+// and the padding fraction of the rows it emitted (padding_fraction, from
+// Iterator::stats()). BM_Pack_map_reference
 // is the same source through map alone, in the same run: the difference is
 // packing's own cost.
 #include <benchmark/benchmark.h>
