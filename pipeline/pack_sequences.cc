@@ -354,6 +354,14 @@ class PackIterator : public IteratorNode {
   // Allocates an empty row's tensors (charged to the RAM budget first).
   Status Open(Bin& b) {
     SLUICE_RETURN_IF_ERROR(Charge(1));
+    Status s = Allocate(b);
+    if (!s.ok()) {
+      Release(1);
+      b = Bin();
+    }
+    return s;
+  }
+  Status Allocate(Bin& b) const {
     const size_t n = layout_->size();
     b.used.assign(n, 0);
     b.tensors.assign(3 * n, Tensor());
