@@ -309,6 +309,25 @@ TEST(PackSequencesTest, PaddingFractionInStats) {
   EXPECT_NE(st.ToString().find("20.0% padding of 20 tokens"), std::string::npos);
 }
 
+TEST(PackSequencesTest, RowsAreChargedToTheRamBudget) {
+  // One row of 4096 int64 tokens holds 4096 * (8 + 4 + 4) bytes: over a
+  // 16 KiB budget, the stage refuses to open it rather than overshoot.
+  Options o;
+  o.ram_budget = 16 << 10;
+  Result<Iterator> it = pack_sequences(Inputs({{1, 2}}), 4096).with_options(o).iterator();
+  ASSERT_TRUE(it.ok());
+  auto e = it->next();
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(e.status().message().find("ram_budget"), std::string::npos) << e.status().ToString();
+  // With room for it, the row's bytes are charged while held, then released.
+  Result<Iterator> ok = pack_sequences(Inputs({{1, 2}, {3}}), 16).iterator();
+  ASSERT_TRUE(ok.ok());
+  ASSERT_TRUE(ok->next().ok());
+  EXPECT_TRUE(ok->next().ok());
+  EXPECT_EQ(ok->stats().ram_used, 0);
+}
+
 // ---- bad arguments ------------------------------------------------------
 
 void ExpectBad(const Dataset& ds, const std::string& what) {
