@@ -82,6 +82,8 @@ IteratorStats Delta(const IteratorStats& now, const IteratorStats& before) {
     s.busy_ns -= b.busy_ns;
     s.wait_ns -= b.wait_ns;
     s.errors_ignored -= b.errors_ignored;
+    s.tokens -= b.tokens;
+    s.padding_tokens -= b.padding_tokens;
   }
   return d;
 }

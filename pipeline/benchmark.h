@@ -71,9 +71,10 @@ struct BenchmarkReport {
   double cpu_utilisation = 0;
   int64_t peak_rss_bytes = 0;  // the process's peak resident memory so far
   int64_t ram_peak = 0;        // most the pipeline's buffers ever held
-  // Per stage: elements, bytes, busy_ns, wait_ns and errors_ignored are
-  // deltas over the measured interval; parallelism, buffers and autotune
-  // fields are their values at the end. elapsed_ns and elements likewise.
+  // Per stage: elements, bytes, busy_ns, wait_ns, errors_ignored, tokens and
+  // padding_tokens are deltas over the measured interval; parallelism,
+  // buffers and autotune fields are their values at the end. elapsed_ns and
+  // elements likewise.
   IteratorStats stats;
   std::string pipeline;  // Dataset::DebugString()
 

@@ -37,6 +37,11 @@ void IteratorStats::WriteJson(JsonWriter& w) const {
     w.Key("errors_ignored").Int(s.errors_ignored);
     w.Key("autotuned").Bool(s.autotuned);
     w.Key("tuner_reason").String(s.tuner_reason);
+    if (s.tokens > 0) {
+      w.Key("tokens").Int(s.tokens);
+      w.Key("padding_tokens").Int(s.padding_tokens);
+      w.Key("padding_fraction").Double(s.padding_fraction());
+    }
     if (!s.errors.empty()) {
       w.Key("errors").BeginArray();
       for (const std::string& e : s.errors) w.String(e);
@@ -75,6 +80,11 @@ std::string IteratorStats::ToString() const {
                   static_cast<long long>(s.buffer_capacity),
                   s.autotuned ? s.tuner_reason.c_str() : "-");
     o += line;
+    if (s.tokens > 0) {
+      std::snprintf(line, sizeof(line), "%-20s %.1f%% padding of %lld tokens\n", "",
+                    100.0 * s.padding_fraction(), static_cast<long long>(s.tokens));
+      o += line;
+    }
     if (s.errors_ignored > 0) {
       std::snprintf(
           line, sizeof(line), "%-20s %lld errors skipped%s\n", "",

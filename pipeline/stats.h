@@ -54,6 +54,15 @@ struct StageStats {
   // and where (file, byte offset, record).
   std::vector<std::string> errors;
   std::string tuner_reason;  // why the autotuner last changed this stage
+  // pack_sequences only: the tokens (cells) of the rows it emitted, summed
+  // over components, and how many of them are padding; in the JSON with
+  // padding_fraction when tokens > 0.
+  int64_t tokens = 0;
+  int64_t padding_tokens = 0;
+  // padding_tokens / tokens, or 0 before any row.
+  double padding_fraction() const {
+    return tokens > 0 ? static_cast<double>(padding_tokens) / static_cast<double>(tokens) : 0.0;
+  }
 };
 
 struct IteratorStats {

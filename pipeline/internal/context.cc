@@ -478,6 +478,8 @@ IteratorStats IteratorContext::Snapshot() const {
     s.buffered_bytes = c->buffered_bytes.load();
     s.autotuned = c->autotuned.load();
     s.errors_ignored = c->errors_ignored.load();
+    s.tokens = c->tokens.load();
+    s.padding_tokens = c->padding_tokens.load();
     {
       std::lock_guard<std::mutex> rl(c->reason_mu);
       s.tuner_reason = c->tuner_reason;

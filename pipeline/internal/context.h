@@ -114,6 +114,8 @@ struct StageCounters {
   // reads taken from a task, reads done in place (none ahead, or one whose
   // task had not started), and the time spent waiting for a running one.
   std::atomic<int64_t> reads_ahead{0}, reads_in_place{0}, read_wait_ns{0};
+  // pack_sequences: tokens in the rows it emitted, and how many were padding.
+  std::atomic<int64_t> tokens{0}, padding_tokens{0};
   // The first kKeptErrors errors ignore_errors skipped (their messages name
   // the file and offset), under reason_mu.
   static constexpr size_t kKeptErrors = 16;

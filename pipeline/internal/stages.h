@@ -5,6 +5,7 @@
 #define SLUICE_PIPELINE_INTERNAL_STAGES_H_
 
 #include "sluice/pipeline/dataset.h"
+#include "sluice/pipeline/pack_sequences.h"
 
 namespace sluice::pipeline_internal {
 
@@ -84,6 +85,8 @@ Dataset MakeRandom(RandomOptions options);
 Dataset MakeCounter(int64_t start, int64_t step, DType dtype);
 Dataset MakeRejectionResample(const Dataset& input, ClassFn class_fn,
                               std::vector<double> target_dist, RejectionResampleOptions options);
+// pack_sequences.cc
+Dataset MakePackSequences(const Dataset& input, int64_t length, PackOptions options);
 
 }  // namespace sluice::pipeline_internal
 

@@ -503,6 +503,30 @@ class Dataset:
             self._ds, element_length_func, [int(b) for b in bucket_boundaries],
             [int(b) for b in bucket_batch_sizes], shapes, values, bool(pad_to_bucket_boundary),
             bool(no_padding), bool(drop_remainder), name or ""))
+    def pack_sequences(self, length, algorithm="first_fit", num_packing_bins=16,
+                       shuffle_bins=True, seed=0, feature_lengths=None, padding_value=0,
+                       truncate=False, name=None):
+        """Packs dicts of 1-D token sequences into rows of `length` (Grain's packing).
+
+        Each row holds, per component c: c ([length] values, then
+        padding_value), c_segment_ids (int32: 1, 2... per sequence, 0 for
+        padding) and c_positions (int32: 0..n-1 within each sequence).
+        algorithm: "first_fit" (Grain's FirstFitPackIterDataset) or
+        "best_fit" (BestFitPackIterDataset); num_packing_bins rows are open
+        at once; when a sequence fits none, every open row is emitted
+        (shuffled when shuffle_bins, from seed). feature_lengths: {name:
+        length} per component; padding_value: an int, or {name: int}.
+        A sequence longer than its length raises InvalidArgumentError
+        unless truncate.
+        """
+        if isinstance(padding_value, dict):
+            default_pad, pads = 0, {str(k): int(v) for k, v in padding_value.items()}
+        else:
+            default_pad, pads = int(padding_value), {}
+        lengths = {str(k): int(v) for k, v in (feature_lengths or {}).items()}
+        return Dataset(_sluice._pack_sequences(
+            self._ds, int(length), str(algorithm), int(num_packing_bins), bool(shuffle_bins),
+            int(seed), lengths, default_pad, pads, bool(truncate), name or ""))
 
     def apply(self, transformation_func):
         """transformation_func(self): a reusable piece of pipeline."""

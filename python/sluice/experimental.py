@@ -81,3 +81,18 @@ def Counter(start=0, step=1, dtype="int64"):  # noqa: N802 (tf.data's name)
 def RandomDataset(seed=None):  # noqa: N802 (tf.data's name)
     """tf.data.experimental.RandomDataset: Dataset.random."""
     return _Dataset.random(seed)
+__all__ += ["pack_sequences"]
+
+
+def pack_sequences(length, algorithm="first_fit", num_packing_bins=16, shuffle_bins=True, seed=0,
+                   feature_lengths=None, padding_value=0, truncate=False, name=None):
+    """Dataset.pack_sequences as a transformation for Dataset.apply."""
+
+    def _apply(dataset):
+        return dataset.pack_sequences(length, algorithm=algorithm,
+                                      num_packing_bins=num_packing_bins,
+                                      shuffle_bins=shuffle_bins, seed=seed,
+                                      feature_lengths=feature_lengths,
+                                      padding_value=padding_value, truncate=truncate, name=name)
+
+    return _apply

@@ -19,4 +19,5 @@ NB_MODULE(_sluice, m) {
   RegisterMixing(m);
   RegisterWindow(m);
   RegisterSmallStages(m);
+  RegisterPack(m);
 }

@@ -140,6 +140,7 @@ void RegisterWebDataset(nb::module_& m);
 void RegisterMixing(nb::module_& m);  // mixing.cc
 void RegisterWindow(nb::module_& m);
 void RegisterSmallStages(nb::module_& m);  // small_stages.cc
+void RegisterPack(nb::module_& m);
 
 }  // namespace sluice::python
 
