@@ -215,6 +215,18 @@ struct SampleFromDatasetsOptions {
   // default false: drop that input and renormalize the others' weights).
   bool stop_on_empty_dataset = false;
   // A new interleaving each iteration (each iterator() and repeat epoch).
+  bool rerandomize_each_iteration = false;
+  std::string name;
+};
+
+// Dataset::choose_from_datasets (tf.data's choose_from_datasets).
+struct ChooseFromDatasetsOptions {
+  // End the mixture the first time an exhausted input is chosen (tf.data's
+  // default true); false: skip the choices of exhausted inputs.
+  bool stop_on_empty_dataset = true;
+  std::string name;
+};
+
 // ---- Scans, uniques and other small stages (docs/pipeline.md) -------------
 
 // Dataset::scan and Dataset::take_while.
@@ -243,11 +255,6 @@ struct RandomOptions {
   std::string name;
 };
 
-// Dataset::choose_from_datasets (tf.data's choose_from_datasets).
-struct ChooseFromDatasetsOptions {
-  // End the mixture the first time an exhausted input is chosen (tf.data's
-  // default true); false: skip the choices of exhausted inputs.
-  bool stop_on_empty_dataset = true;
 // Dataset::rejection_resample (tf.data's Dataset.rejection_resample).
 struct RejectionResampleOptions {
   // The input's class distribution; empty: estimated from the classes seen
