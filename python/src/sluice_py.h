@@ -137,6 +137,7 @@ void RegisterDistribute(nb::module_& m);
 void RegisterText(nb::module_& m);
 void RegisterNpy(nb::module_& m);
 void RegisterWebDataset(nb::module_& m);
+void RegisterSnapshot(nb::module_& m);
 
 }  // namespace sluice::python
 
