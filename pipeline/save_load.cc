@@ -93,23 +93,29 @@ class ShardIterator : public IteratorNode {
       return std::optional<Element>();
     }
     const Record& r = **rec;
-    const std::string what = node_.file() + " record " + std::to_string(r.number) + " at offset " +
-                             std::to_string(r.offset);
+    // Built only for messages: a string per record costs more than decoding.
+    auto what = [&] {
+      return node_.file() + " record " + std::to_string(r.number) + " at offset " +
+             std::to_string(r.offset);
+    };
     if (read_ >= want) {
-      return Status::DataLoss("load: " + what + ": more elements than the " + std::to_string(want) +
-                              " the metadata lists");
+      return Status::DataLoss("load: " + what() + ": more elements than the " +
+                              std::to_string(want) + " the metadata lists");
     }
     std::string_view data = r.data;
-    Result<Element> e = DecodeElement(&data, what);
-    if (!e.ok()) return e.status().WithContext("load");
+    Result<Element> e = DecodeElement(&data, node_.file());
+    if (!e.ok()) {
+      data = r.data;
+      return DecodeElement(&data, what()).status().WithContext("load");
+    }
     if (!data.empty()) {
-      return Status::DataLoss("load: " + what + ": " + std::to_string(data.size()) +
+      return Status::DataLoss("load: " + what() + ": " + std::to_string(data.size()) +
                               " bytes after the element");
     }
     if (node_.spec().known()) {
       Status s = node_.spec().Check(*e);
       if (!s.ok()) {
-        return Status::DataLoss("load: " + what + " does not match the saved element spec (" +
+        return Status::DataLoss("load: " + what() + " does not match the saved element spec (" +
                                 std::string(s.message()) + ")");
       }
     }
