@@ -60,6 +60,14 @@ def test_shard_func_and_reader_func(tmp_path):
         assert len(datasets) == 2
         return datasets[1].concatenate(datasets[0])
     assert as_list(sluice.Dataset.load(tmp_path, reader_func=reader)) == [1, 3, 5, 0, 2, 4]
+    # tf.data's idioms on the Dataset of Datasets.
+    tf_style = sluice.Dataset.load(
+        tmp_path, reader_func=lambda datasets: datasets.interleave(lambda x: x, cycle_length=2))
+    assert as_list(tf_style) == [0, 1, 2, 3, 4, 5]
+    flat = sluice.Dataset.load(tmp_path, reader_func=lambda ds: ds.flat_map(lambda x: x))
+    assert as_list(flat) == [0, 2, 4, 1, 3, 5]
+    with pytest.raises(TypeError):
+        sluice.Dataset.load(tmp_path, reader_func=3)
 
 
 def test_element_spec_given_to_load(tmp_path):
