@@ -112,6 +112,13 @@ class SnapshotIterator : public IteratorNode {
       mode_ = Mode::kPassThrough;
       return Status::OK();
     }
+    // A writer may have finished between the read above and the lock.
+    m = ReadSnapshotMetadata(node_.dir());
+    if (m.ok() && m->complete) {
+      lock_.reset();
+      input_.reset();
+      return OpenRead(*m);
+    }
     LogOtherSnapshots();
     const SnapshotOptions& o = node_.snapshot_options();
     SLUICE_ASSIGN_OR_RETURN(writer_,

@@ -434,6 +434,27 @@ TEST(SnapshotTest, SaveRestoreMidWriteIsExact) {
   }
 }
 
+// Iterators started at once on threads: one writes, the others pass their
+// input through; all see every element; then readers run at once.
+TEST(SnapshotTest, ConcurrentWritersAndReaders) {
+  ScratchDir dir;
+  Dataset ds = Numbers(300).snapshot(dir.path(), {.compression = Compression::kGzip});
+  const std::vector<std::string> want = ReadAll(Numbers(300));
+  for (int round = 0; round < 2; ++round) {
+    std::atomic<int> good{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        if (ReadAll(ds) == want) ++good;
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(good.load(), 4);
+    EXPECT_NE(Meta(SnapshotRunPath(Numbers(300), dir.path())).find("\"complete\": true"),
+              std::string::npos);
+  }
+}
+
 TEST(SnapshotTest, ConformanceOfTheReadingSide) {
   ScratchDir dir;
   auto make = [&](int) { return Pairs(17).snapshot(dir.path(), {.num_shards = 3}); };
