@@ -36,6 +36,7 @@
 #include "sluice/core/element_codec.h"
 #include "sluice/core/file.h"
 #include "sluice/pipeline/internal/context.h"
+#include "sluice/pipeline/internal/fingerprint.h"
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
 #include "sluice/records/record_index.h"
@@ -51,22 +52,8 @@ using Elements = std::vector<Element>;
 // (little-endian), so a file made from another input is refused.
 constexpr std::string_view kCacheMagic = "SLCACHE1";
 
-// A hash of the input graph's structure: each stage's kind, description
-// (parameters, file names), element spec and cardinality. User functions
-// are opaque: a changed map function is not seen.
-uint64_t Fingerprint(const DatasetNode& node) {
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the text, then mixed
-  auto add = [&h](std::string_view s) {
-    for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ULL;
-    h = (h ^ 0xff) * 0x100000001b3ULL;
-  };
-  add(node.kind());
-  add(node.Describe());
-  add(node.spec().DebugString());
-  add(std::to_string(node.cardinality()));
-  for (const auto& in : node.inputs()) h = MixSeed(h, Fingerprint(*in));
-  return h;
-}
+// A hash of the input graph's structure (fingerprint.h).
+uint64_t Fingerprint(const DatasetNode& node) { return GraphFingerprint(node); }
 
 std::string CacheHeader(uint64_t fingerprint) {
   std::string h(kCacheMagic);

@@ -42,6 +42,7 @@
 #include "sluice/pipeline/iterator.h"
 #include "sluice/pipeline/map_context.h"
 #include "sluice/pipeline/options.h"
+#include "sluice/pipeline/snapshot.h"
 
 namespace sluice {
 
@@ -182,6 +183,11 @@ class Dataset {
   // empty, else in that file, written under a temporary name and renamed
   // when the pass completes) and later iterations read them back.
   Dataset cache(std::string filename = "") const;
+  // tf.data's snapshot: the first iteration runs the input and writes its
+  // elements under path/<fingerprint of the input graph> while passing them
+  // on; iterations after that (in this process or another) read them back
+  // instead. See docs/pipeline.md, "Snapshots, save and load".
+  Dataset snapshot(const std::string& path, SnapshotOptions options = {}) const;
   // This dataset's elements, then other's. InvalidArgument if their specs
   // are incompatible.
   Dataset concatenate(const Dataset& other) const;
@@ -285,6 +291,17 @@ class Dataset {
   // change). The first error ends it: the pipeline's (naming the stage) or
   // fn's (its code, with "reduce: the function failed on element N").
   Result<Element> reduce(Element initial, ReduceFn fn) const;
+  // Writes every element to the folder `path` (shard files, then a
+  // metadata file that marks the save complete; tf.data's save). Runs the
+  // dataset to its end in the calling thread. InvalidArgument for an
+  // infinite dataset; the first error (the pipeline's, shard_func's, the
+  // file system's) ends it and leaves no complete save.
+  Status save(const std::string& path, SaveOptions options = {}) const;
+  // The elements a save() (or snapshot) wrote to `path`, with its spec and
+  // cardinality. A missing, incomplete or corrupt metadata file makes a
+  // Dataset carrying the error (status()), naming the file; a corrupt or
+  // truncated shard is DataLoss from next(), naming the file and offset.
+  static Dataset load(const std::string& path, LoadOptions options = {});
   // A new, independent iterator, or the build error.
   Result<Iterator> iterator() const;
   // Element `index` of a random-access dataset (tf.data.experimental.at),

@@ -45,6 +45,14 @@ Dataset MakeSkip(const Dataset& input, int64_t count);
 Dataset MakeShard(const Dataset& input, int64_t num_shards, int64_t index, ShardOptions options);
 // cache.cc
 Dataset MakeCache(const Dataset& input, std::string filename);
+// save_load.cc, snapshot.cc (the folder format: internal/snapshot_format.h)
+struct SnapshotMetadata;
+Dataset MakeLoad(const std::string& path, LoadOptions options);
+Status RunSave(const Dataset& ds, const std::string& path, SaveOptions options);
+// The dataset reading the complete save in `dir` described by `m`.
+Result<Dataset> LoadSnapshotFolder(const std::string& dir, const SnapshotMetadata& m,
+                                   const LoadOptions& options);
+Dataset MakeSnapshot(const Dataset& input, std::string path, SnapshotOptions options);
 // zip.cc, concatenate.cc, enumerate.cc
 Dataset MakeZip(const std::vector<Dataset>& inputs);
 Dataset MakeConcatenate(const Dataset& a, const Dataset& b);

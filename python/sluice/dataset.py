@@ -147,6 +147,34 @@ def _per_component(structure, spec_list, what):
     return [structure]
 
 
+class _ShardDatasets(list):
+    """reader_func's argument: the shard Datasets in shard order, a list that
+    also takes tf.data's idioms for its Dataset of Datasets:
+    ``datasets.interleave(lambda x: x, cycle_length=...)`` and
+    ``datasets.flat_map(lambda x: x)``."""
+
+    def interleave(self, map_func, cycle_length=None, block_length=None,
+                   num_parallel_calls=None, deterministic=None, name=None):
+        shards = list(self)
+        return Dataset.range(len(shards)).interleave(
+            lambda i: map_func(shards[int(i)]),
+            cycle_length=max(len(shards), 1) if cycle_length is None else cycle_length,
+            block_length=block_length, num_parallel_calls=num_parallel_calls,
+            deterministic=deterministic, name=name)
+
+    def flat_map(self, map_func, name=None):
+        shards = list(self)
+        return Dataset.range(len(shards)).flat_map(lambda i: map_func(shards[int(i)]))
+
+
+def _shard_reader(reader_func):
+    if reader_func is None:
+        return None
+    if not callable(reader_func):
+        raise TypeError(f"reader_func must be callable, got {reader_func!r}")
+    return lambda datasets: reader_func(_ShardDatasets(datasets))
+
+
 class Dataset:
     """A lazy, immutable input pipeline (tf.data.Dataset)."""
 
@@ -356,6 +384,50 @@ class Dataset:
     def cache(self, filename="", name=None):
         """Keeps the first pass's elements (in memory, or in `filename`) for later passes."""
         return Dataset(self._ds.cache(str(filename)))
+
+    def snapshot(self, path, compression="AUTO", reader_func=None, shard_func=None, name=None):
+        """Persists this dataset's output under ``path`` (tf.data's snapshot).
+
+        The first iteration runs the pipeline and writes its elements to
+        path/<fingerprint of the pipeline>; later iterations (in this process
+        or another) read them back instead. compression: "AUTO" (none in
+        sluice), None or "", "GZIP", "ZLIB". ``shard_func(element) -> int``
+        picks each element's shard file (default: round robin over 4);
+        ``reader_func(datasets) -> Dataset`` combines the shard datasets
+        when reading (sluice passes a list of Datasets in shard order;
+        default: one element from each in turn, which reads the default
+        shards back in the original order; tf.data's
+        ``datasets.interleave(lambda x: x, ...)`` works on the list too).
+        """
+        return Dataset(_sluice._snapshot(self._ds, str(path), compression,
+                                         _shard_reader(reader_func), shard_func, 4, name or ""))
+
+    def save(self, path, compression=None, shard_func=None, checkpoint_args=None):
+        """Writes every element to the folder ``path`` (tf.data's Dataset.save).
+
+        Shard files (TFRecord framing of encoded elements, CRC-checked), then
+        snapshot.metadata, written last, marks the save complete.
+        compression: None, "GZIP" or "ZLIB". ``shard_func(element) -> int``
+        picks each element's shard (default: round robin over 4 files).
+        """
+        if checkpoint_args is not None:
+            raise NotImplementedError("Dataset.save: checkpoint_args (resuming an interrupted "
+                                      "save) is not supported by sluice; save again instead")
+        _sluice._save(self._ds, str(path), compression, shard_func, 4)
+
+    @staticmethod
+    def load(path, element_spec=None, compression=None, reader_func=None):
+        """The dataset a save() (or a snapshot) wrote to ``path`` (tf.data's Dataset.load).
+
+        element_spec: None (the saved one) or TensorSpecs in the element's
+        structure, which must be compatible with the saved spec.
+        compression: None (the saved one) or the one used to save.
+        ``reader_func(datasets) -> Dataset`` gets a list of Datasets, one per
+        shard file in shard order (default: one element from each in turn);
+        tf.data's ``datasets.interleave(lambda x: x, ...)`` works on it too.
+        """
+        spec = None if element_spec is None else _flatten_signature(element_spec)
+        return Dataset(_sluice._load(str(path), spec, compression, _shard_reader(reader_func)))
 
     def concatenate(self, dataset, name=None):
         return Dataset(self._ds.concatenate(dataset._ds))

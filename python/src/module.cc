@@ -20,4 +20,5 @@ NB_MODULE(_sluice, m) {
   RegisterWindow(m);
   RegisterSmallStages(m);
   RegisterPack(m);
+  RegisterSnapshot(m);
 }

@@ -141,6 +141,7 @@ void RegisterMixing(nb::module_& m);  // mixing.cc
 void RegisterWindow(nb::module_& m);
 void RegisterSmallStages(nb::module_& m);  // small_stages.cc
 void RegisterPack(nb::module_& m);
+void RegisterSnapshot(nb::module_& m);
 
 }  // namespace sluice::python
 
