@@ -2,6 +2,7 @@
 
 #include "sluice/records/internal/feature_walk.h"
 #include "sluice/records/internal/parse_spec.h"
+#include "sluice/records/internal/stack.h"
 
 namespace sluice {
 
@@ -25,6 +26,10 @@ struct SequenceExampleParser::Impl {
       std::make_shared<std::vector<std::string>>();
   // Shared by every Element this parser makes.
   std::shared_ptr<std::vector<std::string>> sequence_names =
+      std::make_shared<std::vector<std::string>>();
+  std::shared_ptr<std::vector<std::string>> batch_context_names =
+      std::make_shared<std::vector<std::string>>();
+  std::shared_ptr<std::vector<std::string>> batch_sequence_names =
       std::make_shared<std::vector<std::string>>();
 };
 
@@ -229,11 +234,20 @@ Result<SequenceExampleParser> SequenceExampleParser::Create(const ParseSpec& con
   auto impl = std::make_shared<Impl>();
   impl->context_table = records_internal::KeyTable(records_internal::KeysOf(context));
   impl->sequence_table = records_internal::KeyTable(records_internal::KeysOf(sequence));
-  for (const CompiledFeature& f : context) impl->context_names->push_back(f.key);
+  for (const CompiledFeature& f : context) {
+    impl->context_names->push_back(f.key);
+    impl->batch_context_names->push_back(f.key);
+    if (f.kind == FeatureKind::kVarLen)
+      impl->batch_context_names->push_back(f.key + std::string(kRowLengthsSuffix));
+  }
   for (const CompiledFeature& f : sequence) {
     impl->sequence_names->push_back(f.key);
-    if (f.kind == FeatureKind::kVarLen)
+    impl->batch_sequence_names->push_back(f.key);
+    if (f.kind == FeatureKind::kVarLen) {
       impl->sequence_names->push_back(f.key + std::string(kRowLengthsSuffix));
+      impl->batch_sequence_names->push_back(f.key + std::string(kRowLengthsSuffix));
+    }
+    impl->batch_sequence_names->push_back(f.key + std::string(kLengthSuffix));
   }
   impl->context = std::move(context);
   impl->sequence = std::move(sequence);
@@ -314,6 +328,130 @@ Result<ParsedSequenceExample> SequenceExampleParser::Parse(std::string_view seri
   }
   return ParsedSequenceExample{Element(std::move(context), im.context_names),
                                Element(std::move(sequence), im.sequence_names)};
+}
+
+}  // namespace sluice
+
+namespace sluice {
+
+const std::vector<std::string>& SequenceExampleParser::context_names() const {
+  return *impl_->context_names;
+}
+const std::vector<std::string>& SequenceExampleParser::feature_list_names() const {
+  return *impl_->sequence_names;
+}
+const std::vector<std::string>& SequenceExampleParser::batch_context_names() const {
+  return *impl_->batch_context_names;
+}
+const std::vector<std::string>& SequenceExampleParser::batch_feature_list_names() const {
+  return *impl_->batch_sequence_names;
+}
+
+bool SequenceExampleParser::batch_is_stacked() const {
+  if (!impl_->sequence.empty()) return false;
+  for (const CompiledFeature& f : impl_->context) {
+    if (f.kind != FeatureKind::kFixedLen) return false;
+  }
+  return true;
+}
+
+Result<ParsedSequenceExample> SequenceExampleParser::Parse(const Tensor& serialized) const {
+  if (serialized.dtype() != DType::kString || serialized.shape().rank() != 0) {
+    return Status::InvalidArgument("Parse: a serialized SequenceExample is a string scalar, got " +
+                                   serialized.DebugString(0));
+  }
+  const std::string_view bytes = serialized.scalar<std::string_view>();
+  return Parse(bytes, serialized.StringOwnerOf(bytes));
+}
+
+Result<ParsedSequenceExample> SequenceExampleParser::ParseBatch(const Tensor& serialized) const {
+  if (serialized.dtype() != DType::kString || serialized.shape().rank() != 1) {
+    return Status::InvalidArgument(
+        "ParseBatch: serialized SequenceExamples are a string vector, got " +
+        serialized.DebugString(0));
+  }
+  std::span<const std::string_view> views = serialized.flat<std::string_view>();
+  std::vector<Buffer> owners;
+  owners.reserve(views.size());
+  for (std::string_view v : views) owners.push_back(serialized.StringOwnerOf(v));
+  return ParseBatch(views, owners);
+}
+
+Result<ParsedSequenceExample> SequenceExampleParser::ParseBatch(
+    std::span<const std::string_view> serialized, std::span<const Buffer> owners) const {
+  if (!owners.empty() && owners.size() != serialized.size()) {
+    return Status::InvalidArgument("ParseBatch: " + std::to_string(owners.size()) + " owners for " +
+                                   std::to_string(serialized.size()) +
+                                   " examples; pass one per example or none");
+  }
+  const Impl& im = *impl_;
+  const size_t rows = serialized.size();
+  std::vector<ParsedSequenceExample> parsed;
+  parsed.reserve(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    Result<ParsedSequenceExample> one = Parse(serialized[r], owners.empty() ? Buffer() : owners[r]);
+    if (!one.ok()) {
+      return Status(one.status().code(), std::string(one.status().message()) + " (example " +
+                                             std::to_string(r) + " of the batch)");
+    }
+    parsed.push_back(std::move(one).value());
+  }
+  const auto batch = static_cast<int64_t>(rows);
+  std::vector<Tensor> parts(rows);
+  auto gather = [&](bool context, size_t component) {
+    for (size_t r = 0; r < rows; ++r) {
+      parts[r] = context ? parsed[r].context[component] : parsed[r].feature_lists[component];
+    }
+    return std::span<const Tensor>(parts);
+  };
+  // Per example: a component's dim 0 as an int64 [B] tensor.
+  auto lengths = [&](bool context, size_t component) -> Result<Tensor> {
+    SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(DType::kInt64, Shape{batch}));
+    for (size_t r = 0; r < rows; ++r) {
+      const Tensor& x = context ? parsed[r].context[component] : parsed[r].feature_lists[component];
+      t.flat<int64_t>()[r] = x.shape().dim(0);
+    }
+    return t;
+  };
+  std::vector<Tensor> context;
+  for (size_t i = 0; i < im.context.size(); ++i) {
+    const CompiledFeature& f = im.context[i];
+    if (f.kind == FeatureKind::kFixedLen) {
+      SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                              records_internal::StackRows(gather(true, i), f.dtype, f.shape));
+      context.push_back(std::move(t));
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                              records_internal::ConcatRows(gather(true, i), f.dtype, Shape{}));
+      SLUICE_ASSIGN_OR_RETURN(Tensor l, lengths(true, i));
+      context.push_back(std::move(t));
+      context.push_back(std::move(l));
+    }
+  }
+  std::vector<Tensor> sequence;
+  size_t c = 0;  // component of the single parse
+  for (const CompiledFeature& f : im.sequence) {
+    if (f.kind == FeatureKind::kFixedLenSequence) {
+      SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                              records_internal::StackPadded(gather(false, c), f.dtype, f.shape));
+      SLUICE_ASSIGN_OR_RETURN(Tensor l, lengths(false, c));
+      sequence.push_back(std::move(t));
+      sequence.push_back(std::move(l));
+      c += 1;
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                              records_internal::ConcatRows(gather(false, c), f.dtype, Shape{}));
+      SLUICE_ASSIGN_OR_RETURN(
+          Tensor rl, records_internal::ConcatRows(gather(false, c + 1), DType::kInt64, Shape{}));
+      SLUICE_ASSIGN_OR_RETURN(Tensor l, lengths(false, c + 1));
+      sequence.push_back(std::move(t));
+      sequence.push_back(std::move(rl));
+      sequence.push_back(std::move(l));
+      c += 2;
+    }
+  }
+  return ParsedSequenceExample{Element(std::move(context), im.batch_context_names),
+                               Element(std::move(sequence), im.batch_sequence_names)};
 }
 
 }  // namespace sluice

@@ -21,12 +21,29 @@
 // see docs/example.md. Strings are zero-copy views kept alive by `owner`,
 // or copied into tensor-owned memory when no owner is given.
 //
+// ParseBatch parses B SequenceExamples, as tf.io.parse_sequence_example:
+//
+//   context FixedLen(shape)        "<key>": [B, shape...]
+//   context VarLen                 "<key>": [total] values, "<key>.row_lengths": int64 [B]
+//   sequence FixedLenSequence(item) "<key>": [B, max_steps, item...], padded with 0 / "";
+//                                  "<key>.length": int64 [B], each example's steps
+//   sequence VarLen                "<key>": [total] values of all steps of all examples,
+//                                  "<key>.row_lengths": int64 [total steps] (values per
+//                                  step), "<key>.length": int64 [B] (steps per example)
+//
+// tf.io returns SparseTensors for VarLen features and the FixedLenSequence
+// lengths in a third dict; sluice's ragged layout carries the same
+// information (docs/example.md). Errors name "example N of the batch".
+//
 // Thread-safety: immutable and cheap to copy; Parse may run concurrently.
 #ifndef SLUICE_RECORDS_SEQUENCE_EXAMPLE_PARSER_H_
 #define SLUICE_RECORDS_SEQUENCE_EXAMPLE_PARSER_H_
 
 #include <memory>
+#include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/core/buffer.h"
 #include "sluice/core/element.h"
@@ -50,6 +67,24 @@ class SequenceExampleParser {
                                               const ParseSpec& sequence_spec);
 
   Result<ParsedSequenceExample> Parse(std::string_view serialized, const Buffer& owner = {}) const;
+  // The SequenceExample in a string scalar, zero-copy (its bytes stay owned
+  // by the tensor's string owners). InvalidArgument for another dtype/shape.
+  Result<ParsedSequenceExample> Parse(const Tensor& serialized) const;
+
+  // A batch (see above). `owners` is empty or one Buffer per example.
+  Result<ParsedSequenceExample> ParseBatch(std::span<const std::string_view> serialized,
+                                           std::span<const Buffer> owners = {}) const;
+  // The SequenceExamples of a string vector [B], zero-copy.
+  Result<ParsedSequenceExample> ParseBatch(const Tensor& serialized) const;
+
+  // Output names of Parse and ParseBatch, in order.
+  const std::vector<std::string>& context_names() const;
+  const std::vector<std::string>& feature_list_names() const;
+  const std::vector<std::string>& batch_context_names() const;
+  const std::vector<std::string>& batch_feature_list_names() const;
+  // True when ParseBatch's outputs are Parse's stacked: no sequence
+  // features and only FixedLen context features.
+  bool batch_is_stacked() const;
 
   struct Impl;
 
