@@ -16,4 +16,5 @@ NB_MODULE(_sluice, m) {
   RegisterText(m);
   RegisterNpy(m);
   RegisterWebDataset(m);
+  RegisterIoSequence(m);
 }
