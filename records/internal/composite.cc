@@ -228,23 +228,20 @@ Status PartitionSplits(const CompositePlan::Output& o, const CompositePlan::Part
       s->assign(v.begin(), v.end());
       return Status::OK();
     case PartKind::kRowLengths: {
-      s->reserve(v.size() + 1);
-      s->push_back(0);
       int64_t total = 0;
       for (int64_t len : v) {
         if (len < 0) return bad("has a negative row length " + std::to_string(len));
-        if (len > n - total) break;
-        total += len;
-        s->push_back(total);
+        // total <= n, so this cannot overflow before it passes n.
+        if (total <= n) total += std::min(len, n + 1);
       }
-      if (s->size() != v.size() + 1 || total != n) {
-        int64_t sum = 0;
-        bool over = false;
-        for (int64_t len : v) over = over || __builtin_add_overflow(sum, len, &sum);
+      if (total != n) {
         return bad("has row lengths summing to " +
-                   (over ? std::string("more than int64") : std::to_string(sum)) +
+                   (total > n ? "more than " + std::to_string(n) : std::to_string(total)) +
                    " but there are " + std::to_string(n) + " values");
       }
+      s->reserve(v.size() + 1);
+      s->push_back(0);
+      for (int64_t len : v) s->push_back(s->back() + len);
       return Status::OK();
     }
     case PartKind::kRowStarts:

@@ -4,6 +4,8 @@
 // batch writer, and hostile input.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -219,19 +221,23 @@ TEST(CompositeGoldenTest, SequenceExamplesMatchTensorFlow) {
 
 // --- Hostile input and bad specs ---------------------------------------------
 
-Status ParseOne(const ParseSpec& spec, const std::string& bytes, bool batch) {
+// One example, or a batch of `first` (default: an empty Example) and it.
+Status ParseOne(const ParseSpec& spec, const std::string& bytes, bool batch,
+                std::optional<std::string> first = std::nullopt) {
   Result<ExampleParser> p = ExampleParser::Create(spec);
   if (!p.ok()) return p.status();
   if (!batch) return p->ParseSingle(bytes).status();
-  const std::string other = ExampleBuilder().Serialize();
+  const std::string other = first ? *first : ExampleBuilder().Serialize();
   std::vector<std::string_view> views = {other, bytes};
   return p->ParseBatch(views).status();
 }
 
+// `first`: a valid first row for the batch form (default: an empty Example).
 void ExpectError(const ParseSpec& spec, const std::string& bytes,
-                 const std::vector<std::string>& parts) {
+                 const std::vector<std::string>& parts,
+                 std::optional<std::string> first = std::nullopt) {
   for (bool batch : {false, true}) {
-    const Status s = ParseOne(spec, bytes, batch);
+    const Status s = ParseOne(spec, bytes, batch, first);
     ASSERT_FALSE(s.ok()) << "batch=" << batch;
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s;
     for (const std::string& part : parts) {
@@ -286,12 +292,16 @@ TEST(CompositeErrorTest, RaggedPartitionsDisagreeWithValues) {
               {"RaggedFeature 'r'", "RowLengths('p')", "summing to 2", "3 values"});
   ExpectError({{"r", RaggedFeature(DType::kInt64, "v", {RowLengths("p")})}}, ex({4, -1}),
               {"negative row length -1"});
+  // An Example with no values and splits {0}, valid for RowSplits.
+  const std::string empty_splits = ExampleBuilder().AddInt64List("p", {0}).Serialize();
   ExpectError({{"r", RaggedFeature(DType::kInt64, "v", {RowSplits("p")})}}, ex({0, 2}),
-              {"RowSplits('p')", "ends at 2"});
+              {"RowSplits('p')", "ends at 2"}, empty_splits);
   ExpectError({{"r", RaggedFeature(DType::kInt64, "v", {RowSplits("p")})}}, ex({1, 3}),
-              {"starts at 1"});
+              {"starts at 1"}, empty_splits);
   ExpectError({{"r", RaggedFeature(DType::kInt64, "v", {RowSplits("p")})}}, ex({0, 3, 2, 3}),
-              {"not sorted"});
+              {"not sorted"}, empty_splits);
+  ExpectError({{"r", RaggedFeature(DType::kInt64, "v", {RowSplits("p")})}}, ex({}), {"is empty"},
+              empty_splits);
   ExpectError({{"r", RaggedFeature(DType::kInt64, "v", {RowStarts("p")})}}, ex({0, 4}),
               {"past the 3 values"});
   ExpectError({{"r", RaggedFeature(DType::kInt64, "v", {RowLimits("p")})}}, ex({1, 2}),
