@@ -65,7 +65,8 @@ enum class FeatureKind : uint8_t {
   // tf.io.RaggedFeature: values from `value_key` (default: the key),
   // partitioned by `partitions` (outermost first). Output "<key>" (the flat
   // values) and "<key>.row_splits_<i>" for each ragged dimension, outermost
-  // first (in a batch, row_splits_0 splits the examples). Example specs only.
+  // first (in a batch, row_splits_0 splits the examples). Example specs and
+  // SequenceExample context specs.
   kRagged,
 };
 

@@ -1,5 +1,6 @@
 #include "sluice/records/sequence_example_parser.h"
 
+#include "sluice/records/internal/composite.h"
 #include "sluice/records/internal/feature_walk.h"
 #include "sluice/records/internal/parse_spec.h"
 #include "sluice/records/internal/stack.h"
@@ -31,6 +32,10 @@ struct SequenceExampleParser::Impl {
       std::make_shared<std::vector<std::string>>();
   std::shared_ptr<std::vector<std::string>> batch_sequence_names =
       std::make_shared<std::vector<std::string>>();
+  // Set when the context spec has RaggedFeatures: `context` is then the
+  // raw spec's, the names above are the raw outputs', and the context is
+  // assembled (internal/composite.h).
+  std::shared_ptr<const records_internal::CompositePlan> composite;
 };
 
 namespace {
@@ -227,8 +232,20 @@ Status ResolveSteps(const CompiledFeature& f, const ListValue& lv,
 
 Result<SequenceExampleParser> SequenceExampleParser::Create(const ParseSpec& context_spec,
                                                             const ParseSpec& sequence_spec) {
+  // RaggedFeatures in the context read plain VarLen features, as in an
+  // Example; tf.io takes no SparseFeature in SequenceExample specs.
+  for (const auto& [key, f] : context_spec) {
+    if (f.kind == FeatureKind::kSparse) {
+      return Status::InvalidArgument("parse spec: feature '" + key +
+                                     "': a SequenceExample's context spec takes no "
+                                     "SparseFeature (as tf.io.parse_sequence_example)");
+    }
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const records_internal::CompositePlan> composite,
+                          records_internal::PlanComposite(context_spec));
   SLUICE_ASSIGN_OR_RETURN(std::vector<CompiledFeature> context,
-                          CompileSpec(context_spec, records_internal::SpecRole::kContext));
+                          CompileSpec(composite ? composite->raw_spec : context_spec,
+                                      records_internal::SpecRole::kContext));
   SLUICE_ASSIGN_OR_RETURN(std::vector<CompiledFeature> sequence,
                           CompileSpec(sequence_spec, records_internal::SpecRole::kSequence));
   auto impl = std::make_shared<Impl>();
@@ -251,12 +268,23 @@ Result<SequenceExampleParser> SequenceExampleParser::Create(const ParseSpec& con
   }
   impl->context = std::move(context);
   impl->sequence = std::move(sequence);
+  impl->composite = std::move(composite);
   return SequenceExampleParser(std::move(impl));
 }
 
 Result<ParsedSequenceExample> SequenceExampleParser::Parse(std::string_view serialized,
                                                            const Buffer& owner) const {
-  const Impl& im = *impl_;
+  SLUICE_ASSIGN_OR_RETURN(ParsedSequenceExample raw, ParseRaw(*impl_, serialized, owner));
+  if (impl_->composite) {
+    SLUICE_ASSIGN_OR_RETURN(raw.context,
+                            records_internal::AssembleSingle(*impl_->composite, raw.context));
+  }
+  return raw;
+}
+
+Result<ParsedSequenceExample> SequenceExampleParser::ParseRaw(const Impl& im,
+                                                              std::string_view serialized,
+                                                              const Buffer& owner) {
   SLUICE_RETURN_IF_ERROR(records_internal::CheckOwner(serialized, owner, "SequenceExample"));
   std::vector<FeatureValue> context_values(im.context.size());
   std::vector<ListValue> lists(im.sequence.size());
@@ -335,12 +363,14 @@ Result<ParsedSequenceExample> SequenceExampleParser::Parse(std::string_view seri
 namespace sluice {
 
 const std::vector<std::string>& SequenceExampleParser::context_names() const {
+  if (impl_->composite) return *impl_->composite->single_names;
   return *impl_->context_names;
 }
 const std::vector<std::string>& SequenceExampleParser::feature_list_names() const {
   return *impl_->sequence_names;
 }
 const std::vector<std::string>& SequenceExampleParser::batch_context_names() const {
+  if (impl_->composite) return *impl_->composite->batch_names;
   return *impl_->batch_context_names;
 }
 const std::vector<std::string>& SequenceExampleParser::batch_feature_list_names() const {
@@ -348,7 +378,7 @@ const std::vector<std::string>& SequenceExampleParser::batch_feature_list_names(
 }
 
 bool SequenceExampleParser::batch_is_stacked() const {
-  if (!impl_->sequence.empty()) return false;
+  if (!impl_->sequence.empty() || impl_->composite) return false;
   for (const CompiledFeature& f : impl_->context) {
     if (f.kind != FeatureKind::kFixedLen) return false;
   }
@@ -389,7 +419,8 @@ Result<ParsedSequenceExample> SequenceExampleParser::ParseBatch(
   std::vector<ParsedSequenceExample> parsed;
   parsed.reserve(rows);
   for (size_t r = 0; r < rows; ++r) {
-    Result<ParsedSequenceExample> one = Parse(serialized[r], owners.empty() ? Buffer() : owners[r]);
+    Result<ParsedSequenceExample> one =
+        ParseRaw(im, serialized[r], owners.empty() ? Buffer() : owners[r]);
     if (!one.ok()) {
       return Status(one.status().code(), std::string(one.status().message()) + " (example " +
                                              std::to_string(r) + " of the batch)");
@@ -450,7 +481,12 @@ Result<ParsedSequenceExample> SequenceExampleParser::ParseBatch(
       c += 2;
     }
   }
-  return ParsedSequenceExample{Element(std::move(context), im.batch_context_names),
+  Element context_batch(std::move(context), im.batch_context_names);
+  if (im.composite) {
+    SLUICE_ASSIGN_OR_RETURN(context_batch,
+                            records_internal::AssembleBatch(*im.composite, context_batch, batch));
+  }
+  return ParsedSequenceExample{std::move(context_batch),
                                Element(std::move(sequence), im.batch_sequence_names)};
 }
 

@@ -2,9 +2,9 @@
 // tensors, as tf.io.parse_single_sequence_example does, by walking the wire
 // format directly.
 //
-// Two specs (feature_spec.h): the context spec (FixedLenFeature and
-// VarLenFeature) reads SequenceExample.context exactly as ExampleParser's
-// ParseSingle reads an Example's features; the sequence spec
+// Two specs (feature_spec.h): the context spec (FixedLenFeature,
+// VarLenFeature and RaggedFeature) reads SequenceExample.context exactly as
+// ExampleParser's ParseSingle reads an Example's features; the sequence spec
 // (FixedLenSequenceFeature and VarLenFeature) reads
 // SequenceExample.feature_lists, one Feature per step:
 //
@@ -89,6 +89,9 @@ class SequenceExampleParser {
   struct Impl;
 
  private:
+  // Parse without assembling context RaggedFeatures.
+  static Result<ParsedSequenceExample> ParseRaw(const Impl& im, std::string_view serialized,
+                                                const Buffer& owner);
   explicit SequenceExampleParser(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const Impl> impl_;
 };

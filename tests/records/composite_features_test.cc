@@ -351,9 +351,15 @@ TEST(CompositeErrorTest, BadSpecs) {
                     {"s", SparseFeature({"i"}, "v", DType::kInt64, {2})}})
                 .code(),
             StatusCode::kInvalidArgument);
-  // Composite features do not go in SequenceExample specs.
+  // SequenceExamples: RaggedFeature in the context only, no SparseFeature (as tf.io).
+  EXPECT_TRUE(SequenceExampleParser::Create({{"r", RaggedFeature(DType::kInt64)}}, {}).ok());
   EXPECT_EQ(
-      SequenceExampleParser::Create({{"r", RaggedFeature(DType::kInt64)}}, {}).status().code(),
+      SequenceExampleParser::Create({}, {{"r", RaggedFeature(DType::kInt64)}}).status().code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      SequenceExampleParser::Create({{"s", SparseFeature({"i"}, "v", DType::kInt64, {2})}}, {})
+          .status()
+          .code(),
       StatusCode::kInvalidArgument);
 }
 

@@ -213,9 +213,9 @@ def feature_list(steps):
 
 
 SEQUENCES = [
-    (dict(id=[1], ctx_tags=[b"a", b"b"]),
+    (dict(id=[1], ctx_tags=[b"a", b"b"], ctx_vals=[1, 2, 3], ctx_lens=[2, 1]),
      dict(frames=[[0.5, 1.0], [1.5, 2.0], [2.5, 3.0]], tok=[[1, 2], [], [3]], opt=[[7], [8]])),
-    (dict(id=[2], weight=[0.5, 0.25]),
+    (dict(id=[2], weight=[0.5, 0.25], ctx_vals=[4], ctx_lens=[0, 1]),
      dict(frames=[[4.0, 4.5]], tok=[[4], [5, 6, 7]])),
     (dict(id=[3], ctx_tags=[b"c"]),
      dict(frames=[], opt=[[9]])),
@@ -226,6 +226,8 @@ CONTEXT_SPEC = {
     "ctx_tags": ("VarLenFeature", tf.io.VarLenFeature(tf.string)),
     "weight": ("FixedLenFeature", tf.io.FixedLenFeature([2], tf.float32,
                                                         default_value=[1.0, 1.0])),
+    "ctx_rg": ("RaggedFeature", R(tf.int64, "ctx_vals", partitions=[R.RowLengths("ctx_lens")],
+                                  row_splits_dtype=tf.int64)),
 }
 SEQUENCE_SPEC = {
     "frames": ("FixedLenSequenceFeature", tf.io.FixedLenSequenceFeature([2], tf.float32)),
@@ -264,7 +266,8 @@ def make_sequences(out_dir):
         single_raw.append(f)
         out = []
         for key, (kind, _) in CONTEXT_SPEC.items():
-            out += [[key, dense(c[key].values)]] if kind == "VarLenFeature" else [[key, dense(c[key])]]
+            out += [[key, dense(c[key].values)]] if kind == "VarLenFeature" else components(
+                key, c[key])
         for key, (kind, _) in SEQUENCE_SPEC.items():
             if kind == "VarLenFeature":
                 out += varlen(key, f[key], int(f[key].dense_shape[0]))
@@ -275,7 +278,7 @@ def make_sequences(out_dir):
     rows = len(serialized)
     batch = []
     for key, (kind, _) in CONTEXT_SPEC.items():
-        batch += varlen(key, c[key], rows) if kind == "VarLenFeature" else [[key, dense(c[key])]]
+        batch += varlen(key, c[key], rows) if kind == "VarLenFeature" else components(key, c[key])
     for key, (kind, _) in SEQUENCE_SPEC.items():
         if kind == "VarLenFeature":
             steps = [int(x[key].dense_shape[0]) for x in single_raw]
