@@ -128,7 +128,9 @@ Result<std::vector<CompiledFeature>> CompileSpec(const ParseSpec& spec, SpecRole
       case FeatureKind::kRagged:
         // ExampleParser expands them (records/internal/composite.h) before
         // compiling; SequenceExamples do not take them.
-        return SpecError(key, kind_name + " is supported in Example parse specs only");
+        return SpecError(key, kind_name +
+                                  " is supported in Example specs (and RaggedFeature in "
+                                  "SequenceExample context specs) only");
     }
     out.push_back(std::move(f));
   }
