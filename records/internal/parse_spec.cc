@@ -127,7 +127,7 @@ Result<std::vector<CompiledFeature>> CompileSpec(const ParseSpec& spec, SpecRole
       case FeatureKind::kSparse:
       case FeatureKind::kRagged:
         // ExampleParser expands them (records/internal/composite.h) before
-        // compiling; SequenceExamples do not take them.
+        // compiling (SequenceExampleParser its context spec).
         return SpecError(key, kind_name +
                                   " is supported in Example specs (and RaggedFeature in "
                                   "SequenceExample context specs) only");
