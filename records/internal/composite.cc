@@ -316,7 +316,7 @@ Status RaggedRow(const CompositePlan::Output& o, const std::vector<std::span<con
     }
     cur /= p.length;
   }
-  splits->assign(o.dense_from, {});
+  if (splits->size() < o.dense_from) splits->resize(o.dense_from);
   for (size_t i = o.dense_from; i > 0; --i) {
     std::vector<int64_t>& s = (*splits)[i - 1];
     SLUICE_RETURN_IF_ERROR(PartitionSplits(o, o.parts[i - 1], parts[i - 1], cur, row, &s));
@@ -327,29 +327,41 @@ Status RaggedRow(const CompositePlan::Output& o, const std::vector<std::span<con
 }
 
 Result<Tensor> SplitsTensor(const CompositePlan::Output& o, const std::vector<int64_t>& s) {
-  if (o.splits_dtype == DType::kInt64) return Tensor::FromVector<int64_t>(s);
-  std::vector<int32_t> narrow(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] > std::numeric_limits<int32_t>::max()) {
-      return Status::InvalidArgument(Where(o, -1) + ": row split " + std::to_string(s[i]) +
-                                     " does not fit row_splits_dtype int32");
-    }
-    narrow[i] = static_cast<int32_t>(s[i]);
+  SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                          Tensor::Allocate(o.splits_dtype, Shape{static_cast<int64_t>(s.size())}));
+  if (o.splits_dtype == DType::kInt64) {
+    std::copy(s.begin(), s.end(), t.flat<int64_t>().begin());
+    return t;
   }
-  return Tensor::FromVector<int32_t>(narrow);
+  if (!s.empty() && s.back() > std::numeric_limits<int32_t>::max()) {
+    return Status::InvalidArgument(Where(o, -1) + ": row split " + std::to_string(s.back()) +
+                                   " does not fit row_splits_dtype int32");
+  }
+  std::copy(s.begin(), s.end(), t.flat<int32_t>().begin());
+  return t;
 }
 
 // The flat values with the dense uniform dims split off.
 Result<Tensor> FlatValues(const CompositePlan::Output& o, const Tensor& values) {
   if (o.dense_from == o.parts.size()) return values;
-  std::vector<int64_t> dims;
   int64_t inner = 1;
+  for (size_t i = o.dense_from; i < o.parts.size(); ++i) inner *= o.parts[i].length;
+  Shape shape{values.num_elements() / inner};
   for (size_t i = o.dense_from; i < o.parts.size(); ++i) {
-    dims.push_back(o.parts[i].length);
-    inner *= o.parts[i].length;
+    shape.AppendDim(o.parts[i].length);
   }
-  dims.insert(dims.begin(), values.num_elements() / inner);
-  return values.Reshape(Shape(dims));
+  return values.Reshape(shape);
+}
+
+// Per-thread scratch for one example's partitions and splits, so that the
+// assembly allocates only its output tensors.
+struct Scratch {
+  std::vector<std::span<const int64_t>> parts;
+  std::vector<std::vector<int64_t>> splits;
+};
+Scratch& ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
 }
 
 }  // namespace
@@ -492,19 +504,21 @@ Result<Element> AssembleSingle(const CompositePlan& plan, const Element& raw) {
       SLUICE_RETURN_IF_ERROR(SparseRow(o, ids, 0, values.num_elements(), -1, &perm, &indices));
       SLUICE_RETURN_IF_ERROR(AddSparse(o, values, perm, indices, o.size, &out));
     } else if (o.kind == FeatureKind::kRagged) {
-      std::vector<std::span<const int64_t>> parts;
+      Scratch& scratch = ThreadScratch();
+      std::vector<std::span<const int64_t>>& parts = scratch.parts;
+      parts.clear();
       for (const CompositePlan::Part& p : o.parts) {
         parts.push_back(p.kind == PartKind::kUniformRowLength
                             ? std::span<const int64_t>()
                             : Ints(raw[plan.raw_single_pos[p.raw]]));
       }
-      std::vector<std::vector<int64_t>> splits;
       int64_t rows = 0;
-      SLUICE_RETURN_IF_ERROR(RaggedRow(o, parts, values.num_elements(), -1, &splits, &rows));
+      SLUICE_RETURN_IF_ERROR(
+          RaggedRow(o, parts, values.num_elements(), -1, &scratch.splits, &rows));
       SLUICE_ASSIGN_OR_RETURN(Tensor flat, FlatValues(o, values));
       out.push_back(std::move(flat));
-      for (const std::vector<int64_t>& s : splits) {
-        SLUICE_ASSIGN_OR_RETURN(Tensor t, SplitsTensor(o, s));
+      for (size_t k = 0; k < o.dense_from; ++k) {
+        SLUICE_ASSIGN_OR_RETURN(Tensor t, SplitsTensor(o, scratch.splits[k]));
         out.push_back(std::move(t));
       }
     } else {
@@ -554,7 +568,7 @@ Result<Element> AssembleBatch(const CompositePlan& plan, const Element& raw, int
       if (o.parts[i].kind != PartKind::kUniformRowLength) pstart[i] = starts_of(o.parts[i].raw);
     }
     std::vector<std::vector<int64_t>> levels(o.dense_from + 1, std::vector<int64_t>{0});
-    std::vector<std::vector<int64_t>> splits;
+    std::vector<std::vector<int64_t>> splits(o.dense_from);
     for (int64_t b = 0; b < rows; ++b) {
       const auto r = static_cast<size_t>(b);
       std::vector<std::span<const int64_t>> parts;
@@ -570,7 +584,7 @@ Result<Element> AssembleBatch(const CompositePlan& plan, const Element& raw, int
       int64_t top = 0;
       SLUICE_RETURN_IF_ERROR(RaggedRow(o, parts, vstart[r + 1] - vstart[r], b, &splits, &top));
       levels[0].push_back(levels[0].back() + top);
-      for (size_t k = 0; k < splits.size(); ++k) {
+      for (size_t k = 0; k < o.dense_from; ++k) {
         const int64_t offset = levels[k + 1].back();
         for (size_t i = 1; i < splits[k].size(); ++i) {
           levels[k + 1].push_back(offset + splits[k][i]);
