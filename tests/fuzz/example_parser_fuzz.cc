@@ -118,6 +118,41 @@ std::string_view ViewOf(const Buffer& b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
+// Row splits start at 0 and never decrease.
+void CheckSplits(const Element& e, std::string_view bytes) {
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (e.names()[i].find(".row_splits_") == std::string::npos) continue;
+    const Tensor& t = e[i];
+    int64_t prev = 0;
+    for (int64_t k = 0; k < t.num_elements(); ++k) {
+      const int64_t x = t.dtype() == DType::kInt64 ? t.flat<int64_t>()[k] : t.flat<int32_t>()[k];
+      if ((k == 0 && x != 0) || x < prev) Disagree("bad row splits", e.names()[i], bytes);
+      prev = x;
+    }
+  }
+}
+
+void FuzzComposite(std::string_view bytes, const bool proto_ok[3],
+                   std::span<const std::string_view> rows) {
+  const ExampleParser& parser = *GetSpecs().composite;
+  bool all_ok = true;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Result<Element> one = parser.ParseSingle(rows[r]);
+    if (!proto_ok[r] && one.status().code() != StatusCode::kDataLoss) {
+      Disagree("protobuf rejects, composite ParseSingle does not report DataLoss",
+               one.ok() ? one->DebugString() : one.status().ToString(), bytes);
+    }
+    if (one.ok()) CheckSplits(*one, bytes);
+    all_ok = all_ok && one.ok();
+  }
+  const Result<Element> batch = parser.ParseBatch(rows);
+  if (batch.ok() != all_ok) {
+    Disagree("composite ParseBatch and ParseSingle disagree",
+             batch.ok() ? "batch ok" : batch.status().ToString(), bytes);
+  }
+  if (batch.ok()) CheckSplits(*batch, bytes);
+}
+
 void FuzzExample(size_t which, std::string_view bytes) {
   const Specs& specs = GetSpecs();
   const ParseSpec& spec = specs.example[which];
@@ -159,41 +194,6 @@ void FuzzExample(size_t which, std::string_view bytes) {
   const std::string diff =
       testing::CompareWithReference(batch, testing::ReferenceParseBatch(exs, spec));
   if (!diff.empty()) Disagree("ParseBatch differs from the reference", diff, bytes);
-}
-
-// Row splits start at 0 and never decrease.
-void CheckSplits(const Element& e, std::string_view bytes) {
-  for (size_t i = 0; i < e.size(); ++i) {
-    if (e.names()[i].find(".row_splits_") == std::string::npos) continue;
-    const Tensor& t = e[i];
-    int64_t prev = 0;
-    for (int64_t k = 0; k < t.num_elements(); ++k) {
-      const int64_t x = t.dtype() == DType::kInt64 ? t.flat<int64_t>()[k] : t.flat<int32_t>()[k];
-      if ((k == 0 && x != 0) || x < prev) Disagree("bad row splits", e.names()[i], bytes);
-      prev = x;
-    }
-  }
-}
-
-void FuzzComposite(std::string_view bytes, const bool proto_ok[3],
-                   std::span<const std::string_view> rows) {
-  const ExampleParser& parser = *GetSpecs().composite;
-  bool all_ok = true;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const Result<Element> one = parser.ParseSingle(rows[r]);
-    if (!proto_ok[r] && one.status().code() != StatusCode::kDataLoss) {
-      Disagree("protobuf rejects, composite ParseSingle does not report DataLoss",
-               one.ok() ? one->DebugString() : one.status().ToString(), bytes);
-    }
-    if (one.ok()) CheckSplits(*one, bytes);
-    all_ok = all_ok && one.ok();
-  }
-  const Result<Element> batch = parser.ParseBatch(rows);
-  if (batch.ok() != all_ok) {
-    Disagree("composite ParseBatch and ParseSingle disagree",
-             batch.ok() ? "batch ok" : batch.status().ToString(), bytes);
-  }
-  if (batch.ok()) CheckSplits(*batch, bytes);
 }
 
 void FuzzSequenceExample(std::string_view bytes) {
