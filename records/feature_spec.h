@@ -66,7 +66,7 @@ enum class FeatureKind : uint8_t {
   // partitioned by `partitions` (outermost first). Output "<key>" (the flat
   // values) and "<key>.row_splits_<i>" for each ragged dimension, outermost
   // first (in a batch, row_splits_0 splits the examples). Example specs and
-  // SequenceExample context specs.
+  // both SequenceExample specs (there, [steps, ...] per example).
   kRagged,
 };
 

@@ -36,6 +36,18 @@ struct SequenceExampleParser::Impl {
   // raw spec's, the names above are the raw outputs', and the context is
   // assembled (internal/composite.h).
   std::shared_ptr<const records_internal::CompositePlan> composite;
+  // Set when the sequence spec has RaggedFeatures: `sequence` is then the
+  // raw spec's and each example's feature lists are assembled.
+  std::shared_ptr<const records_internal::CompositePlan> sequence_composite;
+  // The feature-list outputs, as ParseBatch joins them.
+  struct SeqOut {
+    FeatureKind kind;
+    DType dtype;
+    Shape item;         // FixedLenSequence: the item; Ragged: the flat values' inner dims
+    size_t splits = 0;  // Ragged: row splits per example (steps first)
+    DType splits_dtype = DType::kInt64;
+  };
+  std::vector<SeqOut> seq_outs;
 };
 
 namespace {
@@ -246,8 +258,11 @@ Result<SequenceExampleParser> SequenceExampleParser::Create(const ParseSpec& con
   SLUICE_ASSIGN_OR_RETURN(std::vector<CompiledFeature> context,
                           CompileSpec(composite ? composite->raw_spec : context_spec,
                                       records_internal::SpecRole::kContext));
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const records_internal::CompositePlan> seq_composite,
+                          records_internal::PlanComposite(sequence_spec, /*sequence=*/true));
   SLUICE_ASSIGN_OR_RETURN(std::vector<CompiledFeature> sequence,
-                          CompileSpec(sequence_spec, records_internal::SpecRole::kSequence));
+                          CompileSpec(seq_composite ? seq_composite->raw_spec : sequence_spec,
+                                      records_internal::SpecRole::kSequence));
   auto impl = std::make_shared<Impl>();
   impl->context_table = records_internal::KeyTable(records_internal::KeysOf(context));
   impl->sequence_table = records_internal::KeyTable(records_internal::KeysOf(sequence));
@@ -259,16 +274,49 @@ Result<SequenceExampleParser> SequenceExampleParser::Create(const ParseSpec& con
   }
   for (const CompiledFeature& f : sequence) {
     impl->sequence_names->push_back(f.key);
-    impl->batch_sequence_names->push_back(f.key);
     if (f.kind == FeatureKind::kVarLen) {
       impl->sequence_names->push_back(f.key + std::string(kRowLengthsSuffix));
-      impl->batch_sequence_names->push_back(f.key + std::string(kRowLengthsSuffix));
     }
-    impl->batch_sequence_names->push_back(f.key + std::string(kLengthSuffix));
+  }
+  // The feature-list outputs: the raw features, or the composite plan's.
+  std::vector<std::string> seq_keys;
+  if (!seq_composite) {
+    for (const CompiledFeature& f : sequence) {
+      seq_keys.push_back(f.key);
+      impl->seq_outs.push_back({f.kind, f.dtype, f.shape});
+    }
+  } else {
+    for (const records_internal::CompositePlan::Output& o : seq_composite->outputs) {
+      seq_keys.push_back(o.key);
+      if (o.kind != FeatureKind::kRagged) {
+        impl->seq_outs.push_back({o.kind, o.dtype, sequence[o.raw].shape});
+        continue;
+      }
+      Shape inner;
+      for (size_t i = o.dense_from; i < o.parts.size(); ++i) inner.AppendDim(o.parts[i].length);
+      impl->seq_outs.push_back({o.kind, o.dtype, inner, o.dense_from + 1, o.splits_dtype});
+    }
+  }
+  for (size_t i = 0; i < seq_keys.size(); ++i) {
+    const std::string& key = seq_keys[i];
+    const Impl::SeqOut& so = impl->seq_outs[i];
+    impl->batch_sequence_names->push_back(key);
+    if (so.kind == FeatureKind::kRagged) {
+      for (size_t k = 0; k <= so.splits; ++k) {
+        impl->batch_sequence_names->push_back(key + std::string(kRowSplitsSuffix) +
+                                              std::to_string(k));
+      }
+      continue;
+    }
+    if (so.kind == FeatureKind::kVarLen) {
+      impl->batch_sequence_names->push_back(key + std::string(kRowLengthsSuffix));
+    }
+    impl->batch_sequence_names->push_back(key + std::string(kLengthSuffix));
   }
   impl->context = std::move(context);
   impl->sequence = std::move(sequence);
   impl->composite = std::move(composite);
+  impl->sequence_composite = std::move(seq_composite);
   return SequenceExampleParser(std::move(impl));
 }
 
@@ -278,6 +326,11 @@ Result<ParsedSequenceExample> SequenceExampleParser::Parse(std::string_view seri
   if (impl_->composite) {
     SLUICE_ASSIGN_OR_RETURN(raw.context,
                             records_internal::AssembleSingle(*impl_->composite, raw.context));
+  }
+  if (impl_->sequence_composite) {
+    SLUICE_ASSIGN_OR_RETURN(raw.feature_lists, records_internal::AssembleBatch(
+                                                   *impl_->sequence_composite, raw.feature_lists,
+                                                   /*rows=*/-1));
   }
   return raw;
 }
@@ -367,6 +420,7 @@ const std::vector<std::string>& SequenceExampleParser::context_names() const {
   return *impl_->context_names;
 }
 const std::vector<std::string>& SequenceExampleParser::feature_list_names() const {
+  if (impl_->sequence_composite) return *impl_->sequence_composite->batch_names;
   return *impl_->sequence_names;
 }
 const std::vector<std::string>& SequenceExampleParser::batch_context_names() const {
@@ -378,7 +432,7 @@ const std::vector<std::string>& SequenceExampleParser::batch_feature_list_names(
 }
 
 bool SequenceExampleParser::batch_is_stacked() const {
-  if (!impl_->sequence.empty() || impl_->composite) return false;
+  if (!impl_->seq_outs.empty() || impl_->composite) return false;
   for (const CompiledFeature& f : impl_->context) {
     if (f.kind != FeatureKind::kFixedLen) return false;
   }
@@ -421,6 +475,15 @@ Result<ParsedSequenceExample> SequenceExampleParser::ParseBatch(
   for (size_t r = 0; r < rows; ++r) {
     Result<ParsedSequenceExample> one =
         ParseRaw(im, serialized[r], owners.empty() ? Buffer() : owners[r]);
+    if (one.ok() && im.sequence_composite) {
+      Result<Element> lists =
+          records_internal::AssembleBatch(*im.sequence_composite, one->feature_lists, -1);
+      if (lists.ok()) {
+        one->feature_lists = std::move(lists).value();
+      } else {
+        one = lists.status();
+      }
+    }
     if (!one.ok()) {
       return Status(one.status().code(), std::string(one.status().message()) + " (example " +
                                              std::to_string(r) + " of the batch)");
@@ -461,15 +524,15 @@ Result<ParsedSequenceExample> SequenceExampleParser::ParseBatch(
   }
   std::vector<Tensor> sequence;
   size_t c = 0;  // component of the single parse
-  for (const CompiledFeature& f : im.sequence) {
+  for (const Impl::SeqOut& f : im.seq_outs) {
     if (f.kind == FeatureKind::kFixedLenSequence) {
       SLUICE_ASSIGN_OR_RETURN(Tensor t,
-                              records_internal::StackPadded(gather(false, c), f.dtype, f.shape));
+                              records_internal::StackPadded(gather(false, c), f.dtype, f.item));
       SLUICE_ASSIGN_OR_RETURN(Tensor l, lengths(false, c));
       sequence.push_back(std::move(t));
       sequence.push_back(std::move(l));
       c += 1;
-    } else {
+    } else if (f.kind == FeatureKind::kVarLen) {
       SLUICE_ASSIGN_OR_RETURN(Tensor t,
                               records_internal::ConcatRows(gather(false, c), f.dtype, Shape{}));
       SLUICE_ASSIGN_OR_RETURN(
@@ -479,6 +542,21 @@ Result<ParsedSequenceExample> SequenceExampleParser::ParseBatch(
       sequence.push_back(std::move(rl));
       sequence.push_back(std::move(l));
       c += 2;
+    } else {
+      // Ragged [steps, ...] per example: values joined, the examples' splits
+      // over their steps first, then each level's splits joined.
+      SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                              records_internal::ConcatRows(gather(false, c), f.dtype, f.item));
+      sequence.push_back(std::move(t));
+      SLUICE_ASSIGN_OR_RETURN(
+          Tensor outer, records_internal::JoinSplits(gather(false, c + 1), f.splits_dtype, true));
+      sequence.push_back(std::move(outer));
+      for (size_t k = 0; k < f.splits; ++k) {
+        SLUICE_ASSIGN_OR_RETURN(Tensor s, records_internal::JoinSplits(gather(false, c + 1 + k),
+                                                                       f.splits_dtype, false));
+        sequence.push_back(std::move(s));
+      }
+      c += 1 + f.splits;
     }
   }
   Element context_batch(std::move(context), im.batch_context_names);

@@ -4,7 +4,9 @@
 //
 // Two specs (feature_spec.h): the context spec (FixedLenFeature,
 // VarLenFeature and RaggedFeature) reads SequenceExample.context exactly as
-// ExampleParser's ParseSingle reads an Example's features; the sequence spec
+// ExampleParser's ParseSingle reads an Example's features; the sequence
+// spec may also hold RaggedFeatures over feature lists ([steps, ...], see
+// internal/composite.h and docs/example.md); the sequence spec
 // (FixedLenSequenceFeature and VarLenFeature) reads
 // SequenceExample.feature_lists, one Feature per step:
 //

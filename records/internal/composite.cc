@@ -28,7 +28,10 @@ Status SpecError(std::string_view key, const std::string& message) {
 // "SparseFeature 'k'" or "RaggedFeature 'k' in example 3 of the batch".
 std::string Where(const CompositePlan::Output& o, int64_t row) {
   std::string s = std::string(FeatureKindName(o.kind)) + " " + Quoted(o.key);
-  if (row >= 0) s += " in example " + std::to_string(row) + " of the batch";
+  if (row >= 0) {
+    s += o.steps ? " step " + std::to_string(row)
+                 : " in example " + std::to_string(row) + " of the batch";
+  }
   return s;
 }
 
@@ -366,7 +369,7 @@ Scratch& ThreadScratch() {
 
 }  // namespace
 
-Result<std::shared_ptr<const CompositePlan>> PlanComposite(const ParseSpec& spec) {
+Result<std::shared_ptr<const CompositePlan>> PlanComposite(const ParseSpec& spec, bool sequence) {
   bool any = false;
   for (const auto& [key, s] : spec) {
     any = any || s.kind == FeatureKind::kSparse || s.kind == FeatureKind::kRagged;
@@ -410,6 +413,10 @@ Result<std::shared_ptr<const CompositePlan>> PlanComposite(const ParseSpec& spec
     o.key = key;
     o.kind = s.kind;
     o.dtype = s.dtype;
+    o.steps = sequence;
+    if (s.kind == FeatureKind::kSparse && sequence) {
+      return SpecError(key, "a SequenceExample's sequence spec takes no SparseFeature (as tf.io)");
+    }
     if (s.kind == FeatureKind::kSparse) {
       SLUICE_RETURN_IF_ERROR(CheckSparseSpec(key, s));
       o.value_key = s.value_key;
@@ -541,6 +548,21 @@ Result<Element> AssembleBatch(const CompositePlan& plan, const Element& raw, int
       continue;
     }
     const std::vector<int64_t> vstart = starts_of(o.raw);
+    // rows < 0: each feature's own rows (the steps of a feature list); its
+    // partition lists must have as many.
+    const int64_t own_rows = rows >= 0 ? rows : static_cast<int64_t>(vstart.size()) - 1;
+    if (o.kind == FeatureKind::kRagged && rows < 0) {
+      for (const CompositePlan::Part& p : o.parts) {
+        if (p.kind == PartKind::kUniformRowLength) continue;
+        const int64_t n = raw[plan.raw_batch_pos[p.raw] + 1].num_elements();
+        if (n != own_rows) {
+          return DataError(o, -1,
+                           "partition feature list " + Quoted(p.key) + " has " + std::to_string(n) +
+                               " steps but value feature list " + Quoted(o.value_key) + " has " +
+                               std::to_string(own_rows));
+        }
+      }
+    }
     if (o.kind == FeatureKind::kSparse) {
       std::vector<std::vector<int64_t>> istart;
       for (size_t r : o.index_raw) istart.push_back(starts_of(r));
@@ -569,7 +591,7 @@ Result<Element> AssembleBatch(const CompositePlan& plan, const Element& raw, int
     }
     std::vector<std::vector<int64_t>> levels(o.dense_from + 1, std::vector<int64_t>{0});
     std::vector<std::vector<int64_t>> splits(o.dense_from);
-    for (int64_t b = 0; b < rows; ++b) {
+    for (int64_t b = 0; b < own_rows; ++b) {
       const auto r = static_cast<size_t>(b);
       std::vector<std::span<const int64_t>> parts;
       for (size_t i = 0; i < o.parts.size(); ++i) {

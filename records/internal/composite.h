@@ -55,6 +55,8 @@ struct CompositePlan {
     std::vector<Part> parts;
     size_t dense_from = 0;
     DType splits_dtype = DType::kInt64;
+    // A SequenceExample feature list: rows are steps ("step N" in errors).
+    bool steps = false;
   };
   ParseSpec raw_spec;
   // Position of raw feature i's first component in the raw parser's single
@@ -68,12 +70,18 @@ struct CompositePlan {
 
 // Null when `spec` has no SparseFeature or RaggedFeature (parse as is).
 // InvalidArgument naming the feature for a bad composite entry or a key
-// read as two different things.
-Result<std::shared_ptr<const CompositePlan>> PlanComposite(const ParseSpec& spec);
+// read as two different things. `sequence`: a SequenceExample's sequence
+// spec, whose raw features are feature lists (RaggedFeature only).
+Result<std::shared_ptr<const CompositePlan>> PlanComposite(const ParseSpec& spec,
+                                                           bool sequence = false);
 
 // The outputs from the raw parser's ParseSingle / ParseBatch Element (of
 // `rows` examples). Errors name the feature, the key and, in a batch, the
-// example.
+// example. AssembleBatch with rows < 0 assembles one SequenceExample's
+// feature lists (the raw Element in the batch layout, one row per step;
+// each RaggedFeature has its value list's steps, which its partition lists
+// must share): a RaggedFeature is then [steps, ...] with row_splits_0 over
+// the steps, as tf.io's.
 Result<Element> AssembleSingle(const CompositePlan& plan, const Element& raw);
 Result<Element> AssembleBatch(const CompositePlan& plan, const Element& raw, int64_t rows);
 

@@ -130,7 +130,7 @@ Result<std::vector<CompiledFeature>> CompileSpec(const ParseSpec& spec, SpecRole
         // compiling (SequenceExampleParser its context spec).
         return SpecError(key, kind_name +
                                   " is supported in Example specs (and RaggedFeature in "
-                                  "SequenceExample context specs) only");
+                                  "SequenceExample specs) only");
     }
     out.push_back(std::move(f));
   }

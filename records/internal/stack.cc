@@ -1,7 +1,10 @@
 #include "sluice/records/internal/stack.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace sluice::records_internal {
 namespace {
@@ -67,6 +70,38 @@ Result<Tensor> ConcatRows(std::span<const Tensor> rows, DType dtype, const Shape
   }
   SLUICE_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(dtype, item_shape.Prepend(total)));
   return Fill(rows, std::move(out), 0);
+}
+
+Result<Tensor> JoinSplits(std::span<const Tensor> rows, DType dtype, bool outer) {
+  auto at = [](const Tensor& t, int64_t i) -> int64_t {
+    return t.dtype() == DType::kInt64 ? t.flat<int64_t>()[static_cast<size_t>(i)]
+                                      : t.flat<int32_t>()[static_cast<size_t>(i)];
+  };
+  std::vector<int64_t> out{0};
+  for (size_t b = 0; b < rows.size(); ++b) {
+    const Tensor& t = rows[b];
+    if (t.dtype() != dtype || t.shape().rank() != 1 || t.num_elements() < 1) {
+      return Status::Internal("joining row splits of example " + std::to_string(b) + ": got " +
+                              t.DebugString(0));
+    }
+    if (outer) {
+      out.push_back(out.back() + t.num_elements() - 1);
+      continue;
+    }
+    const int64_t offset = out.back();
+    for (int64_t i = 1; i < t.num_elements(); ++i) out.push_back(offset + at(t, i));
+  }
+  SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                          Tensor::Allocate(dtype, Shape{static_cast<int64_t>(out.size())}));
+  if (dtype == DType::kInt64) {
+    std::copy(out.begin(), out.end(), t.flat<int64_t>().begin());
+  } else {
+    if (out.back() > INT32_MAX) {
+      return Status::InvalidArgument("row splits of the batch exceed int32 (row_splits_dtype)");
+    }
+    std::copy(out.begin(), out.end(), t.flat<int32_t>().begin());
+  }
+  return t;
 }
 
 }  // namespace sluice::records_internal

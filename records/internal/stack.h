@@ -22,6 +22,12 @@ Result<Tensor> StackPadded(std::span<const Tensor> rows, DType dtype, const Shap
 // [sum n_b, item...] from B tensors [n_b, item...].
 Result<Tensor> ConcatRows(std::span<const Tensor> rows, DType dtype, const Shape& item_shape);
 
+// Row splits (int32 or int64 vectors, each starting at 0) of B examples
+// joined into one: `outer` gives the examples' splits over the rows,
+// [0, cumulative rows...] (rows = size - 1 of each); else the splits
+// concatenated, each shifted by the previous ones' totals.
+Result<Tensor> JoinSplits(std::span<const Tensor> rows, DType dtype, bool outer);
+
 }  // namespace sluice::records_internal
 
 #endif  // SLUICE_RECORDS_INTERNAL_STACK_H_

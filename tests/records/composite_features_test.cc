@@ -351,16 +351,17 @@ TEST(CompositeErrorTest, BadSpecs) {
                     {"s", SparseFeature({"i"}, "v", DType::kInt64, {2})}})
                 .code(),
             StatusCode::kInvalidArgument);
-  // SequenceExamples: RaggedFeature in the context only, no SparseFeature (as tf.io).
+  // SequenceExamples: RaggedFeature in both specs, no SparseFeature (as tf.io).
   EXPECT_TRUE(SequenceExampleParser::Create({{"r", RaggedFeature(DType::kInt64)}}, {}).ok());
-  EXPECT_EQ(
-      SequenceExampleParser::Create({}, {{"r", RaggedFeature(DType::kInt64)}}).status().code(),
-      StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      SequenceExampleParser::Create({{"s", SparseFeature({"i"}, "v", DType::kInt64, {2})}}, {})
-          .status()
-          .code(),
-      StatusCode::kInvalidArgument);
+  EXPECT_TRUE(SequenceExampleParser::Create({}, {{"r", RaggedFeature(DType::kInt64)}}).ok());
+  for (bool context : {true, false}) {
+    const ParseSpec sparse = {{"s", SparseFeature({"i"}, "v", DType::kInt64, {2})}};
+    EXPECT_EQ(SequenceExampleParser::Create(context ? sparse : ParseSpec{},
+                                            context ? ParseSpec{} : sparse)
+                  .status()
+                  .code(),
+              StatusCode::kInvalidArgument);
+  }
 }
 
 TEST(CompositeTest, SharedKeysAndPlainVarLen) {
@@ -380,6 +381,25 @@ TEST(CompositeTest, SharedKeysAndPlainVarLen) {
                                                      "r.row_splits_1"}));
   EXPECT_EQ(Canon(batch[3]), "int64 [3] 0 2 4");
   EXPECT_EQ(Canon(batch[4]), "int64 [5] 0 2 3 5 6");
+}
+
+TEST(CompositeErrorTest, SequenceRaggedPartitionStepsDisagree) {
+  SLUICE_ASSERT_OK_AND_ASSIGN(
+      SequenceExampleParser parser,
+      SequenceExampleParser::Create({},
+                                    {{"r", RaggedFeature(DType::kInt64, "v", {RowLengths("p")})}}));
+  SequenceExampleBuilder b;
+  b.AppendInt64List("v", {1, 2}).AppendInt64List("v", {3});
+  b.AppendInt64List("p", {2});  // one step where "v" has two
+  const Status s = parser.Parse(b.Serialize()).status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("RaggedFeature 'r'"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("'p' has 1 steps"), std::string::npos) << s;
+  SequenceExampleBuilder c;
+  c.AppendInt64List("v", {1, 2}).AppendInt64List("p", {1, 0});  // lengths sum to 1, not 2
+  const Status t = parser.Parse(c.Serialize()).status();
+  EXPECT_EQ(t.code(), StatusCode::kInvalidArgument) << t;
+  EXPECT_NE(t.message().find("step 0"), std::string::npos) << t;
 }
 
 TEST(CompositeErrorTest, SequenceBatchErrorNamesExample) {

@@ -214,9 +214,10 @@ def feature_list(steps):
 
 SEQUENCES = [
     (dict(id=[1], ctx_tags=[b"a", b"b"], ctx_vals=[1, 2, 3], ctx_lens=[2, 1]),
-     dict(frames=[[0.5, 1.0], [1.5, 2.0], [2.5, 3.0]], tok=[[1, 2], [], [3]], opt=[[7], [8]])),
+     dict(frames=[[0.5, 1.0], [1.5, 2.0], [2.5, 3.0]], tok=[[1, 2], [], [3]], opt=[[7], [8]],
+          rtok=[[1, 2, 3], [4]], rlen=[[2, 1], [0, 1]])),
     (dict(id=[2], weight=[0.5, 0.25], ctx_vals=[4], ctx_lens=[0, 1]),
-     dict(frames=[[4.0, 4.5]], tok=[[4], [5, 6, 7]])),
+     dict(frames=[[4.0, 4.5]], tok=[[4], [5, 6, 7]], rtok=[[5, 6]], rlen=[[2]])),
     (dict(id=[3], ctx_tags=[b"c"]),
      dict(frames=[], opt=[[9]])),
 ]
@@ -234,6 +235,8 @@ SEQUENCE_SPEC = {
     "tok": ("VarLenFeature", tf.io.VarLenFeature(tf.int64)),
     "opt": ("FixedLenSequenceFeature", tf.io.FixedLenSequenceFeature([], tf.int64,
                                                                     allow_missing=True)),
+    "seq_rg": ("RaggedFeature", R(tf.int64, "rtok", partitions=[R.RowLengths("rlen")])),
+    "seq_rg_plain": ("RaggedFeature", R(tf.int64, "rtok")),
 }
 
 
@@ -272,7 +275,7 @@ def make_sequences(out_dir):
             if kind == "VarLenFeature":
                 out += varlen(key, f[key], int(f[key].dense_shape[0]))
             else:
-                out.append([key, dense(f[key])])
+                out += components(key, f[key])
         singles.append(out)
     c, f, lengths = tf.io.parse_sequence_example(tf.constant(serialized), ctx, seq)
     rows = len(serialized)
@@ -288,6 +291,8 @@ def make_sequences(out_dir):
             batch += [[key, dense(f[key].values)],
                       [key + ".row_lengths", dense(tf.constant(per_step))],
                       [key + ".length", dense(tf.constant(steps, tf.int64))]]
+        elif kind == "RaggedFeature":
+            batch += components(key, f[key])
         else:
             batch += [[key, dense(f[key])], [key + ".length", dense(lengths[key])]]
     return {"context_spec": spec_json(CONTEXT_SPEC), "sequence_spec": spec_json(SEQUENCE_SPEC),
