@@ -5,9 +5,7 @@
 // Two specs (feature_spec.h): the context spec (FixedLenFeature,
 // VarLenFeature and RaggedFeature) reads SequenceExample.context exactly as
 // ExampleParser's ParseSingle reads an Example's features; the sequence
-// spec may also hold RaggedFeatures over feature lists ([steps, ...], see
-// internal/composite.h and docs/example.md); the sequence spec
-// (FixedLenSequenceFeature and VarLenFeature) reads
+// spec (FixedLenSequenceFeature, VarLenFeature and RaggedFeature) reads
 // SequenceExample.feature_lists, one Feature per step:
 //
 //   sequence spec entry            output components
@@ -15,6 +13,9 @@
 //                                  hold exactly one item
 //   VarLen                         "<key>": [total] values of all steps, and
 //                                  "<key>.row_lengths": int64 [steps]
+//   Ragged (value and partition    "<key>": flat values; "<key>.row_splits_0" over
+//   keys are feature lists)        the steps, then one per ragged partition,
+//                                  applied within each step (as tf.io)
 //
 // A missing feature list is an error unless allow_missing is set (then it
 // has 0 steps; VarLen lists may always be missing). Sequence features take
@@ -32,6 +33,8 @@
 //   sequence VarLen                "<key>": [total] values of all steps of all examples,
 //                                  "<key>.row_lengths": int64 [total steps] (values per
 //                                  step), "<key>.length": int64 [B] (steps per example)
+//   Ragged (either spec)           "<key>" flat values, "<key>.row_splits_0" over the
+//                                  examples, then the single form's splits, joined
 //
 // tf.io returns SparseTensors for VarLen features and the FixedLenSequence
 // lengths in a third dict; sluice's ragged layout carries the same
