@@ -77,6 +77,14 @@ const Specs& GetSpecs() {
                    {"vec", FixedLenSequenceFeature(DType::kFloat32, {2}, true)},
                    {"a", FixedLenSequenceFeature(DType::kInt64, {}, false)}};
     s->sequence_parsers.push_back(SequenceExampleParser::Create(s->context, s->sequence).value());
+    // RaggedFeatures in both specs (no reference: see FuzzSequenceExample).
+    s->sequence_parsers.push_back(
+        SequenceExampleParser::Create(
+            {{"ctx", RaggedFeature(DType::kString, "id", {RowLengths("length")})}},
+            {{"tok", RaggedFeature(DType::kInt64, "tokens", {RowLengths("a")})},
+             {"vec", RaggedFeature(DType::kFloat32, "vec", {UniformRowLength(2)}, DType::kInt64)},
+             {"ids", RaggedFeature(DType::kInt64, "a", {ValueRowIds("tokens")})}})
+            .value());
     s->composite =
         ExampleParser::Create(
             {
@@ -201,6 +209,24 @@ void FuzzSequenceExample(std::string_view bytes) {
   proto::SequenceExample ex;
   const bool proto_ok = ex.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
   const Result<ParsedSequenceExample> fast = specs.sequence_parsers[0].Parse(bytes);
+  // The ragged specs: DataLoss where protobuf rejects; else a batch of the
+  // input twice succeeds exactly when the single parse does.
+  const Result<ParsedSequenceExample> ragged = specs.sequence_parsers[1].Parse(bytes);
+  if (!proto_ok && ragged.status().code() != StatusCode::kDataLoss) {
+    Disagree("protobuf rejects, ragged SequenceExampleParser does not report DataLoss",
+             ragged.ok() ? "OK" : ragged.status().ToString(), bytes);
+  }
+  const std::string_view twice[] = {bytes, bytes};
+  const Result<ParsedSequenceExample> ragged_batch = specs.sequence_parsers[1].ParseBatch(twice);
+  if (ragged_batch.ok() != ragged.ok()) {
+    Disagree("ragged SequenceExample ParseBatch and Parse disagree",
+             ragged_batch.ok() ? "batch ok" : ragged_batch.status().ToString(), bytes);
+  }
+  if (ragged.ok()) {
+    CheckSplits(ragged->context, bytes);
+    CheckSplits(ragged->feature_lists, bytes);
+    CheckSplits(ragged_batch->feature_lists, bytes);
+  }
   if (!proto_ok) {
     if (fast.status().code() != StatusCode::kDataLoss) {
       Disagree("protobuf rejects, SequenceExampleParser does not report DataLoss",
