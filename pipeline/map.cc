@@ -9,6 +9,7 @@
 #include "sluice/pipeline/internal/stages.h"
 #include "sluice/pipeline/internal/state.h"
 #include "sluice/pipeline/parse_example.h"
+#include "sluice/pipeline/parse_sequence_example.h"
 
 namespace sluice::pipeline_internal {
 namespace {
@@ -138,14 +139,16 @@ class MapNode : public DatasetNode {
   }
   bool random_access() const override { return inputs()[0]->random_access(); }
   bool places_rows() const override { return true; }
-  // parse_example over FixedLen features parses whole batches of records.
+  // parse_example over FixedLen features (and parse_sequence_example over
+  // FixedLen context features alone) parses whole batches of records.
   std::optional<Dataset> FuseWithBatch(int64_t batch_size,
                                        const BatchOptions& options) const override {
     const ParseExampleFn* parse = fn_.target<ParseExampleFn>();
-    if (parse == nullptr || !parse->status().ok() || !parse->parser().fixed_length_only() ||
-        options_.output_spec) {
-      return std::nullopt;
-    }
+    const ParseSequenceExampleFn* seq = fn_.target<ParseSequenceExampleFn>();
+    const bool fusable =
+        (parse != nullptr && parse->status().ok() && parse->parser().fixed_length_only()) ||
+        (seq != nullptr && seq->status().ok() && seq->parser().batch_is_stacked());
+    if (!fusable || options_.output_spec) return std::nullopt;
     return Dataset(inputs()[0]).batch(batch_size, options).map(fn_, options_);
   }
   Result<Element> Get(IteratorContext& ctx, int64_t i) const override {
@@ -229,6 +232,10 @@ Dataset MakeMap(const Dataset& input, MapFn fn, MapOptions options) {
   if (!fn) return Dataset::FromError(Status::InvalidArgument("map: the function is empty"));
   if (const ParseExampleFn* parse = fn.target<ParseExampleFn>(); parse && !parse->status().ok()) {
     return Dataset::FromError(parse->status().WithContext("parse_example"));
+  }
+  if (const ParseSequenceExampleFn* parse = fn.target<ParseSequenceExampleFn>();
+      parse && !parse->status().ok()) {
+    return Dataset::FromError(parse->status().WithContext("parse_sequence_example"));
   }
   if (options.parallelism < 1 && options.parallelism != kAutotune) {
     return Dataset::FromError(Status::InvalidArgument(

@@ -4,6 +4,7 @@
 #include <memory>
 #include <new>
 
+#include "sluice/records/internal/composite.h"
 #include "sluice/records/internal/feature_walk.h"
 #include "sluice/records/internal/parse_spec.h"
 
@@ -25,6 +26,9 @@ struct ExampleParser::Impl {
   // Shared by every Element this parser makes.
   std::shared_ptr<std::vector<std::string>> batch_names =
       std::make_shared<std::vector<std::string>>();
+  // Set when the spec has SparseFeature / RaggedFeature entries: `features`
+  // are then the raw spec's, and results are assembled (composite.h).
+  std::shared_ptr<const records_internal::CompositePlan> composite;
 };
 
 struct ExampleBatchWriter::State {
@@ -55,7 +59,9 @@ Shape SingleShape(const CompiledFeature& f, uint64_t items) {
   switch (f.kind) {
     case FeatureKind::kFixedLen: return f.shape;
     case FeatureKind::kVarLen: return Shape{static_cast<int64_t>(items)};
-    case FeatureKind::kFixedLenSequence: break;
+    case FeatureKind::kFixedLenSequence:
+    case FeatureKind::kSparse:
+    case FeatureKind::kRagged: break;  // never compiled: see internal/composite.h
   }
   return f.shape.Prepend(static_cast<int64_t>(items));
 }
@@ -70,9 +76,13 @@ inline char* RowPointer(Tensor& t, int64_t row, int64_t row_elements) {
 // --- ExampleParser -----------------------------------------------------------
 
 Result<ExampleParser> ExampleParser::Create(const ParseSpec& spec) {
-  SLUICE_ASSIGN_OR_RETURN(std::vector<CompiledFeature> features,
-                          CompileSpec(spec, records_internal::SpecRole::kExample));
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const records_internal::CompositePlan> composite,
+                          records_internal::PlanComposite(spec));
+  SLUICE_ASSIGN_OR_RETURN(
+      std::vector<CompiledFeature> features,
+      CompileSpec(composite ? composite->raw_spec : spec, records_internal::SpecRole::kExample));
   auto impl = std::make_shared<Impl>();
+  impl->composite = std::move(composite);
   impl->table = records_internal::KeyTable(records_internal::KeysOf(features));
   for (const CompiledFeature& f : features) {
     impl->single_names->push_back(f.key);
@@ -116,6 +126,7 @@ Result<Element> ExampleParser::ParseBatch(const Tensor& serialized) const {
 }
 
 bool ExampleParser::fixed_length_only() const {
+  if (impl_->composite) return false;
   for (const CompiledFeature& f : impl_->features) {
     if (f.kind != FeatureKind::kFixedLen) return false;
   }
@@ -123,6 +134,7 @@ bool ExampleParser::fixed_length_only() const {
 }
 
 const std::vector<std::string>& ExampleParser::batch_output_names() const {
+  if (impl_->composite) return *impl_->composite->batch_names;
   return *impl_->batch_names;
 }
 
@@ -207,6 +219,10 @@ Result<Element> ExampleParser::ParseSingle(std::string_view serialized, const Bu
     outputs.push_back(std::move(t));
   }
   if (copy_strings) SLUICE_RETURN_IF_ERROR(records_internal::CopyStringsToOwnedBuffer(outputs));
+  if (im.composite) {
+    return records_internal::AssembleSingle(*im.composite,
+                                            Element(std::move(outputs), im.single_names));
+  }
   return Element(std::move(outputs), im.single_names);
 }
 
@@ -388,6 +404,9 @@ Result<Element> ExampleBatchWriter::Finish(int64_t num_rows) {
         }
         break;
       }
+      case FeatureKind::kSparse:
+      case FeatureKind::kRagged:
+        return Status::Internal("composite feature compiled as raw");  // see composite.h
     }
     out.push_back(std::move(t));
   }
@@ -411,6 +430,10 @@ Result<Element> ExampleBatchWriter::Finish(int64_t num_rows) {
   s.more = {};
   s.owners = {};
   s.fixed = {};
+  if (im.composite) {
+    return records_internal::AssembleBatch(*im.composite, Element(std::move(out), im.batch_names),
+                                           num_rows);
+  }
   return Element(std::move(out), im.batch_names);
 }
 

@@ -13,6 +13,10 @@
 //                                                    "<key>.row_lengths": int64 [B]
 //   FixedLenSequence(item)    [n_items, item...]     [B, max_items, item...], padded
 //                                                    with the default (else 0 / "")
+//   Sparse (rank r)           "<key>.indices" [nnz, r], "<key>" [nnz], "<key>.dense_shape"
+//                             [r]; a batch adds the example as index column 0
+//   Ragged (k ragged dims)    "<key>" flat values, "<key>.row_splits_<i>" (i < k; a
+//                             batch adds the examples' splits as row_splits_0)
 //
 // A VarLen batch is ragged (values plus row lengths, as
 // tf.RaggedTensor.from_row_lengths) because its lists differ in length; one
@@ -75,7 +79,7 @@ class ExampleParser {
   // The Examples of a string vector [B] (a batch of records), zero-copy as
   // ParseSingle(const Tensor&). InvalidArgument for another dtype or shape.
   Result<Element> ParseBatch(const Tensor& serialized) const;
-  // True when every feature is FixedLen: ParseBatch's outputs are then
+  // True when every feature is FixedLen (no Sparse / Ragged either): ParseBatch's outputs are then
   // ParseSingle's stacked (batch(n) of parsed Examples may parse after
   // batching instead).
   bool fixed_length_only() const;

@@ -1,7 +1,9 @@
 #include "sluice/records/sequence_example_parser.h"
 
+#include "sluice/records/internal/composite.h"
 #include "sluice/records/internal/feature_walk.h"
 #include "sluice/records/internal/parse_spec.h"
+#include "sluice/records/internal/stack.h"
 
 namespace sluice {
 
@@ -26,6 +28,26 @@ struct SequenceExampleParser::Impl {
   // Shared by every Element this parser makes.
   std::shared_ptr<std::vector<std::string>> sequence_names =
       std::make_shared<std::vector<std::string>>();
+  std::shared_ptr<std::vector<std::string>> batch_context_names =
+      std::make_shared<std::vector<std::string>>();
+  std::shared_ptr<std::vector<std::string>> batch_sequence_names =
+      std::make_shared<std::vector<std::string>>();
+  // Set when the context spec has RaggedFeatures: `context` is then the
+  // raw spec's, the names above are the raw outputs', and the context is
+  // assembled (internal/composite.h).
+  std::shared_ptr<const records_internal::CompositePlan> composite;
+  // Set when the sequence spec has RaggedFeatures: `sequence` is then the
+  // raw spec's and each example's feature lists are assembled.
+  std::shared_ptr<const records_internal::CompositePlan> sequence_composite;
+  // The feature-list outputs, as ParseBatch joins them.
+  struct SeqOut {
+    FeatureKind kind;
+    DType dtype;
+    Shape item;         // FixedLenSequence: the item; Ragged: the flat values' inner dims
+    size_t splits = 0;  // Ragged: row splits per example (steps first)
+    DType splits_dtype = DType::kInt64;
+  };
+  std::vector<SeqOut> seq_outs;
 };
 
 namespace {
@@ -222,27 +244,100 @@ Status ResolveSteps(const CompiledFeature& f, const ListValue& lv,
 
 Result<SequenceExampleParser> SequenceExampleParser::Create(const ParseSpec& context_spec,
                                                             const ParseSpec& sequence_spec) {
+  // RaggedFeatures in the context read plain VarLen features, as in an
+  // Example; tf.io takes no SparseFeature in SequenceExample specs.
+  for (const auto& [key, f] : context_spec) {
+    if (f.kind == FeatureKind::kSparse) {
+      return Status::InvalidArgument("parse spec: feature '" + key +
+                                     "': a SequenceExample's context spec takes no "
+                                     "SparseFeature (as tf.io.parse_sequence_example)");
+    }
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const records_internal::CompositePlan> composite,
+                          records_internal::PlanComposite(context_spec));
   SLUICE_ASSIGN_OR_RETURN(std::vector<CompiledFeature> context,
-                          CompileSpec(context_spec, records_internal::SpecRole::kContext));
+                          CompileSpec(composite ? composite->raw_spec : context_spec,
+                                      records_internal::SpecRole::kContext));
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const records_internal::CompositePlan> seq_composite,
+                          records_internal::PlanComposite(sequence_spec, /*sequence=*/true));
   SLUICE_ASSIGN_OR_RETURN(std::vector<CompiledFeature> sequence,
-                          CompileSpec(sequence_spec, records_internal::SpecRole::kSequence));
+                          CompileSpec(seq_composite ? seq_composite->raw_spec : sequence_spec,
+                                      records_internal::SpecRole::kSequence));
   auto impl = std::make_shared<Impl>();
   impl->context_table = records_internal::KeyTable(records_internal::KeysOf(context));
   impl->sequence_table = records_internal::KeyTable(records_internal::KeysOf(sequence));
-  for (const CompiledFeature& f : context) impl->context_names->push_back(f.key);
+  for (const CompiledFeature& f : context) {
+    impl->context_names->push_back(f.key);
+    impl->batch_context_names->push_back(f.key);
+    if (f.kind == FeatureKind::kVarLen)
+      impl->batch_context_names->push_back(f.key + std::string(kRowLengthsSuffix));
+  }
   for (const CompiledFeature& f : sequence) {
     impl->sequence_names->push_back(f.key);
-    if (f.kind == FeatureKind::kVarLen)
+    if (f.kind == FeatureKind::kVarLen) {
       impl->sequence_names->push_back(f.key + std::string(kRowLengthsSuffix));
+    }
+  }
+  // The feature-list outputs: the raw features, or the composite plan's.
+  std::vector<std::string> seq_keys;
+  if (!seq_composite) {
+    for (const CompiledFeature& f : sequence) {
+      seq_keys.push_back(f.key);
+      impl->seq_outs.push_back({f.kind, f.dtype, f.shape});
+    }
+  } else {
+    for (const records_internal::CompositePlan::Output& o : seq_composite->outputs) {
+      seq_keys.push_back(o.key);
+      if (o.kind != FeatureKind::kRagged) {
+        impl->seq_outs.push_back({o.kind, o.dtype, sequence[o.raw].shape});
+        continue;
+      }
+      Shape inner;
+      for (size_t i = o.dense_from; i < o.parts.size(); ++i) inner.AppendDim(o.parts[i].length);
+      impl->seq_outs.push_back({o.kind, o.dtype, inner, o.dense_from + 1, o.splits_dtype});
+    }
+  }
+  for (size_t i = 0; i < seq_keys.size(); ++i) {
+    const std::string& key = seq_keys[i];
+    const Impl::SeqOut& so = impl->seq_outs[i];
+    impl->batch_sequence_names->push_back(key);
+    if (so.kind == FeatureKind::kRagged) {
+      for (size_t k = 0; k <= so.splits; ++k) {
+        impl->batch_sequence_names->push_back(key + std::string(kRowSplitsSuffix) +
+                                              std::to_string(k));
+      }
+      continue;
+    }
+    if (so.kind == FeatureKind::kVarLen) {
+      impl->batch_sequence_names->push_back(key + std::string(kRowLengthsSuffix));
+    }
+    impl->batch_sequence_names->push_back(key + std::string(kLengthSuffix));
   }
   impl->context = std::move(context);
   impl->sequence = std::move(sequence);
+  impl->composite = std::move(composite);
+  impl->sequence_composite = std::move(seq_composite);
   return SequenceExampleParser(std::move(impl));
 }
 
 Result<ParsedSequenceExample> SequenceExampleParser::Parse(std::string_view serialized,
                                                            const Buffer& owner) const {
-  const Impl& im = *impl_;
+  SLUICE_ASSIGN_OR_RETURN(ParsedSequenceExample raw, ParseRaw(*impl_, serialized, owner));
+  if (impl_->composite) {
+    SLUICE_ASSIGN_OR_RETURN(raw.context,
+                            records_internal::AssembleSingle(*impl_->composite, raw.context));
+  }
+  if (impl_->sequence_composite) {
+    SLUICE_ASSIGN_OR_RETURN(raw.feature_lists, records_internal::AssembleBatch(
+                                                   *impl_->sequence_composite, raw.feature_lists,
+                                                   /*rows=*/-1));
+  }
+  return raw;
+}
+
+Result<ParsedSequenceExample> SequenceExampleParser::ParseRaw(const Impl& im,
+                                                              std::string_view serialized,
+                                                              const Buffer& owner) {
   SLUICE_RETURN_IF_ERROR(records_internal::CheckOwner(serialized, owner, "SequenceExample"));
   std::vector<FeatureValue> context_values(im.context.size());
   std::vector<ListValue> lists(im.sequence.size());
@@ -314,6 +409,163 @@ Result<ParsedSequenceExample> SequenceExampleParser::Parse(std::string_view seri
   }
   return ParsedSequenceExample{Element(std::move(context), im.context_names),
                                Element(std::move(sequence), im.sequence_names)};
+}
+
+}  // namespace sluice
+
+namespace sluice {
+
+const std::vector<std::string>& SequenceExampleParser::context_names() const {
+  if (impl_->composite) return *impl_->composite->single_names;
+  return *impl_->context_names;
+}
+const std::vector<std::string>& SequenceExampleParser::feature_list_names() const {
+  if (impl_->sequence_composite) return *impl_->sequence_composite->batch_names;
+  return *impl_->sequence_names;
+}
+const std::vector<std::string>& SequenceExampleParser::batch_context_names() const {
+  if (impl_->composite) return *impl_->composite->batch_names;
+  return *impl_->batch_context_names;
+}
+const std::vector<std::string>& SequenceExampleParser::batch_feature_list_names() const {
+  return *impl_->batch_sequence_names;
+}
+
+bool SequenceExampleParser::batch_is_stacked() const {
+  if (!impl_->seq_outs.empty() || impl_->composite) return false;
+  for (const CompiledFeature& f : impl_->context) {
+    if (f.kind != FeatureKind::kFixedLen) return false;
+  }
+  return true;
+}
+
+Result<ParsedSequenceExample> SequenceExampleParser::Parse(const Tensor& serialized) const {
+  if (serialized.dtype() != DType::kString || serialized.shape().rank() != 0) {
+    return Status::InvalidArgument("Parse: a serialized SequenceExample is a string scalar, got " +
+                                   serialized.DebugString(0));
+  }
+  const std::string_view bytes = serialized.scalar<std::string_view>();
+  return Parse(bytes, serialized.StringOwnerOf(bytes));
+}
+
+Result<ParsedSequenceExample> SequenceExampleParser::ParseBatch(const Tensor& serialized) const {
+  if (serialized.dtype() != DType::kString || serialized.shape().rank() != 1) {
+    return Status::InvalidArgument(
+        "ParseBatch: serialized SequenceExamples are a string vector, got " +
+        serialized.DebugString(0));
+  }
+  std::span<const std::string_view> views = serialized.flat<std::string_view>();
+  std::vector<Buffer> owners;
+  owners.reserve(views.size());
+  for (std::string_view v : views) owners.push_back(serialized.StringOwnerOf(v));
+  return ParseBatch(views, owners);
+}
+
+Result<ParsedSequenceExample> SequenceExampleParser::ParseBatch(
+    std::span<const std::string_view> serialized, std::span<const Buffer> owners) const {
+  if (!owners.empty() && owners.size() != serialized.size()) {
+    return Status::InvalidArgument("ParseBatch: " + std::to_string(owners.size()) + " owners for " +
+                                   std::to_string(serialized.size()) +
+                                   " examples; pass one per example or none");
+  }
+  const Impl& im = *impl_;
+  const size_t rows = serialized.size();
+  std::vector<ParsedSequenceExample> parsed;
+  parsed.reserve(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    Result<ParsedSequenceExample> one =
+        ParseRaw(im, serialized[r], owners.empty() ? Buffer() : owners[r]);
+    if (one.ok() && im.sequence_composite) {
+      Result<Element> lists =
+          records_internal::AssembleBatch(*im.sequence_composite, one->feature_lists, -1);
+      if (lists.ok()) {
+        one->feature_lists = std::move(lists).value();
+      } else {
+        one = lists.status();
+      }
+    }
+    if (!one.ok()) {
+      return Status(one.status().code(), std::string(one.status().message()) + " (example " +
+                                             std::to_string(r) + " of the batch)");
+    }
+    parsed.push_back(std::move(one).value());
+  }
+  const auto batch = static_cast<int64_t>(rows);
+  std::vector<Tensor> parts(rows);
+  auto gather = [&](bool context, size_t component) {
+    for (size_t r = 0; r < rows; ++r) {
+      parts[r] = context ? parsed[r].context[component] : parsed[r].feature_lists[component];
+    }
+    return std::span<const Tensor>(parts);
+  };
+  // Per example: a component's dim 0 as an int64 [B] tensor.
+  auto lengths = [&](bool context, size_t component) -> Result<Tensor> {
+    SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(DType::kInt64, Shape{batch}));
+    for (size_t r = 0; r < rows; ++r) {
+      const Tensor& x = context ? parsed[r].context[component] : parsed[r].feature_lists[component];
+      t.flat<int64_t>()[r] = x.shape().dim(0);
+    }
+    return t;
+  };
+  std::vector<Tensor> context;
+  for (size_t i = 0; i < im.context.size(); ++i) {
+    const CompiledFeature& f = im.context[i];
+    if (f.kind == FeatureKind::kFixedLen) {
+      SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                              records_internal::StackRows(gather(true, i), f.dtype, f.shape));
+      context.push_back(std::move(t));
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                              records_internal::ConcatRows(gather(true, i), f.dtype, Shape{}));
+      SLUICE_ASSIGN_OR_RETURN(Tensor l, lengths(true, i));
+      context.push_back(std::move(t));
+      context.push_back(std::move(l));
+    }
+  }
+  std::vector<Tensor> sequence;
+  size_t c = 0;  // component of the single parse
+  for (const Impl::SeqOut& f : im.seq_outs) {
+    if (f.kind == FeatureKind::kFixedLenSequence) {
+      SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                              records_internal::StackPadded(gather(false, c), f.dtype, f.item));
+      SLUICE_ASSIGN_OR_RETURN(Tensor l, lengths(false, c));
+      sequence.push_back(std::move(t));
+      sequence.push_back(std::move(l));
+      c += 1;
+    } else if (f.kind == FeatureKind::kVarLen) {
+      SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                              records_internal::ConcatRows(gather(false, c), f.dtype, Shape{}));
+      SLUICE_ASSIGN_OR_RETURN(
+          Tensor rl, records_internal::ConcatRows(gather(false, c + 1), DType::kInt64, Shape{}));
+      SLUICE_ASSIGN_OR_RETURN(Tensor l, lengths(false, c + 1));
+      sequence.push_back(std::move(t));
+      sequence.push_back(std::move(rl));
+      sequence.push_back(std::move(l));
+      c += 2;
+    } else {
+      // Ragged [steps, ...] per example: values joined, the examples' splits
+      // over their steps first, then each level's splits joined.
+      SLUICE_ASSIGN_OR_RETURN(Tensor t,
+                              records_internal::ConcatRows(gather(false, c), f.dtype, f.item));
+      sequence.push_back(std::move(t));
+      SLUICE_ASSIGN_OR_RETURN(
+          Tensor outer, records_internal::JoinSplits(gather(false, c + 1), f.splits_dtype, true));
+      sequence.push_back(std::move(outer));
+      for (size_t k = 0; k < f.splits; ++k) {
+        SLUICE_ASSIGN_OR_RETURN(Tensor s, records_internal::JoinSplits(gather(false, c + 1 + k),
+                                                                       f.splits_dtype, false));
+        sequence.push_back(std::move(s));
+      }
+      c += 1 + f.splits;
+    }
+  }
+  Element context_batch(std::move(context), im.batch_context_names);
+  if (im.composite) {
+    SLUICE_ASSIGN_OR_RETURN(context_batch,
+                            records_internal::AssembleBatch(*im.composite, context_batch, batch));
+  }
+  return ParsedSequenceExample{std::move(context_batch),
+                               Element(std::move(sequence), im.batch_sequence_names)};
 }
 
 }  // namespace sluice

@@ -24,16 +24,62 @@ namespace {
 
 // ---- Parse specs ------------------------------------------------------------------
 
+// A composite (SparseFeature / RaggedFeature) entry's extra fields, from
+// the Python side's dict (sluice.io's classes make it).
+FeatureSpec CompositeFromDict(const std::string& key, const std::string& kind, DType dtype,
+                              nb::dict extra) {
+  if (kind == "SparseFeature") {
+    return SparseFeature(nb::cast<std::vector<std::string>>(extra["index_keys"]),
+                         nb::cast<std::string>(extra["value_key"]), dtype,
+                         nb::cast<std::vector<int64_t>>(extra["size"]),
+                         nb::cast<bool>(extra["already_sorted"]));
+  }
+  std::vector<RaggedPartition> parts;
+  for (nb::handle p : extra["partitions"]) {
+    nb::tuple t = nb::cast<nb::tuple>(p);
+    const std::string pk = nb::cast<std::string>(t[0]);
+    if (pk == "UniformRowLength") {
+      parts.push_back(UniformRowLength(nb::cast<int64_t>(t[1])));
+      continue;
+    }
+    const std::string pkey = nb::cast<std::string>(t[1]);
+    if (pk == "RowSplits") {
+      parts.push_back(RowSplits(pkey));
+    } else if (pk == "RowLengths") {
+      parts.push_back(RowLengths(pkey));
+    } else if (pk == "RowStarts") {
+      parts.push_back(RowStarts(pkey));
+    } else if (pk == "RowLimits") {
+      parts.push_back(RowLimits(pkey));
+    } else if (pk == "ValueRowIds") {
+      parts.push_back(ValueRowIds(pkey));
+    } else {
+      throw nb::value_error(("feature '" + key + "': unknown partition " + pk).c_str());
+    }
+  }
+  return RaggedFeature(dtype, nb::cast<std::string>(extra["value_key"]), std::move(parts),
+                       Unwrap(DTypeFromName(nb::cast<std::string>(extra["row_splits_dtype"]))),
+                       nb::cast<bool>(extra["validate"]));
+}
+
+}  // namespace
+
 // A ParseSpec from the Python side's [(key, kind, dtype, shape, default,
-// allow_missing), ...] (sluice.io's feature classes make them).
+// allow_missing[, extra]), ...] (sluice.io's feature classes make them).
 ParseSpec SpecFromList(nb::handle list) {
   ParseSpec spec;
   for (nb::handle item : list) {
     nb::tuple t = nb::cast<nb::tuple>(item);
-    if (t.size() != 6) throw nb::value_error("a feature spec entry has 6 fields");
+    if (t.size() != 6 && t.size() != 7)
+      throw nb::value_error("a feature spec entry has 6 or 7 fields");
     const std::string key = nb::cast<std::string>(t[0]);
     const std::string kind = nb::cast<std::string>(t[1]);
     const DType dtype = Unwrap(DTypeFromName(nb::cast<std::string>(t[2])));
+    if (kind == "SparseFeature" || kind == "RaggedFeature") {
+      if (t.size() != 7) throw nb::value_error("a composite feature spec entry has 7 fields");
+      spec.emplace_back(key, CompositeFromDict(key, kind, dtype, nb::cast<nb::dict>(t[6])));
+      continue;
+    }
     const Shape shape(nb::cast<std::vector<int64_t>>(t[3]));
     const bool allow_missing = nb::cast<bool>(t[5]);
     std::optional<Tensor> default_value;
@@ -63,7 +109,7 @@ ParseSpec SpecFromList(nb::handle list) {
   return spec;
 }
 
-ExampleParser Parser(nb::handle spec_list) {
+static ExampleParser Parser(nb::handle spec_list) {
   Result<ExampleParser> parser = ExampleParser::Create(SpecFromList(spec_list));
   if (!parser.ok()) ThrowStatus(parser.status().WithContext("parse_example"));
   return std::move(parser).value();
@@ -101,6 +147,8 @@ Tensor SerializedFromPython(nb::handle value, const char* what, bool single) {
   }
   return t;
 }
+
+namespace {
 
 nb::object ParseEager(nb::handle serialized, nb::handle spec_list, bool single) {
   const char* what = single ? "parse_single_example" : "parse_example";

@@ -21,4 +21,5 @@ NB_MODULE(_sluice, m) {
   RegisterSmallStages(m);
   RegisterPack(m);
   RegisterSnapshot(m);
+  RegisterIoSequence(m);
 }

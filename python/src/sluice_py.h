@@ -28,6 +28,7 @@
 #include "sluice/core/tensor.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/element_spec.h"
+#include "sluice/records/feature_spec.h"
 
 namespace sluice::python {
 
@@ -127,6 +128,12 @@ struct PyMapFunction {
 // A new sluice.MapFunction object.
 nb::object MakeMapFunction(MapFn fn, std::string name);
 
+// A ParseSpec from sluice.io's list of feature tuples (io.cc).
+ParseSpec SpecFromList(nb::handle list);
+// Tensor of serialized protos from bytes, a list of bytes or an array
+// (io.cc); `single`: a scalar is required, else a vector.
+Tensor SerializedFromPython(nb::handle value, const char* what, bool single);
+
 // ---- Registration of the module's parts -------------------------------------
 
 void RegisterTensor(nb::module_& m);
@@ -142,6 +149,7 @@ void RegisterWindow(nb::module_& m);
 void RegisterSmallStages(nb::module_& m);  // small_stages.cc
 void RegisterPack(nb::module_& m);
 void RegisterSnapshot(nb::module_& m);
+void RegisterIoSequence(nb::module_& m);
 
 }  // namespace sluice::python
 

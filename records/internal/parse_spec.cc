@@ -124,6 +124,13 @@ Result<std::vector<CompiledFeature>> CompileSpec(const ParseSpec& spec, SpecRole
         }
         break;
       }
+      case FeatureKind::kSparse:
+      case FeatureKind::kRagged:
+        // ExampleParser expands them (records/internal/composite.h) before
+        // compiling (SequenceExampleParser its context spec).
+        return SpecError(key, kind_name +
+                                  " is supported in Example specs (and RaggedFeature in "
+                                  "SequenceExample specs) only");
     }
     out.push_back(std::move(f));
   }
@@ -217,6 +224,8 @@ Status CheckFeatureValueSlow(const CompiledFeature& f, const FeatureValue& v, co
       }
       *items = v.count / static_cast<uint64_t>(f.elements);
       break;
+    case FeatureKind::kSparse:
+    case FeatureKind::kRagged: return Status::Internal("composite feature compiled as raw");
   }
   return Status::OK();
 }

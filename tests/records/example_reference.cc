@@ -133,6 +133,7 @@ Status CheckOne(const std::string& key, const FeatureSpec& s, const Feature* fea
       *items = n / item;
       break;
     }
+    default: return Status::InvalidArgument("(reference) composite features are not modelled");
   }
   return Status::OK();
 }
@@ -174,6 +175,7 @@ Result<Element> ReferenceParseSingle(const proto::Example& example, const ParseS
       case FeatureKind::kFixedLenSequence:
         shape = s.shape.Prepend(static_cast<int64_t>(items));
         break;
+      default: return Status::InvalidArgument("(reference) composite features are not modelled");
     }
     SLUICE_ASSIGN_OR_RETURN(Tensor t, MakeTensor(s.dtype, v, shape));
     out.push_back(std::move(t), key);
@@ -231,6 +233,7 @@ Result<Element> ReferenceParseBatch(std::span<const proto::Example> examples,
         out.push_back(std::move(t), key);
         break;
       }
+      default: return Status::InvalidArgument("(reference) composite features are not modelled");
     }
   }
   return out;

@@ -19,7 +19,21 @@ Differences from tf.io:
   concatenated under ``key`` and an int64 array of each Example's count
   under ``key + ".row_lengths"`` (tf.RaggedTensor.from_row_lengths's
   layout; ``np.split(values, np.cumsum(row_lengths)[:-1])`` gives the rows).
-- SparseFeature and RaggedFeature are not supported.
+- sluice has no sparse or ragged tensor: a SparseFeature gives its
+  SparseTensor's components ``key + ".indices"``, ``key`` (values) and
+  ``key + ".dense_shape"``; a RaggedFeature gives its RaggedTensor's flat
+  values under ``key`` and its nested row splits under
+  ``key + ".row_splits_0"``, ``".row_splits_1"``, ... (outermost first; a
+  batch adds the examples' splits as row_splits_0). The values equal
+  TensorFlow's components. Partitions are always validated, and a
+  SparseFeature's indices are checked against ``size`` (and, with
+  already_sorted=True, for order): tf.io returns an invalid tensor instead.
+- parse_sequence_example / parse_single_sequence_example return tf.io's
+  tuple of dicts, with VarLen features laid out as above; a batch's
+  ``lengths`` dict has every feature list's steps per example (tf.io's has
+  the FixedLenSequence ones). As a map function the result is one dict:
+  context outputs, then feature-list outputs, then (batched records)
+  ``key + ".length"``; a key in both specs is an error there.
 - ``ds.map(parse_example(spec)).batch(n)`` is run as
   ``ds.batch(n).map(parse_example(spec))`` when every feature is
   FixedLen (the same results; whole batches parsed at once).
@@ -37,8 +51,9 @@ import collections as _collections
 from .. import _sluice
 from .. import dtypes as _dtypes
 
-__all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "parse_example",
-           "parse_single_example", "serialize_example", "TFRecordWriter", "TFRecordOptions",
+__all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "SparseFeature",
+           "RaggedFeature", "parse_example", "parse_single_example", "parse_sequence_example",
+           "parse_single_sequence_example", "serialize_example", "TFRecordWriter", "TFRecordOptions",
            "read_file", "decode_jpeg", "decode_png", "decode_image", "decode_and_crop_jpeg",
            "encode_jpeg", "encode_png", "extract_jpeg_shape", "map"]
 
@@ -105,6 +120,89 @@ class FixedLenSequenceFeature(_collections.namedtuple(
                                _dtypes.as_dtype(dtype), bool(allow_missing), default_value)
 
 
+class SparseFeature(_collections.namedtuple(
+        "SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])):
+    """A sparse feature from index and value features (tf.io.SparseFeature).
+
+    index_key: a key (or a list, one per dimension) of int64 features;
+    value_key: the values' feature; size: the dense size (a list with a
+    list of index keys). Parsed to ``key + ".indices"`` (int64 [nnz, rank]),
+    ``key`` (values) and ``key + ".dense_shape"``; a batch adds the example
+    as the first index column. Indices outside [0, size), index and value
+    counts that differ, and (already_sorted=True) unsorted indices are
+    InvalidArgumentError naming the feature.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, index_key, value_key, dtype, size, already_sorted=False):
+        return super().__new__(cls, index_key, value_key, _dtypes.as_dtype(dtype), size,
+                               bool(already_sorted))
+
+
+class _Partition(_collections.namedtuple("_Partition", ["key"])):
+    __slots__ = ()
+
+
+class RaggedFeature(_collections.namedtuple(
+        "RaggedFeature", ["dtype", "value_key", "partitions", "row_splits_dtype", "validate"])):
+    """A ragged feature (tf.io.RaggedFeature).
+
+    Values from ``value_key`` (default: the feature's key), partitioned by
+    ``partitions`` (outermost first): RaggedFeature.RowSplits(key),
+    RowLengths(key), RowStarts(key), RowLimits(key), ValueRowIds(key) and
+    UniformRowLength(length). Parsed to ``key`` (the flat values; trailing
+    uniform partitions are dense dimensions of it) and
+    ``key + ".row_splits_<i>"`` per ragged dimension, in row_splits_dtype
+    (int32 by default, as tf.io). Partitions are always validated.
+    """
+
+    __slots__ = ()
+
+    class RowSplits(_Partition):
+        __slots__ = ()
+
+    class RowLengths(_Partition):
+        __slots__ = ()
+
+    class RowStarts(_Partition):
+        __slots__ = ()
+
+    class RowLimits(_Partition):
+        __slots__ = ()
+
+    class ValueRowIds(_Partition):
+        __slots__ = ()
+
+    class UniformRowLength(_collections.namedtuple("UniformRowLength", ["length"])):
+        __slots__ = ()
+
+    def __new__(cls, dtype, value_key=None, partitions=(), row_splits_dtype="int32",
+                validate=False):
+        return super().__new__(cls, _dtypes.as_dtype(dtype), value_key, tuple(partitions),
+                               _dtypes.as_dtype(row_splits_dtype), bool(validate))
+
+
+def _composite(key, f):
+    if isinstance(f, SparseFeature):
+        index = [f.index_key] if isinstance(f.index_key, str) else list(f.index_key)
+        size = [int(f.size)] if isinstance(f.size, int) else [int(d) for d in f.size]
+        return (key, "SparseFeature", f.dtype.name, [], None, False,
+                {"index_keys": index, "value_key": f.value_key, "size": size,
+                 "already_sorted": f.already_sorted})
+    parts = []
+    for p in f.partitions:
+        if isinstance(p, RaggedFeature.UniformRowLength):
+            parts.append(("UniformRowLength", int(p.length)))
+        elif isinstance(p, _Partition):
+            parts.append((type(p).__name__, p.key))
+        else:
+            raise TypeError(f"feature {key!r}: {p!r} is not a RaggedFeature partition")
+    return (key, "RaggedFeature", f.dtype.name, [], None, False,
+            {"value_key": f.value_key or key, "partitions": parts,
+             "row_splits_dtype": f.row_splits_dtype.name, "validate": f.validate})
+
+
 def _spec_list(features):
     if not isinstance(features, dict):
         raise TypeError(f"features must be a dict of feature specs, got {type(features).__name__}")
@@ -120,10 +218,12 @@ def _spec_list(features):
         elif isinstance(f, FixedLenSequenceFeature):
             out.append((key, "FixedLenSequenceFeature", f.dtype.name, list(f.shape),
                         f.default_value, f.allow_missing))
+        elif isinstance(f, (SparseFeature, RaggedFeature)):
+            out.append(_composite(key, f))
         else:
             raise TypeError(f"feature {key!r}: {f!r} is not a sluice.io FixedLenFeature, "
-                            "VarLenFeature or FixedLenSequenceFeature (SparseFeature and "
-                            "RaggedFeature are not supported)")
+                            "VarLenFeature, FixedLenSequenceFeature, SparseFeature or "
+                            "RaggedFeature")
     return out
 
 
@@ -171,6 +271,60 @@ def parse_single_example(serialized=_MISSING, features=_MISSING, name=None):
     same map function as ``parse_example(features)``.
     """
     return _parse("parse_single_example", serialized, features, name, _ops.parse_single)
+
+
+_seq_ops = _sluice.io_sequence_ops
+
+
+def _sequence(serialized, context_features, sequence_features, name, eager):
+    """The map function when no records are given, else eager(...)."""
+    if isinstance(serialized, dict):
+        # The two spec dicts given positionally: the map function form.
+        if sequence_features is not None:
+            raise TypeError("the map function form takes (context_features, sequence_features)")
+        serialized, context_features, sequence_features = (
+            _MISSING, serialized, context_features)
+    context = _spec_list(context_features or {})
+    sequence = _spec_list(sequence_features or {})
+    if serialized is _MISSING:
+        return _seq_ops.parse_sequence_example_fn(context, sequence, name or "")
+    return eager(serialized, context, sequence)
+
+
+def parse_sequence_example(serialized=_MISSING, context_features=None, sequence_features=None,
+                           example_names=None, name=None):
+    """Parses serialized tf.train.SequenceExamples (tf.io.parse_sequence_example).
+
+    - ``parse_sequence_example(serialized, context_features,
+      sequence_features)``: a list of serialized SequenceExamples, parsed
+      now. Returns (context, feature_lists, lengths), dicts of NumPy
+      arrays: FixedLenSequence features padded to the longest example (with
+      0 / b""), ``lengths[key]`` each example's steps.
+    - Without ``serialized`` (``parse_sequence_example(context_features=...,
+      sequence_features=...)``, or the two dicts positionally): a
+      sluice.MapFunction for Dataset.map, run in C++ without the GIL, on one
+      record (parse_single_sequence_example's outputs) or a batch of records
+      (``ds.batch(n).map(...)``: the batched form, with ``key + ".length"``);
+      the element is one dict, context outputs first.
+
+    example_names is accepted for tf.io's signature and ignored.
+    """
+    del example_names
+    return _sequence(serialized, context_features, sequence_features, name,
+                     _seq_ops.parse_batch)
+
+
+def parse_single_sequence_example(serialized=_MISSING, context_features=None,
+                                  sequence_features=None, example_name=None, name=None):
+    """Parses one serialized tf.train.SequenceExample
+    (tf.io.parse_single_sequence_example): (context, feature_lists) dicts
+    of NumPy arrays; a VarLen feature list gives ``key`` (all values) and
+    ``key + ".row_lengths"`` (values per step). Without ``serialized``, the
+    map function of parse_sequence_example.
+    """
+    del example_name
+    return _sequence(serialized, context_features, sequence_features, name,
+                     _seq_ops.parse_single)
 
 
 def serialize_example(features):
