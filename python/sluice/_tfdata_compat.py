@@ -154,7 +154,13 @@ def make_batched_features_dataset(file_pattern, batch_size, features, reader=Non
                                   drop_final_batch=False):
     """Batches of parsed Examples from files (tf.data.experimental's): list_files ->
     interleave(reader) -> shuffle -> repeat(num_epochs; None: forever) -> batch ->
-    parse_example -> prefetch; with label_key, (features, label) pairs."""
+    parse_example -> prefetch.
+
+    sluice's elements are flat (a tuple or a dict of tensors), so with
+    label_key the element is the features dict with the label moved to its
+    last key, where tf.data gives a (features, label) pair: split it in the
+    training step (``label = batch.pop(label_key)``).
+    """
     from .dataset import TFRecordDataset
     if label_key is not None and label_key not in features:
         raise ValueError(f"make_batched_features_dataset: label_key {label_key!r} is not one of "
@@ -170,5 +176,6 @@ def make_batched_features_dataset(file_pattern, batch_size, features, reader=Non
     ds = ds.repeat(num_epochs).batch(batch_size, drop_remainder=drop_final_batch)
     ds = ds.apply(parse_example_dataset(features, num_parallel_calls=parser_num_threads or 1))
     if label_key is not None:
-        ds = ds.map(lambda d: ({k: v for k, v in d.items() if k != label_key}, d[label_key]))
+        ds = ds.map(lambda d: {**{k: v for k, v in d.items() if k != label_key},
+                               label_key: d[label_key]})
     return ds.prefetch(AUTOTUNE if prefetch_buffer_size is None else prefetch_buffer_size)

@@ -97,9 +97,10 @@ def test_make_batched_features_dataset(tmp_path):
                                            label_key="label", num_epochs=1, shuffle=False)
     batches = list(ds)
     assert len(batches) == 2
-    x, label = batches[0]
-    assert list(x) == ["x"] and x["x"].tolist() == [[0.0, 1.0], [2.0, 3.0]]
-    assert label.tolist() == [0, 1] and batches[1][1].tolist() == [2]
+    first = batches[0]
+    assert list(first) == ["x", "label"]  # the label last (sluice's elements are flat)
+    assert first["x"].tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert first["label"].tolist() == [0, 1] and batches[1]["label"].tolist() == [2]
     shuffled = exp.make_batched_features_dataset(str(tmp_path / "*.tfrecord"), 3, features,
                                                  num_epochs=2, shuffle_seed=1)
     labels = sorted(v for b in shuffled for v in b["label"].tolist())
