@@ -13,6 +13,7 @@
 #include <cmath>
 #include <thread>
 
+#include "drain.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/records/tfrecord_writer.h"
 
@@ -23,22 +24,10 @@ constexpr int64_t kN = 200'000;
 
 // Reads ds to the end once per iteration; items: elements x items_per_element.
 void Drain(benchmark::State& state, const Dataset& ds, int64_t items_per_element = 1) {
-  int64_t n = 0;
-  for (auto _ : state) {
-    Result<Iterator> it = ds.iterator();
-    if (!it.ok()) {
-      state.SkipWithError(it.status().ToString().c_str());
-      return;
-    }
-    for (;;) {
-      auto e = it->next();
-      if (!e.ok() || !e->has_value()) break;
-      ++n;
-    }
-  }
-  state.SetItemsProcessed(n * items_per_element);
-  state.counters["ns_per_element"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  std::optional<int64_t> n = bench::DrainEachIteration(state, ds);
+  if (!n) return;
+  state.SetItemsProcessed(*n * items_per_element);
+  state.counters["ns_per_element"] = bench::TimePer(static_cast<double>(*n));
 }
 
 Dataset Src() { return Dataset::range(kN).with_options({.seed = 1, .autotune = false}); }

@@ -6,6 +6,7 @@
 // the cost of the mixture's random access.
 #include <benchmark/benchmark.h>
 
+#include "drain.h"
 #include "sluice/pipeline/dataset.h"
 
 namespace sluice {
@@ -15,22 +16,10 @@ constexpr int64_t kInputs = 8;
 constexpr int64_t kPer = 25'000;  // 200,000 elements in all, like BM_Source
 
 void DrainMix(benchmark::State& state, const Dataset& ds) {
-  int64_t n = 0;
-  for (auto _ : state) {
-    Result<Iterator> it = ds.iterator();
-    if (!it.ok()) {
-      state.SkipWithError(it.status().ToString().c_str());
-      return;
-    }
-    for (;;) {
-      auto e = it->next();
-      if (!e.ok() || !e->has_value()) break;
-      ++n;
-    }
-  }
-  state.SetItemsProcessed(n);
-  state.counters["ns_per_element"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  std::optional<int64_t> n = bench::DrainEachIteration(state, ds);
+  if (!n) return;
+  state.SetItemsProcessed(*n);
+  state.counters["ns_per_element"] = bench::TimePer(static_cast<double>(*n));
 }
 
 std::vector<Dataset> Ranges() {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "drain.h"
 #include "sluice/core/rng.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/pack_sequences.h"
@@ -58,14 +59,7 @@ void Run(benchmark::State& state, const Dataset& ds) {
       state.SkipWithError(it.status().ToString().c_str());
       return;
     }
-    for (;;) {
-      auto e = it->next();
-      if (!e.ok()) {
-        state.SkipWithError(e.status().ToString().c_str());
-        return;
-      }
-      if (!e->has_value()) break;
-    }
+    if (!bench::DrainIterator(state, *it)) return;
     for (const StageStats& s : it->stats().stages) {
       if (s.kind == "pack_sequences") padding = s.padding_fraction();
     }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "drain.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/parse_example.h"
 #include "sluice/pipeline/parse_sequence_example.h"
@@ -58,27 +59,11 @@ Dataset Src(bool sequence) {
 }
 
 void Drain(benchmark::State& state, const Dataset& ds, int64_t per_element) {
-  int64_t n = 0;
-  for (auto _ : state) {
-    Result<Iterator> it = ds.iterator();
-    if (!it.ok()) {
-      state.SkipWithError(it.status().ToString().c_str());
-      return;
-    }
-    for (;;) {
-      auto e = it->next();
-      if (!e.ok()) {
-        state.SkipWithError(e.status().ToString().c_str());
-        return;
-      }
-      if (!e->has_value()) break;
-      ++n;
-    }
-  }
-  const int64_t records = n * per_element;
+  std::optional<int64_t> n = bench::DrainEachIteration(state, ds);
+  if (!n) return;
+  const int64_t records = *n * per_element;
   state.SetItemsProcessed(records);
-  state.counters["ns_per_element"] = benchmark::Counter(
-      static_cast<double>(records), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_element"] = bench::TimePer(static_cast<double>(records));
 }
 
 ParseSpec ExampleSpec() {

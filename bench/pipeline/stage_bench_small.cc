@@ -5,6 +5,7 @@
 // Each runs 200,000 elements of range (or counter/random taking as many).
 #include <benchmark/benchmark.h>
 
+#include "drain.h"
 #include "sluice/pipeline/dataset.h"
 
 namespace sluice {
@@ -16,25 +17,10 @@ constexpr int64_t kN = 200'000;
 // range(kN) (or counter/random take(kN)) the pipeline starts from, the
 // measure to compare with map's; ns_per_output: per element that comes out.
 void DrainSmall(benchmark::State& state, const Dataset& ds) {
-  int64_t n = 0, iterations = 0;
-  for (auto _ : state) {
-    Result<Iterator> it = ds.iterator();
-    if (!it.ok()) {
-      state.SkipWithError(it.status().ToString().c_str());
-      return;
-    }
-    for (;;) {
-      auto e = it->next();
-      if (!e.ok() || !e->has_value()) break;
-      ++n;
-    }
-    ++iterations;
-  }
-  state.counters["ns_per_input_row"] =
-      benchmark::Counter(static_cast<double>(iterations * kN),
-                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-  state.counters["ns_per_output"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  std::optional<int64_t> n = bench::DrainEachIteration(state, ds);
+  if (!n) return;
+  state.counters["ns_per_input_row"] = bench::TimePer(static_cast<double>(state.iterations() * kN));
+  state.counters["ns_per_output"] = bench::TimePer(static_cast<double>(*n));
 }
 
 Options Fixed() { return {.seed = 1, .autotune = false}; }

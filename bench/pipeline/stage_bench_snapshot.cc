@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <string>
 
+#include "drain.h"
 #include "sluice/pipeline/dataset.h"
 
 namespace sluice {
@@ -48,21 +49,7 @@ void RemoveScratch() {
 }
 
 int64_t Drain(benchmark::State& state, const Dataset& ds) {
-  Result<Iterator> it = ds.iterator();
-  if (!it.ok()) {
-    state.SkipWithError(it.status().ToString().c_str());
-    return 0;
-  }
-  int64_t n = 0;
-  for (;;) {
-    auto e = it->next();
-    if (!e.ok()) {
-      state.SkipWithError(e.status().ToString().c_str());
-      return n;
-    }
-    if (!e->has_value()) return n;
-    ++n;
-  }
+  return bench::DrainOnce(state, ds).value_or(0);
 }
 
 void PerElement(benchmark::State& state, int64_t n) {

@@ -5,6 +5,7 @@
 // same process for the reference).
 #include <benchmark/benchmark.h>
 
+#include "drain.h"
 #include "sluice/pipeline/dataset.h"
 
 namespace sluice {
@@ -15,28 +16,11 @@ constexpr int64_t kN = 200'000;
 Dataset Src() { return Dataset::range(kN).with_options({.seed = 1, .autotune = false}); }
 
 void DrainInputs(benchmark::State& state, const Dataset& ds) {
-  int64_t out = 0;
-  for (auto _ : state) {
-    Result<Iterator> it = ds.iterator();
-    if (!it.ok()) {
-      state.SkipWithError(it.status().ToString().c_str());
-      return;
-    }
-    for (;;) {
-      auto e = it->next();
-      if (!e.ok()) {
-        state.SkipWithError(e.status().ToString().c_str());
-        return;
-      }
-      if (!e->has_value()) break;
-      ++out;
-    }
-  }
+  std::optional<int64_t> out = bench::DrainEachIteration(state, ds);
+  if (!out) return;
   state.SetItemsProcessed(kN * state.iterations());
-  state.counters["ns_per_input"] =
-      benchmark::Counter(static_cast<double>(kN * state.iterations()),
-                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-  state.counters["outputs"] = static_cast<double>(out / std::max<int64_t>(1, state.iterations()));
+  state.counters["ns_per_input"] = bench::TimePer(static_cast<double>(kN * state.iterations()));
+  state.counters["outputs"] = static_cast<double>(*out / std::max<int64_t>(1, state.iterations()));
 }
 
 int64_t V(const Element& e) { return e[0].scalar<int64_t>(); }
