@@ -30,7 +30,8 @@ def has_torch():
     return True
 
 
-@pytest.mark.parametrize("name", ["cats_vs_dogs.py", "tfrecord.py", "file_formats.py"])
+@pytest.mark.parametrize("name", ["cats_vs_dogs.py", "tfrecord.py", "file_formats.py",
+                                  "language_model_input.py"])
 def test_help(name):
     r = run(name, "--help")
     assert r.returncode == 0, r.stderr
@@ -76,3 +77,11 @@ def test_file_formats():
     assert "csv: 10 rows; the last: age 29.0, name b'passenger, 9'" in r.stdout
     assert "webdataset: 2 shards, 10 samples" in r.stdout
     assert "numpy: 10 batches of 8 windows of 129 tokens; resumed at batch 2 exactly" in r.stdout
+
+
+def test_language_model_input():
+    r = run("language_model_input.py")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "batch 0: inputs [4, 64]" in r.stdout
+    assert "% padding of " in r.stdout
+    assert "resumed with weights 0.5/0.5:" in r.stdout
