@@ -326,8 +326,8 @@ TEST(RebatchTest, CardinalityAndSpec) {
   EXPECT_EQ(ReadAll(exact.rebatch(std::vector<int64_t>{3, 4}, {.drop_remainder = true})).size(),
             2u);
   EXPECT_EQ(Dataset::range(3).repeat().batch(2).rebatch(5).cardinality(), kInfiniteCardinality);
-  const ComponentSpec& c =
-      exact.rebatch(3, {.drop_remainder = true}).element_spec().components()[0];
+  const Dataset dropped = exact.rebatch(3, {.drop_remainder = true});  // owns the spec
+  const ComponentSpec& c = dropped.element_spec().components()[0];
   EXPECT_EQ(c.shape.dim(0), 3);
   EXPECT_EQ(exact.rebatch(3).element_spec().components()[0].shape.dim(0), Shape::kUnknownDim);
 }
@@ -512,7 +512,8 @@ TEST(RejectionResampleTest, OutputIsClassThenElementAndDeterministic) {
   EXPECT_EQ(got[3].names(), (std::vector<std::string>{"class", "x"}));
   EXPECT_EQ(got[3][0].scalar<int32_t>(), 1);
   EXPECT_EQ(got[3][1].scalar<int64_t>(), 3);
-  const ElementSpec& spec = make(1).element_spec();
+  const Dataset made = make(1);  // owns the spec
+  const ElementSpec& spec = made.element_spec();
   EXPECT_EQ(spec.components()[0].dtype, DType::kInt32);
   EXPECT_EQ(spec.components()[1].name, "x");
   auto skewed = [](uint64_t seed) {
