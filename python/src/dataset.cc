@@ -32,69 +32,24 @@ std::optional<T> Opt(nb::handle h) {
   return nb::cast<T>(h);
 }
 
-// A build error is raised at once, where the transformation was written.
-Dataset Checked(Dataset ds) {
-  if (!ds.status().ok()) ThrowStatus(ds.status());
-  return ds;
-}
-
-// Calls a Python callable on an element: a tuple's components as separate
-// arguments, anything else (a dict, one value) as one argument (tf.data's).
-nb::object Call(nb::handle fn, const Element& e) {
-  nb::object arg = ElementToPython(e);
-  if (nb::isinstance<nb::tuple>(arg)) {
-    PyObject* r = PyObject_Call(fn.ptr(), arg.ptr(), nullptr);
-    if (r == nullptr) throw nb::python_error();
-    return nb::steal(r);
-  }
-  return fn(arg);
-}
-
-// Runs `body` under the GIL, turning a Python exception or a C++ one from
-// nanobind into a Status for the pipeline.
-template <typename T, typename Body>
-Result<T> UnderGil(const std::string& what, Body&& body) {
-  nb::gil_scoped_acquire gil;
-  try {
-    return body();
-  } catch (nb::python_error& e) {
-    return CapturePythonError(e, what);
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument(what + ": " + e.what());
-  }
-}
-
 MapFn PythonMapFn(nb::handle fn, std::string what) {
   PyRef f(fn);
   return [f, what](Element e, const MapContext&) -> Result<Element> {
     return UnderGil<Element>(what, [&]() -> Result<Element> {
-      nb::object out = Call(f.get(), e);
+      nb::object out = CallOnElement(f.get(), e);
       return ElementFromPython(out, what);
     });
   };
 }
 
-const Dataset& DatasetOf(nb::handle py_dataset, const std::string& what);
-
 DatasetFn PythonDatasetFn(nb::handle fn, std::string what) {
   PyRef f(fn);
   return [f, what](const Element& e) -> Result<Dataset> {
     return UnderGil<Dataset>(what, [&]() -> Result<Dataset> {
-      nb::object out = Call(f.get(), e);
+      nb::object out = CallOnElement(f.get(), e);
       return DatasetOf(out, what);
     });
   };
-}
-
-// The C++ Dataset inside a sluice.Dataset (python) or _sluice.Dataset.
-const Dataset& DatasetOf(nb::handle py_dataset, const std::string& what) {
-  nb::handle h = py_dataset;
-  if (nb::hasattr(h, "_ds")) h = h.attr("_ds");
-  if (!nb::isinstance<Dataset>(h)) {
-    throw nb::type_error(
-        (what + ": expected a sluice.Dataset, got " + TypeName(py_dataset)).c_str());
-  }
-  return nb::cast<const Dataset&>(h);
 }
 
 // A spec from the Python side's [(name, dtype, shape or None), ...].
@@ -413,7 +368,7 @@ void RegisterDataset(nb::module_& m) {
     const std::string what = name.empty() ? "filter" : name;
     PredicateFn pred = [f, what](const Element& e) -> Result<bool> {
       return UnderGil<bool>(what, [&]() -> Result<bool> {
-        nb::object out = Call(f.get(), e);
+        nb::object out = CallOnElement(f.get(), e);
         if (nb::isinstance<nb::bool_>(out)) return nb::cast<bool>(out);
         // A NumPy bool (or 0-d array) as tf.data's scalar bool tensor.
         nb::object np_bool = nb::module_::import_("numpy").attr("asarray")(out);

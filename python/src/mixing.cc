@@ -8,27 +8,10 @@ namespace sluice::python {
 
 namespace {
 
-// The C++ Dataset inside a sluice.Dataset or _sluice.Dataset (TypeError
-// otherwise).
-const Dataset& DatasetOf(nb::handle py_dataset, const std::string& what) {
-  nb::handle h = py_dataset;
-  if (nb::hasattr(h, "_ds")) h = h.attr("_ds");
-  if (!nb::isinstance<Dataset>(h)) {
-    throw nb::type_error(
-        (what + ": expected a sluice.Dataset, got " + TypeName(py_dataset)).c_str());
-  }
-  return nb::cast<const Dataset&>(h);
-}
-
 std::vector<Dataset> DatasetsOf(const nb::list& datasets, const std::string& what) {
   std::vector<Dataset> out;
   for (nb::handle h : datasets) out.push_back(DatasetOf(h, what));
   return out;
-}
-
-Dataset Checked(Dataset ds) {
-  if (!ds.status().ok()) ThrowStatus(ds.status());
-  return ds;
 }
 
 }  // namespace

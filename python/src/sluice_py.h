@@ -116,6 +116,36 @@ nb::object ElementToPython(const Element& element);
 Result<Element> ElementFromPython(nb::handle value, std::string_view what,
                                   const ElementSpec* spec = nullptr);
 
+// ---- Pieces every binding file uses ----------------------------------------
+
+// `ds`, or its build error raised at once (where the transformation was
+// written). REQUIRES: the GIL.
+Dataset Checked(Dataset ds);
+// The C++ Dataset inside a sluice.Dataset or a _sluice.Dataset; TypeError
+// naming `what` otherwise. REQUIRES: the GIL.
+const Dataset& DatasetOf(nb::handle py_dataset, const std::string& what);
+// fn(*args) when args is a tuple, fn(args) otherwise: tf.data's calling
+// convention. REQUIRES: the GIL.
+nb::object CallSpread(nb::handle fn, nb::handle args);
+// CallSpread on an element's Python structure: a tuple's components as
+// separate arguments, a dict or one value as one argument. REQUIRES: the GIL.
+nb::object CallOnElement(nb::handle fn, const Element& element);
+
+// Runs `body` with the GIL taken (from a pipeline thread), a Python
+// exception or a C++ one from nanobind becoming a Status for the pipeline
+// (CapturePythonError; `what` names the stage or function).
+template <typename T, typename Body>
+Result<T> UnderGil(const std::string& what, Body&& body) {
+  nb::gil_scoped_acquire gil;
+  try {
+    return body();
+  } catch (nb::python_error& e) {
+    return CapturePythonError(e, what);
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(what + ": " + e.what());
+  }
+}
+
 // ---- Built-in map functions ----------------------------------------------
 
 // sluice.MapFunction: a map function written in C++ (sluice.io.parse_example,

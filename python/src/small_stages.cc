@@ -13,36 +13,6 @@ const Dataset& Of(nb::handle py) {
   return nb::cast<const Dataset&>(h);
 }
 
-Dataset Checked(Dataset ds) {
-  if (!ds.status().ok()) ThrowStatus(ds.status());
-  return ds;
-}
-
-// Runs `body` under the GIL, turning a Python exception into a Status.
-template <typename T, typename Body>
-Result<T> UnderGil(const std::string& what, Body&& body) {
-  nb::gil_scoped_acquire gil;
-  try {
-    return body();
-  } catch (nb::python_error& e) {
-    return CapturePythonError(e, what);
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument(what + ": " + e.what());
-  }
-}
-
-// Calls fn on an element as map does: a tuple's components as separate
-// arguments, anything else as one argument (tf.data's).
-nb::object CallOn(nb::handle fn, const Element& e) {
-  nb::object arg = ElementToPython(e);
-  if (nb::isinstance<nb::tuple>(arg)) {
-    PyObject* r = PyObject_Call(fn.ptr(), arg.ptr(), nullptr);
-    if (r == nullptr) throw nb::python_error();
-    return nb::steal(r);
-  }
-  return fn(arg);
-}
-
 // A Python value that must be one scalar of NumPy kind `kinds` ("b", "iu").
 nb::object OneScalar(nb::handle out, const char* kinds, const std::string& what,
                      const char* expected) {
@@ -61,7 +31,7 @@ PredicateFn PythonPredicate(nb::handle fn, std::string what) {
   PyRef f(fn);
   return [f, what](const Element& e) -> Result<bool> {
     return UnderGil<bool>(what, [&]() -> Result<bool> {
-      nb::object out = CallOn(f.get(), e);
+      nb::object out = CallOnElement(f.get(), e);
       if (nb::isinstance<nb::bool_>(out)) return nb::cast<bool>(out);
       return nb::cast<bool>(OneScalar(out, "b", what, "a bool scalar"));
     });
@@ -123,7 +93,7 @@ void RegisterSmallStages(nb::module_& m) {
         PyRef f(class_fn);
         ClassFn fn = [f, what](const Element& e) -> Result<int64_t> {
           return UnderGil<int64_t>(what, [&]() -> Result<int64_t> {
-            nb::object out = CallOn(f.get(), e);
+            nb::object out = CallOnElement(f.get(), e);
             return nb::cast<int64_t>(OneScalar(out, "biu", what + " class_func", "an int scalar"));
           });
         };

@@ -18,19 +18,6 @@
 namespace sluice::python {
 namespace {
 
-// Runs `body` under the GIL, a Python exception becoming a Status.
-template <typename T, typename Body>
-Result<T> UnderGil(const std::string& what, Body&& body) {
-  nb::gil_scoped_acquire gil;
-  try {
-    return body();
-  } catch (nb::python_error& e) {
-    return CapturePythonError(e, what);
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument(what + ": " + e.what());
-  }
-}
-
 // None: `none`; else tf.data's names ("", "GZIP", "ZLIB", "AUTO", "NONE").
 Compression CompressionArg(nb::handle value, Compression none) {
   if (value.is_none()) return none;

@@ -32,11 +32,6 @@ std::vector<CsvDefault> DefaultsOf(const nb::list& items) {
   return out;
 }
 
-Dataset Checked(Dataset ds) {
-  if (!ds.status().ok()) ThrowStatus(ds.status());
-  return ds;
-}
-
 }  // namespace
 
 void RegisterText(nb::module_& m) {
@@ -84,11 +79,10 @@ void RegisterText(nb::module_& m) {
         }();
         return Checked(std::move(ds));
       },
-      nb::arg("files"), nb::arg("defaults"), nb::arg("compression").none(),
-      nb::arg("buffer_size"), nb::arg("header"), nb::arg("field_delim"),
-      nb::arg("use_quote_delim"), nb::arg("na_value"), nb::arg("select_cols"),
-      nb::arg("exclude_cols"), nb::arg("num_parallel_reads"), nb::arg("max_record_size"),
-      nb::arg("name"));
+      nb::arg("files"), nb::arg("defaults"), nb::arg("compression").none(), nb::arg("buffer_size"),
+      nb::arg("header"), nb::arg("field_delim"), nb::arg("use_quote_delim"), nb::arg("na_value"),
+      nb::arg("select_cols"), nb::arg("exclude_cols"), nb::arg("num_parallel_reads"),
+      nb::arg("max_record_size"), nb::arg("name"));
   m.def(
       "_make_csv_dataset",
       [](std::string pattern, int64_t batch_size, std::vector<std::string> column_names,
@@ -98,7 +92,8 @@ void RegisterText(nb::module_& m) {
          int64_t num_parallel_reads, int64_t num_rows_for_inference, nb::object compression,
          bool ignore_errors) {
         if (field_delim.size() != 1) {
-          ThrowStatus(Status::InvalidArgument("make_csv_dataset: field_delim must be one character"));
+          ThrowStatus(
+              Status::InvalidArgument("make_csv_dataset: field_delim must be one character"));
         }
         MakeCsvDatasetOptions o{.column_names = std::move(column_names),
                                 .column_defaults = DefaultsOf(column_defaults),
@@ -123,10 +118,10 @@ void RegisterText(nb::module_& m) {
         return Unwrap(std::move(ds));  // with the GIL: it may raise
       },
       nb::arg("pattern"), nb::arg("batch_size"), nb::arg("column_names"),
-      nb::arg("column_defaults"), nb::arg("label_name"), nb::arg("select"),
-      nb::arg("field_delim"), nb::arg("use_quote_delim"), nb::arg("na_value"), nb::arg("header"),
-      nb::arg("num_epochs"), nb::arg("shuffle"), nb::arg("shuffle_buffer_size"),
-      nb::arg("seed").none(), nb::arg("num_parallel_reads"), nb::arg("num_rows_for_inference"),
+      nb::arg("column_defaults"), nb::arg("label_name"), nb::arg("select"), nb::arg("field_delim"),
+      nb::arg("use_quote_delim"), nb::arg("na_value"), nb::arg("header"), nb::arg("num_epochs"),
+      nb::arg("shuffle"), nb::arg("shuffle_buffer_size"), nb::arg("seed").none(),
+      nb::arg("num_parallel_reads"), nb::arg("num_rows_for_inference"),
       nb::arg("compression").none(), nb::arg("ignore_errors"));
 }
 

@@ -15,9 +15,9 @@ namespace sluice::python {
 void RegisterWebDataset(nb::module_& m) {
   m.def(
       "_webdataset",
-      [](std::vector<std::string> files, std::vector<std::string> extensions,
-         int64_t buffer_size, int64_t num_parallel_reads, bool use_index, int64_t max_sample_size,
-         std::string missing, std::string name) {
+      [](std::vector<std::string> files, std::vector<std::string> extensions, int64_t buffer_size,
+         int64_t num_parallel_reads, bool use_index, int64_t max_sample_size, std::string missing,
+         std::string name) {
         WebDatasetOptions o;
         o.extensions = std::move(extensions);
         if (buffer_size > 0) o.buffer_size = buffer_size;

@@ -15,44 +15,6 @@
 namespace sluice::python {
 namespace {
 
-// The C++ Dataset inside a sluice.Dataset or _sluice.Dataset.
-const Dataset& DatasetOf(nb::handle py_dataset, const std::string& what) {
-  nb::handle h = py_dataset;
-  if (nb::hasattr(h, "_ds")) h = h.attr("_ds");
-  if (!nb::isinstance<Dataset>(h)) {
-    throw nb::type_error(
-        (what + ": expected a sluice.Dataset, got " + TypeName(py_dataset)).c_str());
-  }
-  return nb::cast<const Dataset&>(h);
-}
-
-Dataset Checked(Dataset ds) {
-  if (!ds.status().ok()) ThrowStatus(ds.status());
-  return ds;
-}
-
-// fn(*args) for a tuple, fn(args) otherwise (tf.data's calling convention).
-nb::object CallSpread(nb::handle fn, nb::handle args) {
-  if (nb::isinstance<nb::tuple>(args)) {
-    PyObject* r = PyObject_Call(fn.ptr(), args.ptr(), nullptr);
-    if (r == nullptr) throw nb::python_error();
-    return nb::steal(r);
-  }
-  return fn(args);
-}
-
-template <typename T, typename Body>
-Result<T> UnderGil(const std::string& what, Body&& body) {
-  nb::gil_scoped_acquire gil;
-  try {
-    return body();
-  } catch (nb::python_error& e) {
-    return CapturePythonError(e, what);
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument(what + ": " + e.what());
-  }
-}
-
 // An integer scalar (int, NumPy integer, 0-d integer array) as int64.
 Result<int64_t> Int64Of(nb::handle value, const std::string& what) {
   PyObject* i = PyNumber_Index(value.ptr());
