@@ -114,6 +114,9 @@ struct OutputFileOptions {
   // folder: a committed file survives a power loss. (A killed process never
   // leaves a partial file under the final name even without it.)
   bool sync = false;
+  // With atomic = false: append to the target (made if missing) instead of
+  // truncating it. Ignored in atomic mode.
+  bool append = false;
 };
 
 class OutputFile {

@@ -12,12 +12,19 @@
 // iterator that finds it held (another iterator or process is writing)
 // passes the input through without writing. An interrupted write (the
 // iterator destroyed, an error, the process killed) leaves the metadata
-// marked incomplete and no published shard read as complete; the next
-// iterator restarts the write from the first element (no resumption).
+// marked incomplete and no published shard read as complete. An
+// uncompressed write resumes: the next writing iterator finds
+// snapshot.progress (SnapshotWriter, snapshot_format.h), cuts the partial
+// shards back to it and, re-running the input for its first k elements
+// without writing them, writes from element k on. A compressed write
+// restarts from the first element.
 //
-// Save/restore: a reading iterator saves its reader's state; a writing or
-// passing-through one saves its input's state, and is restored as a
-// pass-through of its input (exact, but that pass writes nothing).
+// Save/restore: a reading iterator saves its reader's state; a passing-
+// through one its input's state. A resumable writing one writes a progress
+// checkpoint and saves it with its input's state; restored, it goes on
+// writing from that checkpoint if the folder's progress is still that
+// write's and the lock is free, and is otherwise a pass-through of its
+// input (exact, but that pass writes nothing).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -85,7 +92,9 @@ class SnapshotNode : public DatasetNode {
   std::string dir_;
 };
 
-enum class Mode : uint64_t { kRead = 1, kWrite = 2, kPassThrough = 3 };
+// kResumableWrite: only in saved states (a kWrite iterator with a
+// resumable writer, followed by its progress checkpoint).
+enum class Mode : uint64_t { kRead = 1, kWrite = 2, kPassThrough = 3, kResumableWrite = 4 };
 
 class SnapshotIterator : public IteratorNode {
  public:
@@ -120,14 +129,25 @@ class SnapshotIterator : public IteratorNode {
       return OpenRead(*m);
     }
     LogOtherSnapshots();
-    const SnapshotOptions& o = node_.snapshot_options();
-    SLUICE_ASSIGN_OR_RETURN(writer_,
-                            SnapshotWriter::Open(node_.dir(), {.compression = o.compression,
-                                                               .shard_func = o.shard_func,
-                                                               .num_shards = o.num_shards,
-                                                               .fingerprint = node_.fingerprint(),
-                                                               .element_spec = node_.spec(),
-                                                               .stage = "snapshot"}));
+    if (Resumable()) {
+      Result<SnapshotProgress> p = ReadSnapshotProgress(node_.dir());
+      if (p.ok()) {
+        Result<std::unique_ptr<SnapshotWriter>> w =
+            SnapshotWriter::Open(node_.dir(), WriterOptions(), &*p);
+        if (w.ok()) {
+          writer_ = std::move(w).value();
+          skip_ = p->num_elements;
+          mode_ = Mode::kWrite;
+          return Status::OK();
+        }
+        p = w.status();
+      }
+      if (p.status().code() != StatusCode::kNotFound) {
+        std::fprintf(stderr, "sluice: snapshot: not resuming the write of %s, writing it again: %s\n",
+                     node_.dir().c_str(), p.status().ToString().c_str());
+      }
+    }
+    SLUICE_ASSIGN_OR_RETURN(writer_, SnapshotWriter::Open(node_.dir(), WriterOptions()));
     mode_ = Mode::kWrite;
     return Status::OK();
   }
@@ -135,7 +155,15 @@ class SnapshotIterator : public IteratorNode {
   Status Save(StateWriter& w) override {
     w.Tag("snapshot");
     w.U64(params_.iteration);
-    w.U64(static_cast<uint64_t>(mode_));
+    if (mode_ == Mode::kWrite && writer_ && writer_->resumable()) {
+      // A progress checkpoint, and where it is, for Restore to go on writing.
+      SLUICE_ASSIGN_OR_RETURN(SnapshotProgress p, writer_->Checkpoint());
+      w.U64(static_cast<uint64_t>(Mode::kResumableWrite));
+      w.String(EncodeSnapshotProgress(p));
+      w.I64(skip_);
+    } else {
+      w.U64(static_cast<uint64_t>(mode_));
+    }
     if (mode_ == Mode::kRead) return read_.it->Save(w);
     w.Bool(input_ != nullptr);
     return input_ ? input_->Save(w) : Status::OK();
@@ -156,14 +184,29 @@ class SnapshotIterator : public IteratorNode {
       SLUICE_RETURN_IF_ERROR(OpenRead(*m));
       return read_.it->Restore(r);
     }
-    if (static_cast<Mode>(mode) != Mode::kWrite && static_cast<Mode>(mode) != Mode::kPassThrough) {
+    if (static_cast<Mode>(mode) != Mode::kWrite && static_cast<Mode>(mode) != Mode::kPassThrough &&
+        static_cast<Mode>(mode) != Mode::kResumableWrite) {
       return Status::DataLoss("iterator state: unknown snapshot mode " + std::to_string(mode));
     }
     mode_ = Mode::kPassThrough;
+    std::optional<SnapshotProgress> saved;
+    int64_t skip = 0;
+    if (static_cast<Mode>(mode) == Mode::kResumableWrite) {
+      SLUICE_ASSIGN_OR_RETURN(std::string text, r.String());
+      Result<SnapshotProgress> p = ParseSnapshotProgress(text, "iterator state");
+      if (!p.ok()) return p.status();
+      SLUICE_ASSIGN_OR_RETURN(skip, r.I64());
+      if (skip < 0 || skip > p->num_elements) {
+        return Status::DataLoss("iterator state: a bad snapshot progress");
+      }
+      saved = std::move(p).value();
+    }
     SLUICE_ASSIGN_OR_RETURN(bool has_input, r.Bool());
     if (!has_input) return Status::OK();
     SLUICE_RETURN_IF_ERROR(MakeInput());
-    return input_->Restore(r);
+    SLUICE_RETURN_IF_ERROR(input_->Restore(r));
+    if (saved) ResumeSaved(*saved, skip);
+    return Status::OK();
   }
 
  protected:
@@ -177,6 +220,14 @@ class SnapshotIterator : public IteratorNode {
     }
     if (!e->has_value()) {
       input_.reset();
+      if (writer_ && skip_ > 0) {
+        // The input ended before the resumed progress point: that progress
+        // is not this input's; the next write starts afresh.
+        std::error_code ec;
+        fs::remove(node_.dir() + "/" + std::string(kSnapshotProgressFile), ec);
+        Abandon();
+        return std::optional<Element>();
+      }
       if (writer_) {
         std::unique_ptr<SnapshotWriter> w = std::move(writer_);
         Status s = w->Finish();
@@ -185,7 +236,9 @@ class SnapshotIterator : public IteratorNode {
       }
       return std::optional<Element>();
     }
-    if (writer_) {
+    if (writer_ && skip_ > 0) {
+      --skip_;  // written before this write resumed
+    } else if (writer_) {
       Status s = writer_->Write(**e);
       if (!s.ok()) {
         Abandon();
@@ -196,6 +249,49 @@ class SnapshotIterator : public IteratorNode {
   }
 
  private:
+  bool Resumable() const {
+    return node_.snapshot_options().compression == Compression::kNone;
+  }
+  SnapshotWriterOptions WriterOptions() const {
+    const SnapshotOptions& o = node_.snapshot_options();
+    return {.compression = o.compression,
+            .shard_func = o.shard_func,
+            .num_shards = o.num_shards,
+            .fingerprint = node_.fingerprint(),
+            .element_spec = node_.spec(),
+            .stage = "snapshot",
+            .resumable = Resumable(),
+            .progress_every = o.progress_every};
+  }
+
+  // Restore of a state saved mid-write: goes on writing from the saved
+  // progress checkpoint if the folder's progress file is still that
+  // write's (same run, at least as far) and the writer lock is free;
+  // otherwise stays a pass-through.
+  void ResumeSaved(const SnapshotProgress& saved, int64_t skip) {
+    if (!Resumable()) return;
+    Result<SnapshotMetadata> m = ReadSnapshotMetadata(node_.dir());
+    if (m.ok() && m->complete) return;
+    Result<SnapshotProgress> p = ReadSnapshotProgress(node_.dir());
+    if (!p.ok() || p->run != saved.run || p->fingerprint != saved.fingerprint ||
+        p->num_elements < saved.num_elements) {
+      return;
+    }
+    Result<std::unique_ptr<FolderLock>> lock =
+        FolderLock::TryTake(node_.dir() + "/" + std::string(kSnapshotLockFile));
+    if (!lock.ok() || !*lock) return;
+    // Checked again under the lock: another writer may have moved on.
+    p = ReadSnapshotProgress(node_.dir());
+    if (!p.ok() || p->run != saved.run || p->num_elements < saved.num_elements) return;
+    Result<std::unique_ptr<SnapshotWriter>> w =
+        SnapshotWriter::Open(node_.dir(), WriterOptions(), &saved);
+    if (!w.ok()) return;
+    lock_ = std::move(lock).value();
+    writer_ = std::move(w).value();
+    skip_ = skip;
+    mode_ = Mode::kWrite;
+  }
+
   Status MakeInput() {
     SLUICE_ASSIGN_OR_RETURN(input_, MakeIteratorOf(*node_.inputs()[0], *ctx(), params_));
     return Status::OK();
@@ -242,8 +338,12 @@ class SnapshotIterator : public IteratorNode {
   }
 
   void Abandon() {
-    writer_.reset();  // removes its temporary files; the metadata stays incomplete
+    // A resumable writer keeps its partial shards and progress file for the
+    // next one; others remove their temporary files. The metadata stays
+    // incomplete.
+    writer_.reset();
     lock_.reset();
+    skip_ = 0;
   }
   void Reset() {
     Abandon();
@@ -257,6 +357,7 @@ class SnapshotIterator : public IteratorNode {
   Mode mode_ = Mode::kPassThrough;
   std::unique_ptr<IteratorNode> input_;
   std::unique_ptr<SnapshotWriter> writer_;
+  int64_t skip_ = 0;  // input elements to pass on unwritten (a resumed write)
   std::unique_ptr<FolderLock> lock_;
   SubIterator read_{SubDataset(Dataset::range(0), nullptr), nullptr};
 };

@@ -76,6 +76,10 @@ struct SnapshotOptions {
   // As LoadOptions.
   ReaderFn reader_func;
   std::string name;
+  // An uncompressed write records its progress (snapshot.progress) at least
+  // every this many elements (and every 64 MiB), and whenever its iterator
+  // is saved; an interrupted write resumes from the last one.
+  int64_t progress_every = 4096;
 };
 
 // The folder that input.snapshot(path) writes and reads:

@@ -126,13 +126,19 @@ Result<TFRecordWriter> TFRecordWriter::Open(const std::string& path,
     return Status::InvalidArgument(fmt::format("writing {}: compression_level {} is not in -1..9",
                                                path, options.compression_level));
   }
+  if (options.append && (options.atomic || options.compression != Compression::kNone)) {
+    return Status::InvalidArgument("writing " + path +
+                                   ": append needs atomic = false and no compression");
+  }
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->opts = options;
   impl->opts.buffer_size = std::max<size_t>(options.buffer_size, 4096);
   impl->digest = options.digest || options.write_index;
   SLUICE_ASSIGN_OR_RETURN(impl->out,
-                          OutputFile::Create(path, {options.atomic, options.sync_on_close}));
+                          OutputFile::Create(path, {.atomic = options.atomic,
+                                                    .sync = options.sync_on_close,
+                                                    .append = options.append}));
   if (impl->out->is_stream()) {
     if (options.write_index) {
       return Status::InvalidArgument("writing " + impl->out->path() +

@@ -45,6 +45,10 @@ struct TFRecordWriterOptions {
   size_t buffer_size = 256 << 10;
   // Write under a temporary name and rename on Close().
   bool atomic = true;
+  // With atomic = false and no compression: append records to PATH (made
+  // if missing) instead of truncating it; PATH must end on a record
+  // boundary (snapshot's resumed shards truncate it to one first).
+  bool append = false;
   // fsync the file (and, when atomic, its directory) before Close() returns;
   // the .idx (write_index) likewise.
   bool sync_on_close = false;

@@ -100,7 +100,141 @@ Result<ElementSpec> ParseSpec(const json& v, std::string_view what) {
   return ElementSpec(std::move(comps));
 }
 
+Result<uint64_t> Hex64(const json& doc, const char* key, std::string_view what) {
+  SLUICE_ASSIGN_OR_RETURN(const json* v, Field(doc, key, json::value_t::string, what));
+  const std::string& t = v->get_ref<const std::string&>();
+  if (t.size() != 16 || t.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return Bad(what, std::string("\"") + key + "\" is not 16 hex digits");
+  }
+  return std::stoull(t, nullptr, 16);
+}
+
+void WriteSpec(JsonWriter& w, const ElementSpec& spec) {
+  w.Key("element_spec");
+  if (!spec.known()) {
+    w.Null();
+  } else {
+    w.BeginArray();
+    for (const ComponentSpec& c : spec.components()) {
+      w.BeginObject(/*one_line=*/true);
+      w.Key("name").String(c.name);
+      w.Key("dtype").String(DTypeName(c.dtype));
+      w.Key("shape");
+      if (c.shape.unknown_rank()) {
+        w.Null();
+      } else {
+        w.BeginArray(true);
+        for (int64_t d : c.shape.dims()) d < 0 ? w.Null() : w.Int(d);
+        w.EndArray();
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+}
+
 }  // namespace
+
+std::string SnapshotPartialFileName(int64_t id) {
+  return "." + SnapshotShardFileName(id) + std::string(kSnapshotPartialSuffix);
+}
+
+std::string EncodeSnapshotProgress(const SnapshotProgress& p) {
+  JsonWriter w({.indent = 2});
+  w.BeginObject();
+  w.Key("format").String(kSnapshotProgressFormat);
+  w.Key("version").Int(kSnapshotVersion);
+  w.Key("fingerprint").String(FingerprintHex(p.fingerprint));
+  w.Key("run").String(FingerprintHex(p.run));
+  w.Key("sharding").Int(p.sharding);
+  w.Key("num_elements").Int(p.num_elements);
+  WriteSpec(w, p.element_spec);
+  w.Key("shards").BeginArray();
+  for (const SnapshotProgressShard& s : p.shards) {
+    w.BeginObject(true);
+    w.Key("id").Int(s.id);
+    w.Key("file").String(s.file);
+    w.Key("bytes").Int(s.bytes);
+    w.Key("num_elements").Int(s.num_elements);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.Take() + "\n";
+}
+
+Result<SnapshotProgress> ParseSnapshotProgress(std::string_view text, std::string_view what) {
+  if (static_cast<int64_t>(text.size()) > kMaxSnapshotMetadataBytes) {
+    return Bad(what, "larger than " + std::to_string(kMaxSnapshotMetadataBytes) + " bytes");
+  }
+  if (TooDeep(text)) return Bad(what, "nested too deeply");
+  const json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Bad(what, "not JSON (truncated or corrupt)");
+  if (!doc.is_object()) return Bad(what, "not a JSON object");
+  SLUICE_ASSIGN_OR_RETURN(const json* format, Field(doc, "format", json::value_t::string, what));
+  if (format->get_ref<const std::string&>() != kSnapshotProgressFormat) {
+    return Bad(what, "\"format\" is not \"" + std::string(kSnapshotProgressFormat) + "\"");
+  }
+  SLUICE_ASSIGN_OR_RETURN(int64_t version, Count(doc, "version", what));
+  if (version != kSnapshotVersion) {
+    return Bad(what, "version " + std::to_string(version) + " (this sluice reads version " +
+                         std::to_string(kSnapshotVersion) + ")");
+  }
+  SnapshotProgress p;
+  SLUICE_ASSIGN_OR_RETURN(p.fingerprint, Hex64(doc, "fingerprint", what));
+  SLUICE_ASSIGN_OR_RETURN(p.run, Hex64(doc, "run", what));
+  SLUICE_ASSIGN_OR_RETURN(p.sharding, Count(doc, "sharding", what));
+  SLUICE_ASSIGN_OR_RETURN(const json* spec, Field(doc, "element_spec", json::value_t::null, what));
+  SLUICE_ASSIGN_OR_RETURN(p.element_spec, ParseSpec(*spec, what));
+  SLUICE_ASSIGN_OR_RETURN(p.num_elements, Count(doc, "num_elements", what));
+  SLUICE_ASSIGN_OR_RETURN(const json* shards, Field(doc, "shards", json::value_t::array, what));
+  if (static_cast<int64_t>(shards->size()) > kMaxSnapshotShards) {
+    return Bad(what, "more than " + std::to_string(kMaxSnapshotShards) + " shards");
+  }
+  int64_t total = 0;
+  for (const json& s : *shards) {
+    if (!s.is_object()) return Bad(what, "a shard is not an object");
+    SnapshotProgressShard shard;
+    SLUICE_ASSIGN_OR_RETURN(shard.id, Count(s, "id", what));
+    SLUICE_ASSIGN_OR_RETURN(const json* file, Field(s, "file", json::value_t::string, what));
+    shard.file = file->get<std::string>();
+    SLUICE_ASSIGN_OR_RETURN(shard.bytes, Count(s, "bytes", what));
+    SLUICE_ASSIGN_OR_RETURN(shard.num_elements, Count(s, "num_elements", what));
+    if (shard.file != SnapshotPartialFileName(shard.id)) {
+      return Bad(what, "shard " + std::to_string(shard.id) + " names the file \"" + shard.file +
+                           "\", not \"" + SnapshotPartialFileName(shard.id) + "\"");
+    }
+    if (!p.shards.empty() && shard.id <= p.shards.back().id) {
+      return Bad(what, "shard ids are not in ascending order");
+    }
+    if (shard.num_elements > p.num_elements - total) {
+      return Bad(what, "the shards hold more elements than \"num_elements\"");
+    }
+    // Each record takes at least its 16 bytes of framing.
+    if (shard.num_elements > shard.bytes / 16) {
+      return Bad(what, "shard " + std::to_string(shard.id) + " is too short for its records");
+    }
+    total += shard.num_elements;
+    p.shards.push_back(std::move(shard));
+  }
+  if (total != p.num_elements) {
+    return Bad(what, "the shards hold " + std::to_string(total) +
+                         " elements, \"num_elements\" says " + std::to_string(p.num_elements));
+  }
+  return p;
+}
+
+Result<SnapshotProgress> ReadSnapshotProgress(const std::string& dir) {
+  const std::string path = dir + "/" + std::string(kSnapshotProgressFile);
+  Result<std::string> text = ReadFileToString(path, kMaxSnapshotMetadataBytes);
+  if (!text.ok()) return text.status();
+  return ParseSnapshotProgress(*text, path);
+}
+
+Status WriteSnapshotProgress(const std::string& dir, const SnapshotProgress& p) {
+  return WriteFileAtomically(dir + "/" + std::string(kSnapshotProgressFile),
+                             EncodeSnapshotProgress(p));
+}
 
 std::string SnapshotShardFileName(int64_t id) {
   char buf[40];
@@ -117,27 +251,7 @@ std::string EncodeSnapshotMetadata(const SnapshotMetadata& m) {
   w.Key("fingerprint").String(FingerprintHex(m.fingerprint));
   w.Key("compression").String(CompressionName(m.compression));
   w.Key("num_elements").Int(m.num_elements);
-  w.Key("element_spec");
-  if (!m.element_spec.known()) {
-    w.Null();
-  } else {
-    w.BeginArray();
-    for (const ComponentSpec& c : m.element_spec.components()) {
-      w.BeginObject(/*one_line=*/true);
-      w.Key("name").String(c.name);
-      w.Key("dtype").String(DTypeName(c.dtype));
-      w.Key("shape");
-      if (c.shape.unknown_rank()) {
-        w.Null();
-      } else {
-        w.BeginArray(true);
-        for (int64_t d : c.shape.dims()) d < 0 ? w.Null() : w.Int(d);
-        w.EndArray();
-      }
-      w.EndObject();
-    }
-    w.EndArray();
-  }
+  WriteSpec(w, m.element_spec);
   w.Key("shards").BeginArray();
   for (const SnapshotShard& s : m.shards) {
     w.BeginObject(true);

@@ -52,6 +52,44 @@ struct SnapshotMetadata {
 // "shard-00007.tfrecord".
 std::string SnapshotShardFileName(int64_t id);
 
+// ------------------------------------------------------------ progress
+//
+// A resumable (uncompressed) snapshot write keeps each shard under
+// ".shard-NNNNN.tfrecord.partial" until it finishes, and at every progress
+// checkpoint flushes the shards and writes "snapshot.progress" atomically:
+// how many elements the run has written and each shard's length in bytes
+// and records at that point. The next writer of the same fingerprint
+// truncates the partial shards to those lengths and goes on from there.
+inline constexpr std::string_view kSnapshotProgressFile = "snapshot.progress";
+inline constexpr std::string_view kSnapshotProgressFormat = "sluice.snapshot.progress";
+inline constexpr std::string_view kSnapshotPartialSuffix = ".partial";
+
+struct SnapshotProgressShard {
+  int64_t id = 0;
+  std::string file;  // SnapshotPartialFileName(id)
+  int64_t bytes = 0;
+  int64_t num_elements = 0;
+};
+
+struct SnapshotProgress {
+  uint64_t fingerprint = 0;
+  uint64_t run = 0;  // names one write (kept by its resumptions)
+  int64_t sharding = 0;  // num_shards of the default sharding; 0: a shard_func
+  int64_t num_elements = 0;
+  ElementSpec element_spec;  // of the elements so far (Unknown: none yet)
+  std::vector<SnapshotProgressShard> shards;  // ascending id
+};
+
+// ".shard-00007.tfrecord.partial".
+std::string SnapshotPartialFileName(int64_t id);
+std::string EncodeSnapshotProgress(const SnapshotProgress& p);
+// DataLoss naming `what` for anything malformed (as ParseSnapshotMetadata;
+// fuzzed by the same target).
+Result<SnapshotProgress> ParseSnapshotProgress(std::string_view text, std::string_view what);
+// DIR/snapshot.progress: NotFound if it does not exist.
+Result<SnapshotProgress> ReadSnapshotProgress(const std::string& dir);
+Status WriteSnapshotProgress(const std::string& dir, const SnapshotProgress& p);
+
 // The JSON text (indented, one key per line).
 std::string EncodeSnapshotMetadata(const SnapshotMetadata& m);
 // The inverse; DataLoss naming `what` for anything malformed: not JSON, a

@@ -2,6 +2,8 @@
 // (pipeline/internal/snapshot_format.h, docs/formats.md "Saved datasets and
 // snapshots").
 //
+// Each input is also parsed as a progress file (snapshot.progress).
+//
 // Every outcome must be metadata or DataLoss: never a crash, a hang or an
 // exception out of the JSON parser. Metadata that parses must hold what the
 // parser promises (shard names that are plain "shard-N.tfrecord" names in
@@ -30,8 +32,39 @@ namespace pi = sluice::pipeline_internal;
 
 }  // namespace
 
+// The progress file of a resumable snapshot write (snapshot.progress): the
+// same promises.
+void CheckProgress(std::string_view text) {
+  const sluice::Result<pi::SnapshotProgress> p = pi::ParseSnapshotProgress(text, "fuzz.progress");
+  if (!p.ok()) {
+    if (p.status().code() != sluice::StatusCode::kDataLoss) {
+      Fail("progress error is not DataLoss", p.status().ToString());
+    }
+    if (p.status().ToString().find("fuzz.progress") == std::string::npos) {
+      Fail("progress error does not name the file", p.status().ToString());
+    }
+    return;
+  }
+  int64_t total = 0;
+  for (size_t i = 0; i < p->shards.size(); ++i) {
+    const pi::SnapshotProgressShard& s = p->shards[i];
+    if (s.file != pi::SnapshotPartialFileName(s.id) || s.file.find('/') != std::string::npos) {
+      Fail("bad partial shard file name accepted", s.file);
+    }
+    if (i > 0 && s.id <= p->shards[i - 1].id) Fail("progress shard ids out of order", s.file);
+    if (s.bytes < 0 || s.num_elements < 0) Fail("negative progress counts", s.file);
+    total += s.num_elements;
+  }
+  if (total != p->num_elements) Fail("progress counts do not add up", std::string(text));
+  const std::string again = pi::EncodeSnapshotProgress(*p);
+  const sluice::Result<pi::SnapshotProgress> back = pi::ParseSnapshotProgress(again, "again");
+  if (!back.ok()) Fail("encoded progress does not parse", again + back.status().ToString());
+  if (pi::EncodeSnapshotProgress(*back) != again) Fail("progress encoding is not stable", again);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  CheckProgress(text);
   const sluice::Result<pi::SnapshotMetadata> m = pi::ParseSnapshotMetadata(text, "fuzz.metadata");
   if (!m.ok()) {
     if (m.status().code() != sluice::StatusCode::kDataLoss) {

@@ -8,8 +8,10 @@
 #include <thread>
 
 #include "conformance.h"
+#include "sluice/core/element_codec.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/internal/snapshot_format.h"
+#include "sluice/records/tfrecord_format.h"
 #include "test_util.h"
 
 namespace sluice {
@@ -430,8 +432,153 @@ TEST(SnapshotTest, SaveRestoreMidWriteIsExact) {
         rest.push_back((*e)->DebugString(1000));
       }
       EXPECT_EQ(rest, std::vector<std::string>(want.begin() + k, want.end()));
+      // The restored iterator went on writing (or the first one finished):
+      // the snapshot is complete either way.
+      const std::string run = SnapshotRunPath(Numbers(9).shuffle(4, {.seed = 3}), path);
+      EXPECT_NE(Meta(run).find("\"complete\": true"), std::string::npos);
+      EXPECT_EQ(ReadAll(Dataset::load(run)), want);
+      EXPECT_FALSE(fs::exists(run + "/snapshot.progress"));
     }
   }
+}
+
+// ---------------------------------------------------------- resumed writes
+
+// Reads k elements of a fresh writing iterator over `ds`, then destroys it.
+void Interrupt(const Dataset& ds, int k) {
+  SLUICE_ASSERT_OK_AND_ASSIGN(Iterator it, ds.iterator());
+  for (int i = 0; i < k; ++i) SLUICE_ASSERT_OK(it.next());
+}
+
+// Replaces the first record of a partial shard (an int64 scalar) by
+// `value`, with a valid CRC: a write that rewrote the shard would lose it.
+void ReplaceFirstRecord(const std::string& path, int64_t value) {
+  std::string bytes = testing::ReadFileOrDie(path);
+  std::string record;
+  ASSERT_TRUE(EncodeElement(Element({Tensor::Scalar<int64_t>(value)}), &record).ok());
+  const uint64_t len = tfrecord::DecodeFixed64(reinterpret_cast<const uint8_t*>(bytes.data()));
+  ASSERT_EQ(len, record.size());
+  bytes.replace(tfrecord::kHeaderSize, record.size(), record);
+  uint8_t footer[4];
+  tfrecord::EncodeFixed32(crc32c::Mask(crc32c::Value(record)), footer);
+  bytes.replace(tfrecord::kHeaderSize + record.size(), 4, reinterpret_cast<char*>(footer), 4);
+  testing::WriteFileOrDie(path, bytes);
+}
+
+TEST(SnapshotTest, AnInterruptedWriteResumesWithoutRewriting) {
+  ScratchDir dir;
+  std::atomic<int> calls{0};
+  // 13 elements read, progress every 5: the progress file says 10.
+  Dataset ds = Counting(23, &calls).snapshot(dir.path(), {.progress_every = 5});
+  const std::string run = SnapshotRunPath(Counting(23, &calls), dir.path());
+  Interrupt(ds, 13);
+  EXPECT_NE(Meta(run).find("\"complete\": false"), std::string::npos);
+  SLUICE_ASSERT_OK_AND_ASSIGN(pipeline_internal::SnapshotProgress p,
+                              pipeline_internal::ReadSnapshotProgress(run));
+  EXPECT_EQ(p.num_elements, 10);
+  ASSERT_EQ(p.shards.size(), 4u);
+  EXPECT_EQ(p.shards[0].num_elements, 3);  // 0, 4, 8
+  EXPECT_EQ(p.shards[3].num_elements, 2);  // 3, 7
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_GE(static_cast<int64_t>(fs::file_size(run + "/" + p.shards[i].file)),
+              p.shards[i].bytes);
+  }
+  ReplaceFirstRecord(run + "/.shard-00000.tfrecord.partial", 1000);
+  // The next iterator hands out the input's elements, in order.
+  calls = 0;
+  EXPECT_EQ(ReadAll(ds), ReadAll(Numbers(23)));
+  EXPECT_EQ(calls.load(), 23);
+  EXPECT_NE(Meta(run).find("\"complete\": true"), std::string::npos);
+  for (const auto& e : fs::directory_iterator(run)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_FALSE(name.ends_with(".partial") || name == "snapshot.progress") << name;
+  }
+  // Elements 1..22 as written; element 0 is the one planted in the partial
+  // shard: the resumed write kept the first 10 elements' bytes.
+  std::vector<std::string> want = ReadAll(Numbers(23));
+  want[0] = Element({Tensor::Scalar<int64_t>(1000)}).DebugString(1000);
+  EXPECT_EQ(ReadAll(Dataset::load(run)), want);
+  EXPECT_EQ(ReadAll(ds), want);  // later runs read it
+}
+
+TEST(SnapshotTest, AResumedWriteIsCompleteAndEqual) {
+  for (int k : {0, 3, 5, 7, 12, 21, 23}) {
+    SCOPED_TRACE("k " + std::to_string(k));
+    ScratchDir dir;
+    std::atomic<int> calls{0};
+    Dataset ds = Counting(23, &calls).snapshot(dir.path(), {.num_shards = 3, .progress_every = 4});
+    Interrupt(ds, k);
+    EXPECT_EQ(ReadAll(ds), ReadAll(Numbers(23)));
+    const std::string run = SnapshotRunPath(Counting(23, &calls), dir.path());
+    EXPECT_EQ(ReadAll(Dataset::load(run)), ReadAll(Numbers(23)));
+    // Twice interrupted.
+    ScratchDir dir2;
+    Dataset ds2 = Counting(23, &calls).snapshot(dir2.path(), {.num_shards = 3, .progress_every = 4});
+    Interrupt(ds2, k);
+    Interrupt(ds2, std::min(k + 6, 23));
+    EXPECT_EQ(ReadAll(ds2), ReadAll(Numbers(23)));
+    EXPECT_EQ(ReadAll(Dataset::load(SnapshotRunPath(Counting(23, &calls), dir2.path()))),
+              ReadAll(Numbers(23)));
+  }
+}
+
+TEST(SnapshotTest, AResumedWriteWithAShardFunc) {
+  ScratchDir dir;
+  SnapshotOptions o;
+  o.shard_func = [](const Element& e) -> Result<int64_t> { return e[0].scalar<int64_t>() % 3; };
+  o.reader_func = [](const std::vector<Dataset>& shards) -> Result<Dataset> {
+    return shards[0].concatenate(shards[1]).concatenate(shards[2]);
+  };
+  o.progress_every = 4;
+  Dataset ds = Numbers(14).snapshot(dir.path(), o);
+  Interrupt(ds, 9);
+  EXPECT_EQ(ReadAll(ds), ReadAll(Numbers(14)));
+  EXPECT_EQ(ReadAll(ds), Int64Elements({0, 3, 6, 9, 12, 1, 4, 7, 10, 13, 2, 5, 8, 11}));
+}
+
+TEST(SnapshotTest, ABadProgressFileRestartsTheWrite) {
+  for (int bad = 0; bad < 4; ++bad) {
+    SCOPED_TRACE("bad " + std::to_string(bad));
+    ScratchDir dir;
+    std::atomic<int> calls{0};
+    Dataset ds = Counting(17, &calls).snapshot(dir.path(), {.progress_every = 3});
+    const std::string run = SnapshotRunPath(Counting(17, &calls), dir.path());
+    Interrupt(ds, 11);
+    const std::string progress = run + "/snapshot.progress";
+    SLUICE_ASSERT_OK_AND_ASSIGN(pipeline_internal::SnapshotProgress p,
+                                pipeline_internal::ReadSnapshotProgress(run));
+    ASSERT_EQ(p.num_elements, 9);
+    if (bad == 0) testing::WriteFileOrDie(progress, "{\"format\": \"sluice.snapshot.progress\", ");
+    if (bad == 1) {
+      p.fingerprint ^= 1;
+      testing::WriteFileOrDie(progress, pipeline_internal::EncodeSnapshotProgress(p));
+    }
+    if (bad == 2) {  // a partial shard shorter than the progress says
+      fs::resize_file(run + "/" + p.shards[1].file, p.shards[1].bytes - 3);
+    }
+    if (bad == 3) {  // another sharding
+      p.sharding = 2;
+      testing::WriteFileOrDie(progress, pipeline_internal::EncodeSnapshotProgress(p));
+    }
+    ::testing::internal::CaptureStderr();
+    calls = 0;
+    EXPECT_EQ(ReadAll(ds), ReadAll(Numbers(17)));
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("not resuming"), std::string::npos) << err;
+    EXPECT_EQ(calls.load(), 17);
+    EXPECT_EQ(ReadAll(Dataset::load(run)), ReadAll(Numbers(17)));
+  }
+}
+
+TEST(SnapshotTest, CompressedWritesRestart) {
+  ScratchDir dir;
+  Dataset ds = Numbers(12).snapshot(dir.path(), {.compression = Compression::kGzip,
+                                                 .progress_every = 2});
+  const std::string run = SnapshotRunPath(Numbers(12), dir.path());
+  Interrupt(ds, 7);
+  EXPECT_FALSE(fs::exists(run + "/snapshot.progress"));
+  EXPECT_EQ(ReadAll(ds), ReadAll(Numbers(12)));
+  EXPECT_EQ(ReadAll(Dataset::load(run)), ReadAll(Numbers(12)));
 }
 
 // Iterators started at once on threads: one writes, the others pass their
