@@ -61,9 +61,8 @@ Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path,
     return out;
   }
   if (!options.atomic) {
-    const int fd = ::open(path.c_str(),
-                          O_WRONLY | O_CREAT | (options.append ? O_APPEND : O_TRUNC) | O_CLOEXEC,
-                          0666);
+    const int fd = ::open(
+        path.c_str(), O_WRONLY | O_CREAT | (options.append ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0666);
     if (fd < 0) return OsError("cannot create " + path, errno);
     return std::unique_ptr<OutputFile>(new OutputFile(path, path, fd, options));
   }

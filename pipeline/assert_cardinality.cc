@@ -15,11 +15,9 @@ std::string CountText(int64_t n) {
 }
 
 Status Mismatch(int64_t expected, const std::string& got) {
-  return Status::FailedPrecondition("assert_cardinality: the input was expected to contain " +
-                                    CountText(expected) + (expected == kInfiniteCardinality
-                                                               ? " elements"
-                                                               : "") +
-                                    " but contained " + got);
+  return Status::FailedPrecondition(
+      "assert_cardinality: the input was expected to contain " + CountText(expected) +
+      (expected == kInfiniteCardinality ? " elements" : "") + " but contained " + got);
 }
 
 class AssertCardinalityIterator : public IteratorNode {
@@ -94,10 +92,10 @@ class AssertCardinalityNode : public DatasetNode {
 
 Dataset MakeAssertCardinality(const Dataset& input, int64_t expected) {
   if (expected < 0 && expected != kInfiniteCardinality) {
-    return Dataset::FromError(Status::InvalidArgument(
-        "assert_cardinality: expected_cardinality must be a count >= 0 or "
-        "kInfiniteCardinality, not " +
-        std::to_string(expected)));
+    return Dataset::FromError(
+        Status::InvalidArgument("assert_cardinality: expected_cardinality must be a count >= 0 or "
+                                "kInfiniteCardinality, not " +
+                                std::to_string(expected)));
   }
   const int64_t known = input.cardinality();
   if (known != kUnknownCardinality && known != expected) {

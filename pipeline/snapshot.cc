@@ -143,7 +143,8 @@ class SnapshotIterator : public IteratorNode {
         p = w.status();
       }
       if (p.status().code() != StatusCode::kNotFound) {
-        std::fprintf(stderr, "sluice: snapshot: not resuming the write of %s, writing it again: %s\n",
+        std::fprintf(stderr,
+                     "sluice: snapshot: not resuming the write of %s, writing it again: %s\n",
                      node_.dir().c_str(), p.status().ToString().c_str());
       }
     }
@@ -249,9 +250,7 @@ class SnapshotIterator : public IteratorNode {
   }
 
  private:
-  bool Resumable() const {
-    return node_.snapshot_options().compression == Compression::kNone;
-  }
+  bool Resumable() const { return node_.snapshot_options().compression == Compression::kNone; }
   SnapshotWriterOptions WriterOptions() const {
     const SnapshotOptions& o = node_.snapshot_options();
     return {.compression = o.compression,

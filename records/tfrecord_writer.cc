@@ -135,10 +135,9 @@ Result<TFRecordWriter> TFRecordWriter::Open(const std::string& path,
   impl->opts = options;
   impl->opts.buffer_size = std::max<size_t>(options.buffer_size, 4096);
   impl->digest = options.digest || options.write_index;
-  SLUICE_ASSIGN_OR_RETURN(impl->out,
-                          OutputFile::Create(path, {.atomic = options.atomic,
-                                                    .sync = options.sync_on_close,
-                                                    .append = options.append}));
+  SLUICE_ASSIGN_OR_RETURN(impl->out, OutputFile::Create(path, {.atomic = options.atomic,
+                                                               .sync = options.sync_on_close,
+                                                               .append = options.append}));
   if (impl->out->is_stream()) {
     if (options.write_index) {
       return Status::InvalidArgument("writing " + impl->out->path() +

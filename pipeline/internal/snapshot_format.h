@@ -73,10 +73,10 @@ struct SnapshotProgressShard {
 
 struct SnapshotProgress {
   uint64_t fingerprint = 0;
-  uint64_t run = 0;  // names one write (kept by its resumptions)
+  uint64_t run = 0;      // names one write (kept by its resumptions)
   int64_t sharding = 0;  // num_shards of the default sharding; 0: a shard_func
   int64_t num_elements = 0;
-  ElementSpec element_spec;  // of the elements so far (Unknown: none yet)
+  ElementSpec element_spec;                   // of the elements so far (Unknown: none yet)
   std::vector<SnapshotProgressShard> shards;  // ascending id
 };
 

@@ -119,8 +119,8 @@ Status SnapshotWriter::Resume(const SnapshotProgress& p) {
     wo.append = true;
     Result<TFRecordWriter> tw = TFRecordWriter::Open(path, wo);
     if (!tw.ok()) return tw.status().WithContext(Where());
-    shards_[sp.id] = Shard{std::make_unique<TFRecordWriter>(std::move(tw).value()),
-                           sp.num_elements, sp.bytes};
+    shards_[sp.id] =
+        Shard{std::make_unique<TFRecordWriter>(std::move(tw).value()), sp.num_elements, sp.bytes};
     keep.insert(sp.file);
   }
   // Shards begun after that progress point, and the old progress file.
@@ -211,8 +211,9 @@ Status SnapshotWriter::Write(const Element& e) {
   ++it->second.records;
   ++count_;
   bytes_since_checkpoint_ += static_cast<int64_t>(encoded_.size()) + 16;
-  if (options_.resumable && (count_ - last_checkpoint_ >= std::max<int64_t>(options_.progress_every, 1) ||
-                             bytes_since_checkpoint_ >= options_.progress_bytes)) {
+  if (options_.resumable &&
+      (count_ - last_checkpoint_ >= std::max<int64_t>(options_.progress_every, 1) ||
+       bytes_since_checkpoint_ >= options_.progress_bytes)) {
     Result<SnapshotProgress> p = Checkpoint();
     if (!p.ok()) return p.status();
   }
@@ -238,8 +239,8 @@ Status SnapshotWriter::Finish() {
       fs::rename(dir_ + "/" + SnapshotPartialFileName(id), dir_ + "/" + SnapshotShardFileName(id),
                  ec);
       if (ec) {
-        return Status::FailedPrecondition(Where() + ": cannot publish shard " +
-                                          std::to_string(id) + ": " + ec.message());
+        return Status::FailedPrecondition(Where() + ": cannot publish shard " + std::to_string(id) +
+                                          ": " + ec.message());
       }
     }
     m.shards.push_back({id, SnapshotShardFileName(id), shard.records});

@@ -480,8 +480,7 @@ TEST(SnapshotTest, AnInterruptedWriteResumesWithoutRewriting) {
   EXPECT_EQ(p.shards[0].num_elements, 3);  // 0, 4, 8
   EXPECT_EQ(p.shards[3].num_elements, 2);  // 3, 7
   for (int i = 0; i < 4; ++i) {
-    EXPECT_GE(static_cast<int64_t>(fs::file_size(run + "/" + p.shards[i].file)),
-              p.shards[i].bytes);
+    EXPECT_GE(static_cast<int64_t>(fs::file_size(run + "/" + p.shards[i].file)), p.shards[i].bytes);
   }
   ReplaceFirstRecord(run + "/.shard-00000.tfrecord.partial", 1000);
   // The next iterator hands out the input's elements, in order.
@@ -513,7 +512,8 @@ TEST(SnapshotTest, AResumedWriteIsCompleteAndEqual) {
     EXPECT_EQ(ReadAll(Dataset::load(run)), ReadAll(Numbers(23)));
     // Twice interrupted.
     ScratchDir dir2;
-    Dataset ds2 = Counting(23, &calls).snapshot(dir2.path(), {.num_shards = 3, .progress_every = 4});
+    Dataset ds2 =
+        Counting(23, &calls).snapshot(dir2.path(), {.num_shards = 3, .progress_every = 4});
     Interrupt(ds2, k);
     Interrupt(ds2, std::min(k + 6, 23));
     EXPECT_EQ(ReadAll(ds2), ReadAll(Numbers(23)));
@@ -572,8 +572,8 @@ TEST(SnapshotTest, ABadProgressFileRestartsTheWrite) {
 
 TEST(SnapshotTest, CompressedWritesRestart) {
   ScratchDir dir;
-  Dataset ds = Numbers(12).snapshot(dir.path(), {.compression = Compression::kGzip,
-                                                 .progress_every = 2});
+  Dataset ds =
+      Numbers(12).snapshot(dir.path(), {.compression = Compression::kGzip, .progress_every = 2});
   const std::string run = SnapshotRunPath(Numbers(12), dir.path());
   Interrupt(ds, 7);
   EXPECT_FALSE(fs::exists(run + "/snapshot.progress"));

@@ -85,8 +85,7 @@ TEST(AssertCardinalityTest, AKnownMismatchIsTheBuildError) {
   EXPECT_NE(ds.status().message().find("contained 5 elements (known when built)"),
             std::string::npos)
       << ds.status().ToString();
-  EXPECT_EQ(Dataset::range(5).assert_cardinality(-7).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Dataset::range(5).assert_cardinality(-7).status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(Dataset::range(5).assert_cardinality(5).status().ok());
 }
 
@@ -98,9 +97,8 @@ TEST(AssertCardinalityTest, KeepsRandomAccess) {
 }
 
 TEST(AtTest, ReadsOneElementOfARandomAccessDataset) {
-  Dataset ds = Dataset::range(100).map([](Element e) {
-    return Element({Tensor::Scalar<int64_t>(e[0].scalar<int64_t>() * 2)});
-  });
+  Dataset ds = Dataset::range(100).map(
+      [](Element e) { return Element({Tensor::Scalar<int64_t>(e[0].scalar<int64_t>() * 2)}); });
   ASSERT_TRUE(ds.random_access());
   for (int64_t i : {0, 1, 57, 99}) {
     Result<Element> e = ds.at(i);
