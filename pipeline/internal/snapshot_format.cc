@@ -100,6 +100,28 @@ Result<ElementSpec> ParseSpec(const json& v, std::string_view what) {
   return ElementSpec(std::move(comps));
 }
 
+// The checks both files share: size, depth, JSON, an object of `format` at
+// kSnapshotVersion.
+Result<json> ParseDocument(std::string_view text, std::string_view what, std::string_view format) {
+  if (static_cast<int64_t>(text.size()) > kMaxSnapshotMetadataBytes) {
+    return Bad(what, "larger than " + std::to_string(kMaxSnapshotMetadataBytes) + " bytes");
+  }
+  if (TooDeep(text)) return Bad(what, "nested too deeply");
+  json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Bad(what, "not JSON (truncated or corrupt)");
+  if (!doc.is_object()) return Bad(what, "not a JSON object");
+  SLUICE_ASSIGN_OR_RETURN(const json* name, Field(doc, "format", json::value_t::string, what));
+  if (name->get_ref<const std::string&>() != format) {
+    return Bad(what, "\"format\" is not \"" + std::string(format) + "\"");
+  }
+  SLUICE_ASSIGN_OR_RETURN(int64_t version, Count(doc, "version", what));
+  if (version != kSnapshotVersion) {
+    return Bad(what, "version " + std::to_string(version) + " (this sluice reads version " +
+                         std::to_string(kSnapshotVersion) + ")");
+  }
+  return doc;
+}
+
 Result<uint64_t> Hex64(const json& doc, const char* key, std::string_view what) {
   SLUICE_ASSIGN_OR_RETURN(const json* v, Field(doc, key, json::value_t::string, what));
   const std::string& t = v->get_ref<const std::string&>();
@@ -164,22 +186,7 @@ std::string EncodeSnapshotProgress(const SnapshotProgress& p) {
 }
 
 Result<SnapshotProgress> ParseSnapshotProgress(std::string_view text, std::string_view what) {
-  if (static_cast<int64_t>(text.size()) > kMaxSnapshotMetadataBytes) {
-    return Bad(what, "larger than " + std::to_string(kMaxSnapshotMetadataBytes) + " bytes");
-  }
-  if (TooDeep(text)) return Bad(what, "nested too deeply");
-  const json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Bad(what, "not JSON (truncated or corrupt)");
-  if (!doc.is_object()) return Bad(what, "not a JSON object");
-  SLUICE_ASSIGN_OR_RETURN(const json* format, Field(doc, "format", json::value_t::string, what));
-  if (format->get_ref<const std::string&>() != kSnapshotProgressFormat) {
-    return Bad(what, "\"format\" is not \"" + std::string(kSnapshotProgressFormat) + "\"");
-  }
-  SLUICE_ASSIGN_OR_RETURN(int64_t version, Count(doc, "version", what));
-  if (version != kSnapshotVersion) {
-    return Bad(what, "version " + std::to_string(version) + " (this sluice reads version " +
-                         std::to_string(kSnapshotVersion) + ")");
-  }
+  SLUICE_ASSIGN_OR_RETURN(const json doc, ParseDocument(text, what, kSnapshotProgressFormat));
   SnapshotProgress p;
   SLUICE_ASSIGN_OR_RETURN(p.fingerprint, Hex64(doc, "fingerprint", what));
   SLUICE_ASSIGN_OR_RETURN(p.run, Hex64(doc, "run", what));
@@ -266,22 +273,7 @@ std::string EncodeSnapshotMetadata(const SnapshotMetadata& m) {
 }
 
 Result<SnapshotMetadata> ParseSnapshotMetadata(std::string_view text, std::string_view what) {
-  if (static_cast<int64_t>(text.size()) > kMaxSnapshotMetadataBytes) {
-    return Bad(what, "larger than " + std::to_string(kMaxSnapshotMetadataBytes) + " bytes");
-  }
-  if (TooDeep(text)) return Bad(what, "nested too deeply");
-  const json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Bad(what, "not JSON (truncated or corrupt)");
-  if (!doc.is_object()) return Bad(what, "not a JSON object");
-  SLUICE_ASSIGN_OR_RETURN(const json* format, Field(doc, "format", json::value_t::string, what));
-  if (format->get_ref<const std::string&>() != kSnapshotFormat) {
-    return Bad(what, "\"format\" is not \"" + std::string(kSnapshotFormat) + "\"");
-  }
-  SLUICE_ASSIGN_OR_RETURN(int64_t version, Count(doc, "version", what));
-  if (version != kSnapshotVersion) {
-    return Bad(what, "version " + std::to_string(version) + " (this sluice reads version " +
-                         std::to_string(kSnapshotVersion) + ")");
-  }
+  SLUICE_ASSIGN_OR_RETURN(const json doc, ParseDocument(text, what, kSnapshotFormat));
   SnapshotMetadata m;
   SLUICE_ASSIGN_OR_RETURN(const json* complete,
                           Field(doc, "complete", json::value_t::boolean, what));
