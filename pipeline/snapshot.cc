@@ -29,9 +29,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 
+#include "sluice/core/os_error.h"
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/fingerprint.h"
 #include "sluice/pipeline/internal/snapshot_format.h"
@@ -52,11 +54,13 @@ class FolderLock {
   static Result<std::unique_ptr<FolderLock>> TryTake(const std::string& path) {
     const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
     if (fd < 0) {
-      return Status::FailedPrecondition("snapshot: cannot open the lock file " + path);
+      return OsError("snapshot: cannot open the lock file " + path, errno);
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
       ::close(fd);
-      return std::unique_ptr<FolderLock>();
+      if (err == EWOULDBLOCK) return std::unique_ptr<FolderLock>();  // another writer
+      return OsError("snapshot: cannot lock " + path, err);
     }
     return std::unique_ptr<FolderLock>(new FolderLock(fd));
   }
