@@ -19,7 +19,9 @@ CMAKE_FLAGS ?=
 
 # The venv the Python package is built and tested with (scripts/python-env.sh).
 PYTHON_ENV = $(abspath $(BUILD))/pyenv/bin/python
-CONFIGURE = cmake -S . -G Ninja -Wno-dev -DSLUICE_WERROR=ON
+# Apache Arrow C++ (scripts/fetch-arrow.sh), shared by every build folder.
+ARROW_ROOT = $(CURDIR)/build/arrow
+CONFIGURE = cmake -S . -G Ninja -Wno-dev -DSLUICE_WERROR=ON -DSLUICE_ARROW_ROOT=$(ARROW_ROOT)
 
 # make test / make demo also make the Python package's venv (build/pyenv).
 .PHONY: all deps pyenv build test demo bench asan tsan fuzz format install wheel clean
@@ -28,6 +30,8 @@ all: build
 
 deps:
 	@scripts/install-deps.sh
+	@scripts/fetch-arrow.sh $(ARROW_ROOT) \
+	  || echo "make: could not fetch Arrow C++; building without object stores and Parquet" >&2
 
 pyenv: deps
 	@scripts/python-env.sh $(BUILD) > /dev/null

@@ -19,6 +19,18 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/sluiceConfigVersion.cmake
 install(FILES ${CMAKE_BINARY_DIR}/sluiceConfig.cmake ${CMAKE_BINARY_DIR}/sluiceConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
 
+# Arrow C++'s libraries, when built with them (sluiceConfig.cmake finds them
+# here; their headers are not needed: sluice's public headers hide Arrow).
+set(SLUICE_PC_ARROW_LIBS "")
+if(SLUICE_HAVE_ARROW)
+  foreach(lib arrow arrow_s3 parquet)
+    install(FILES ${SLUICE_ARROW_ROOT}/lib/lib${lib}.so.${SLUICE_ARROW_SOVERSION}
+            DESTINATION ${CMAKE_INSTALL_LIBDIR}/sluice-arrow)
+    string(APPEND SLUICE_PC_ARROW_LIBS " -l:lib${lib}.so.${SLUICE_ARROW_SOVERSION}")
+  endforeach()
+  set(SLUICE_PC_ARROW_LIBS "-L\${libdir}/sluice-arrow -Wl,-rpath,\${libdir}/sluice-arrow${SLUICE_PC_ARROW_LIBS}")
+endif()
+
 # pkg-config: libraries listed dependents first.
 set(SLUICE_PC_LIBS "")
 foreach(m IN LISTS sluice_modules)

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "sluice/core/filesystem.h"
+#include "sluice/core/internal/local_filesystem.h"
 #include "sluice/core/os_error.h"
 
 namespace sluice {
@@ -185,7 +187,12 @@ Status TooLarge(const std::string& path, int64_t size, int64_t max_bytes) {
 
 }  // namespace
 
-Result<std::unique_ptr<ReadableFile>> OpenReadableFile(const std::string& path) {
+Result<std::unique_ptr<ReadableFile>> OpenReadableFile(const std::string& uri) {
+  if (IsRemotePath(uri)) {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, FileSystemFor(uri));
+    return fs->OpenReadable(uri);
+  }
+  const std::string path(internal::StripFileScheme(uri));
   if (path == "-") return std::unique_ptr<ReadableFile>(new StreamFile("stdin", 0, false));
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return OsError("cannot open " + path, errno);
@@ -204,7 +211,37 @@ std::unique_ptr<ReadableFile> NewMemoryFile(std::string name, std::string conten
   return std::make_unique<MemoryFile>(std::move(name), std::move(contents));
 }
 
-Result<WholeFile> ReadWholeFile(const std::string& path, const ReadWholeFileOptions& options) {
+// A whole object of a remote store, read at once after its size.
+Result<WholeFile> ReadWholeRemoteFile(const std::string& uri, const ReadWholeFileOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(auto file, OpenReadableFile(uri));
+  SLUICE_ASSIGN_OR_RETURN(uint64_t size, file->Size());
+  const int64_t max_bytes = std::max<int64_t>(options.max_bytes, 0);
+  if (size > static_cast<uint64_t>(max_bytes)) {
+    return TooLarge(uri, static_cast<int64_t>(size), max_bytes);
+  }
+  SLUICE_ASSIGN_OR_RETURN(
+      Buffer buf, Buffer::Allocate(options.room_before + size + options.room_after));
+  char* base = reinterpret_cast<char*>(buf.data()) + options.room_before;
+  size_t n = 0;
+  while (n < size) {
+    SLUICE_ASSIGN_OR_RETURN(size_t got, file->ReadAt(n, base + n, size - n));
+    if (got == 0) break;
+    n += got;
+  }
+  if (n != size) {
+    return Status::DataLoss(uri + " ended at " + std::to_string(n) + " of its " +
+                            std::to_string(size) + " bytes while read");
+  }
+  WholeFile whole;
+  whole.buffer = std::move(buf);
+  whole.offset = options.room_before;
+  whole.size = n;
+  return whole;
+}
+
+Result<WholeFile> ReadWholeFile(const std::string& uri, const ReadWholeFileOptions& options) {
+  if (IsRemotePath(uri)) return ReadWholeRemoteFile(uri, options);
+  const std::string path(internal::StripFileScheme(uri));
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return OsError("cannot open " + path, errno);
   FdCloser closer(fd);

@@ -61,7 +61,8 @@ class ReadableFile {
 // Bytes at the start of a stream that ReadableFile::ReadAt can serve twice.
 inline constexpr size_t kStreamHeadBytes = size_t{64} << 10;
 
-// Opens `path` for reading. "-" is standard input. A pipe, FIFO or other
+// Opens `path` for reading: a path, a file:// URI or an object store's URI
+// (core/filesystem.h). "-" is standard input. A pipe, FIFO or other
 // file that cannot seek opens as a stream (ReadableFile::is_stream). NotFound
 // if it does not exist, FailedPrecondition for a directory; other failures
 // carry the OS error text.
@@ -104,6 +105,8 @@ Result<std::string> ReadFileToString(const std::string& path,
 
 // ---------------------------------------------------------------- writing
 
+class WritableFile;  // core/filesystem.h
+
 struct OutputFileOptions {
   // Write under a hidden temporary name beside the target
   // (".<name>.tmp-XXXXXXXX", which globs like "train-*" do not match) and
@@ -121,6 +124,8 @@ struct OutputFileOptions {
 
 class OutputFile {
  public:
+  // `path` may be an object-store URI (core/filesystem.h): the object is
+  // published whole by Commit(); `append` is FailedPrecondition there.
   // "-" is standard output. A target that exists and is not a regular file
   // (a FIFO, a terminal, /dev/stdout) is written in place, without a
   // temporary name or fsync, whatever `options` say.
@@ -160,6 +165,7 @@ class OutputFile {
   OutputFileOptions options_;
   bool stream_ = false;
   int lock_fd_ = -1;  // holds flock(LOCK_EX) on the temporary file while it is written
+  std::unique_ptr<WritableFile> remote_;  // an object-store upload instead of fd_
   bool done_ = false;
 };
 

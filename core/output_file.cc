@@ -12,6 +12,8 @@
 #include <cstring>
 #include <random>
 
+#include "sluice/core/filesystem.h"
+#include "sluice/core/internal/local_filesystem.h"
 #include "sluice/core/os_error.h"
 
 namespace sluice {
@@ -24,7 +26,7 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
-std::string BaseName(const std::string& path) {
+std::string FileName(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
@@ -42,8 +44,22 @@ OutputFileOptions Stream(OutputFileOptions options) {
 OutputFile::OutputFile(std::string path, std::string write_path, int fd, OutputFileOptions options)
     : path_(std::move(path)), write_path_(std::move(write_path)), fd_(fd), options_(options) {}
 
-Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path,
+Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& uri,
                                                        const OutputFileOptions& options) {
+  if (IsRemotePath(uri)) {
+    // An object store publishes the object whole when the upload completes:
+    // atomic without a temporary name. It cannot append.
+    if (!options.atomic && options.append) {
+      return Status::FailedPrecondition("cannot append to " + uri +
+                                        ": objects in a store are written whole");
+    }
+    SLUICE_ASSIGN_OR_RETURN(auto fs, FileSystemFor(uri));
+    SLUICE_ASSIGN_OR_RETURN(auto writable, fs->OpenWritable(uri));
+    std::unique_ptr<OutputFile> out(new OutputFile(uri, uri, -1, options));
+    out->remote_ = std::move(writable);
+    return out;
+  }
+  const std::string path(internal::StripFileScheme(uri));
   if (path == "-") {
     const int fd = ::fcntl(1, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return OsError("cannot write to standard output", errno);
@@ -67,7 +83,7 @@ Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path,
     return std::unique_ptr<OutputFile>(new OutputFile(path, path, fd, options));
   }
   std::random_device rd;
-  const std::string dir = DirName(path), base = BaseName(path);
+  const std::string dir = DirName(path), base = FileName(path);
   for (int attempt = 0; attempt < 16; ++attempt) {
     char suffix[16];
     std::snprintf(suffix, sizeof(suffix), "%08x", static_cast<unsigned>(rd()));
@@ -105,6 +121,7 @@ Status OutputFile::Error(std::string_view what, int err) {
 
 Status OutputFile::Append(std::string_view data) {
   if (done_) return Status::FailedPrecondition("writing " + path_ + ": the file is closed");
+  if (remote_) return remote_->Append(data);
   while (!data.empty()) {
     const ssize_t n = ::write(fd_, data.data(), data.size());
     if (n < 0) {
@@ -117,12 +134,19 @@ Status OutputFile::Append(std::string_view data) {
 }
 
 Status OutputFile::Sync() {
+  if (remote_) return remote_->Flush();
   if (::fsync(fd_) != 0) return Error("syncing", errno);
   return Status::OK();
 }
 
 Status OutputFile::Commit() {
   if (done_) return Status::FailedPrecondition(path_ + " is already closed");
+  if (remote_) {
+    done_ = true;
+    Status s = remote_->Close();
+    if (!s.ok()) remote_->Abort();
+    return s;
+  }
   if (options_.sync) {
     Status s = Sync();
     if (!s.ok()) {
@@ -152,6 +176,7 @@ Status OutputFile::Commit() {
 }
 
 void OutputFile::Abandon() {
+  if (remote_ && !done_) remote_->Abort();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (options_.atomic && !done_) ::unlink(write_path_.c_str());
@@ -175,7 +200,8 @@ bool RemoveIfAbandoned(const std::string& tmp_path) {
 }
 
 Result<size_t> RemoveAbandonedTemporaries(const std::string& path) {
-  const std::string dir = DirName(path), prefix = "." + BaseName(path) + ".tmp-";
+  if (IsRemotePath(path)) return size_t{0};  // uploads publish nothing until complete
+  const std::string dir = DirName(path), prefix = "." + FileName(path) + ".tmp-";
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) {
     if (errno == ENOENT) return size_t{0};
@@ -199,6 +225,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents,
 }
 
 Status SyncParentFolder(const std::string& path) {
+  if (IsRemotePath(path)) return Status::OK();  // an object is durable once written
   const std::string dir = DirName(path);
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) return OsError("cannot open the folder of " + path, errno);
