@@ -219,8 +219,8 @@ Result<WholeFile> ReadWholeRemoteFile(const std::string& uri, const ReadWholeFil
   if (size > static_cast<uint64_t>(max_bytes)) {
     return TooLarge(uri, static_cast<int64_t>(size), max_bytes);
   }
-  SLUICE_ASSIGN_OR_RETURN(
-      Buffer buf, Buffer::Allocate(options.room_before + size + options.room_after));
+  SLUICE_ASSIGN_OR_RETURN(Buffer buf,
+                          Buffer::Allocate(options.room_before + size + options.room_after));
   char* base = reinterpret_cast<char*>(buf.data()) + options.room_before;
   size_t n = 0;
   while (n < size) {

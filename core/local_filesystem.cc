@@ -88,7 +88,8 @@ class Local final : public FileSystem {
       return visit(info);
     };
     if (recursive) {
-      fs::recursive_directory_iterator it(d, fs::directory_options::skip_permission_denied, ec), end;
+      fs::recursive_directory_iterator it(d, fs::directory_options::skip_permission_denied, ec),
+          end;
       for (; !ec && it != end; it.increment(ec)) SLUICE_RETURN_IF_ERROR(one(*it));
     } else {
       fs::directory_iterator it(d, ec), end;
