@@ -2,6 +2,7 @@
 // share the same length, and the share itself (shard(), or a file source
 // over this rank's files).
 #include "sluice/distribute/distribute.h"
+#include "sluice/core/filesystem.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -40,7 +41,8 @@ std::vector<std::string> FilesOf(const std::vector<std::string>& files, int r, i
 std::string WhyNotRandomAccess(const Dataset& ds) {
   std::vector<std::string> files = ds.source_files();
   for (const std::string& f : files) {
-    if (!std::filesystem::exists(RecordIndex::PathFor(f))) {
+    const Result<bool> has_index = PathExists(RecordIndex::PathFor(f));
+    if (has_index.ok() && !*has_index) {
       return "its file " + f + " has no index (" + RecordIndex::PathFor(f) +
              "; make them with `sluice index`)";
     }

@@ -1,4 +1,5 @@
 #include "sluice/nn/checkpoint.h"
+#include "sluice/core/filesystem.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -156,13 +157,11 @@ int64_t Checkpoint::save_counter() const { return counter_->value; }
 Status Checkpoint::WriteBundle(const std::string& path, const CheckpointOptions& options) {
   nn_internal::RootTrackable root(RootChildren());
   SLUICE_ASSIGN_OR_RETURN(nn_internal::GraphWalk walk, nn_internal::WalkGraph(&root));
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::string parent = ParentPath(path);
   if (!parent.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-    if (ec) {
-      return Status::FailedPrecondition("cannot create folder " + parent.string() +
-                                        " for checkpoint " + path + ": " + ec.message());
+    if (Status s = CreateDirs(parent); !s.ok()) {
+      return Status::FailedPrecondition("cannot create folder " + parent + " for checkpoint " +
+                                        path + ": " + std::string(s.message()));
     }
   }
   SLUICE_ASSIGN_OR_RETURN(BundleWriter writer, BundleWriter::Create(path, {.sync = options.sync}));
@@ -206,7 +205,7 @@ Result<std::string> Checkpoint::Save(const std::string& prefix, const Checkpoint
   CheckpointState state;
   state.model_checkpoint_path = path;
   state.all_model_checkpoint_paths = {path};
-  std::string dir = std::filesystem::path(prefix).parent_path().string();
+  const std::string dir = ParentPath(prefix);
   SLUICE_RETURN_IF_ERROR(WriteCheckpointState(dir.empty() ? "." : dir, state));
   return path;
 }

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "sluice/core/file.h"
+#include "sluice/core/filesystem.h"
 #include "sluice/nn/checkpoint.h"
 #include "sluice/records/tensor_bundle.h"
 
@@ -22,17 +23,23 @@ constexpr const char* kStateFile = "checkpoint";
 constexpr std::uintmax_t kMaxStateFileBytes = 64 << 20;
 
 std::string StatePath(const std::string& dir) {
-  return (fs::path(dir.empty() ? "." : dir) / kStateFile).string();
+  return sluice::JoinPath(dir.empty() ? "." : dir, kStateFile);
 }
 
-// os.path.join(dir, path) for a relative `path`.
+// os.path.join(dir, path) for a relative `path` (an absolute path or a URI
+// stays as it is).
 std::string JoinPath(const std::string& dir, const std::string& path) {
-  if (dir.empty() || (!path.empty() && path[0] == '/')) return path;
-  return dir.back() == '/' ? dir + path : dir + "/" + path;
+  if (dir.empty() || (!path.empty() && path[0] == '/') || IsRemotePath(path)) return path;
+  return sluice::JoinPath(dir, path);
 }
 
 // Paths inside `dir` become relative to it (save_relative_paths=True).
 std::string RelativeTo(const std::string& dir, const std::string& path) {
+  if (IsRemotePath(path) || IsRemotePath(dir)) {
+    const std::string parent = ParentPath(path);
+    const bool same = parent == dir || parent + "/" == dir;
+    return same ? BaseName(path) : path;
+  }
   const fs::path p(path);
   const fs::path d = fs::path(dir.empty() ? "." : dir).lexically_normal();
   fs::path parent = p.parent_path().lexically_normal();
@@ -222,15 +229,17 @@ Status AtomicWrite(const std::string& path, std::string_view contents) {
   return WriteFileAtomically(path, contents, options);
 }
 
+// Best effort, as tf.train.CheckpointManager's: a file that cannot be
+// removed stays.
 void DeleteCheckpointFiles(const std::string& prefix) {
-  std::error_code ec;
-  fs::remove(BundleIndexFilename(prefix), ec);
-  const fs::path p(prefix);
-  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  const std::string data_start = p.filename().string() + ".data-";
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.starts_with(data_start)) fs::remove(it->path(), ec);
+  (void)DeletePath(BundleIndexFilename(prefix));
+  const std::string parent = ParentPath(prefix);
+  const std::string dir = parent.empty() ? "." : parent;
+  const std::string data_start = BaseName(prefix) + ".data-";
+  Result<std::vector<FileInfo>> entries = ListFolder(dir);
+  if (!entries.ok()) return;
+  for (const FileInfo& e : *entries) {
+    if (!e.is_dir && BaseName(e.path).starts_with(data_start)) (void)DeletePath(e.path);
   }
 }
 
@@ -284,8 +293,8 @@ Status WriteCheckpointState(const std::string& dir, const CheckpointState& state
 std::optional<std::string> LatestCheckpoint(const std::string& dir) {
   Result<CheckpointState> state = ReadCheckpointState(dir);
   if (!state.ok() || state->model_checkpoint_path.empty()) return std::nullopt;
-  std::error_code ec;
-  if (!fs::exists(BundleIndexFilename(state->model_checkpoint_path), ec)) return std::nullopt;
+  Result<bool> exists = PathExists(BundleIndexFilename(state->model_checkpoint_path));
+  if (!exists.ok() || !*exists) return std::nullopt;
   return state->model_checkpoint_path;
 }
 

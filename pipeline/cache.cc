@@ -35,6 +35,7 @@
 
 #include "sluice/core/element_codec.h"
 #include "sluice/core/file.h"
+#include "sluice/core/filesystem.h"
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/fingerprint.h"
 #include "sluice/pipeline/internal/stages.h"
@@ -112,8 +113,9 @@ class CacheIterator : public IteratorNode {
       publish_ = true;
       return MakeInput();
     }
-    std::error_code ec;
-    if (std::filesystem::exists(node_.filename(), ec)) return OpenFile(0);
+    Result<bool> exists = PathExists(node_.filename());
+    if (!exists.ok()) return exists.status().WithContext("cache");
+    if (*exists) return OpenFile(0);
     mode_ = Mode::kWrite;
     publish_ = true;
     SLUICE_RETURN_IF_ERROR(MakeInput());

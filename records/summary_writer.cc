@@ -1,4 +1,5 @@
 #include "sluice/records/summary_writer.h"
+#include "sluice/core/filesystem.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -194,11 +195,9 @@ Result<SummaryWriter> SummaryWriter::Create(std::string logdir,
                     options.max_queue, options.flush_secs));
   }
   if (logdir.empty()) return Status::InvalidArgument("SummaryWriter: the log directory is empty");
-  std::error_code ec;
-  std::filesystem::create_directories(logdir, ec);
-  if (ec) {
+  if (Status s = CreateDirs(logdir); !s.ok()) {
     return Status::Unavailable(
-        fmt::format("cannot create log directory {}: {}", logdir, ec.message()));
+        fmt::format("cannot create log directory {}: {}", logdir, s.message()));
   }
   const double now = NowSeconds();
   const auto seconds = static_cast<long long>(now);

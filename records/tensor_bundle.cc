@@ -1,4 +1,5 @@
 #include "sluice/records/tensor_bundle.h"
+#include "sluice/core/filesystem.h"
 
 #include <algorithm>
 #include <bit>
@@ -206,14 +207,19 @@ Status BundleWriter::Finish() {
   }
   // The two renames cannot be one atomic step. Keep a hard link to an
   // earlier data file so that, if the index cannot be published after the
-  // data was, the earlier bundle is put back as it was.
+  // data was, the earlier bundle is put back as it was. (An object store
+  // has no links: there the index, published last, is the commit point,
+  // and numbered checkpoints never overwrite an earlier bundle.)
   namespace fs = std::filesystem;
   const std::string data_path = w.data->path();
+  const bool remote = IsRemotePath(data_path);
   const std::string backup = data_path + ".sluice-previous";
   std::error_code ec;
-  fs::remove(backup, ec);
-  const bool had_data = fs::exists(data_path, ec);
-  const bool have_backup = had_data && (fs::create_hard_link(data_path, backup, ec), !ec);
+  if (!remote) fs::remove(backup, ec);
+  const Result<bool> data_exists = PathExists(data_path);
+  const bool had_data = data_exists.ok() && *data_exists;
+  const bool have_backup =
+      !remote && had_data && (fs::create_hard_link(data_path, backup, ec), !ec);
   s = w.data->Commit();
   if (s.ok()) {
     s = (*index)->Commit();
@@ -221,7 +227,7 @@ Status BundleWriter::Finish() {
       if (have_backup) {
         fs::rename(backup, data_path, ec);
       } else if (!had_data) {
-        fs::remove(data_path, ec);
+        (void)DeletePath(data_path);
       }
     }
   }

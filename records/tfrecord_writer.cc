@@ -1,4 +1,5 @@
 #include "sluice/records/tfrecord_writer.h"
+#include "sluice/core/filesystem.h"
 
 #include <unistd.h>
 #include <zlib.h>
@@ -21,6 +22,13 @@ namespace {
 // Removes PATH.idx: it describes the file PATH is about to stop being.
 Status RemoveStaleIndex(const std::string& path) {
   const std::string idx = RecordIndex::PathFor(path);
+  if (IsRemotePath(idx)) {
+    const Status s = DeletePath(idx);
+    if (s.ok()) return s;
+    return Status::FailedPrecondition(
+        fmt::format("writing {}: cannot remove the index of the object it replaces, {}: {}", path,
+                    idx, s.message()));
+  }
   if (::unlink(idx.c_str()) == 0 || errno == ENOENT || errno == ENOTDIR) return Status::OK();
   return Status::FailedPrecondition(
       fmt::format("writing {}: cannot remove the index of the file it replaces, {}: {}", path, idx,

@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
+
+#include "sluice/core/filesystem.h"
 
 namespace sluice::tools {
 namespace {
@@ -27,6 +30,18 @@ struct flock Range(short type, off_t start, off_t length) {
 }  // namespace
 
 std::string ConvertLock::PathFor(const std::string& prefix) {
+  if (IsRemotePath(prefix)) {
+    // An object store has no locks: runs converting into the same URI on
+    // this machine share a lock file under the temporary folder instead.
+    const char* tmp = std::getenv("TMPDIR");
+    const std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/sluice-convert-locks";
+    (void)CreateDirs(dir);
+    std::string name = prefix;
+    for (char& c : name) {
+      if (c == '/' || c == ':') c = '_';
+    }
+    return dir + "/" + name + ".lock";
+  }
   const size_t slash = prefix.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
   const std::string name = slash == std::string::npos ? prefix : prefix.substr(slash + 1);

@@ -12,17 +12,15 @@
 #include <fmt/format.h>
 
 #include "sluice/core/file.h"
+#include "sluice/core/filesystem.h"
 #include "sluice/records/record_index.h"
 
 namespace sluice::tools {
 namespace {
 
-std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
 std::string DirOf(const std::string& prefix) {
-  const size_t slash = prefix.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : prefix.substr(0, slash);
+  const std::string parent = ParentPath(prefix);
+  return parent.empty() ? "." : parent;
 }
 
 bool AllDigits(std::string_view s) {
@@ -44,10 +42,11 @@ bool IsShardFileOf(const std::string& base, std::string_view name) {
 
 // Why shard file `path` is not the complete shard `entry` records, or "".
 std::string Damage(const std::string& path, const ConvertManifest::Shard& entry, bool index) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return "its file is missing";
-  if (static_cast<uint64_t>(st.st_size) != entry.bytes) {
-    return fmt::format("its file has {} bytes, the manifest recorded {}", st.st_size, entry.bytes);
+  const Result<std::optional<FileInfo>> st = StatPath(path);
+  if (!st.ok()) return std::string(st.status().message());
+  if (!st->has_value()) return "its file is missing";
+  if ((*st)->size != entry.bytes) {
+    return fmt::format("its file has {} bytes, the manifest recorded {}", (*st)->size, entry.bytes);
   }
   if (!index) return "";
   Result<RecordIndex> idx = RecordIndex::LoadFor(path);
@@ -115,9 +114,9 @@ Result<std::unique_ptr<ConvertOutput>> PrepareConversion(const ConvertCommonOpti
   // Shard files of PREFIX that this plan does not write.
   std::vector<std::string> strays;
   const std::string base = BaseName(o.out), dir = DirOf(o.out);
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
+  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> listed, ListFolder(dir));
+  for (const FileInfo& entry : listed) {
+    const std::string name = BaseName(entry.path);
     if (IsShardFileOf(base, name) && !planned.contains(name)) strays.push_back(name);
   }
   std::sort(strays.begin(), strays.end());
@@ -132,10 +131,10 @@ Result<std::unique_ptr<ConvertOutput>> PrepareConversion(const ConvertCommonOpti
         dir, strays.size(), strays.size() == 1 ? "" : "s", base, listed, o.out));
   }
   for (const std::string& name : strays) {
-    const std::string path = dir + "/" + name;
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    const std::string path = JoinPath(dir, name);
+    if (Status d = DeletePath(path); !d.ok()) {
       return Status::FailedPrecondition(
-          fmt::format("--overwrite: cannot delete {}: {}", path, std::strerror(errno)));
+          fmt::format("--overwrite: cannot delete {}: {}", path, d.message()));
     }
   }
   if (!strays.empty()) {
@@ -153,8 +152,10 @@ Result<std::unique_ptr<ConvertOutput>> PrepareConversion(const ConvertCommonOpti
     auto it = manifest.complete.find(s);
     if (!o.resume || it == manifest.complete.end()) {
       if (it != manifest.complete.end()) manifest.complete.erase(it);
-      struct stat st;
-      if (o.resume && ::stat(path.c_str(), &st) == 0) ++unrecorded;
+      if (o.resume) {
+        const Result<bool> exists = PathExists(path);
+        if (exists.ok() && *exists) ++unrecorded;
+      }
       continue;
     }
     const std::string why = it->second.file == BaseName(path) ? Damage(path, it->second, o.index)

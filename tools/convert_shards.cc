@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "sluice/core/file.h"
+#include "sluice/core/filesystem.h"
 
 namespace sluice::tools {
 namespace {
@@ -106,6 +107,7 @@ size_t RemoveStaleTemporaries(std::span<const std::string> shard_paths) {
   }
   size_t removed = 0;
   for (const auto& [dir, names] : wanted) {
+    if (IsRemotePath(dir)) continue;  // an upload leaves no temporary object
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
       // ".<name>.tmp-<suffix>"
