@@ -12,6 +12,7 @@
 
 #include "sluice/core/filesystem.h"
 #include "sluice/core/internal/local_filesystem.h"
+#include "sluice/core/internal/remote_cache_open.h"
 #include "sluice/core/os_error.h"
 
 namespace sluice {
@@ -190,7 +191,7 @@ Status TooLarge(const std::string& path, int64_t size, int64_t max_bytes) {
 Result<std::unique_ptr<ReadableFile>> OpenReadableFile(const std::string& uri) {
   if (IsRemotePath(uri)) {
     SLUICE_ASSIGN_OR_RETURN(auto fs, FileSystemFor(uri));
-    return fs->OpenReadable(uri);
+    return internal::OpenRemoteReadable(*fs, uri);
   }
   const std::string path(internal::StripFileScheme(uri));
   if (path == "-") return std::unique_ptr<ReadableFile>(new StreamFile("stdin", 0, false));

@@ -49,6 +49,8 @@ struct FileInfo {
   std::string path;
   bool is_dir = false;
   uint64_t size = 0;  // bytes; 0 for a folder
+  // Last modification, nanoseconds since the epoch; 0 when unknown.
+  int64_t mtime_ns = 0;
 };
 
 // An object or file being written: Append, then Close to publish it.

@@ -1,6 +1,8 @@
 // The local disk as a FileSystem.
 #include "sluice/core/internal/local_filesystem.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -22,6 +24,15 @@ namespace {
 
 Status FsError(const std::string& what, const std::error_code& ec) {
   return OsError(what, ec.value());
+}
+
+// Size and modification time from stat(2); false if it fails.
+bool SizeAndTime(const std::string& path, FileInfo* info) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return false;
+  info->size = info->is_dir ? 0 : static_cast<uint64_t>(st.st_size);
+  info->mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+  return true;
 }
 
 // An OutputFile (temporary name, rename on Close) as a WritableFile.
@@ -64,10 +75,7 @@ class Local final : public FileSystem {
     }
     if (!fs::exists(st)) return std::optional<FileInfo>();
     FileInfo info{path, fs::is_directory(st), 0};
-    if (!info.is_dir) {
-      const auto size = fs::file_size(p, ec);
-      if (!ec) info.size = size;
-    }
+    SizeAndTime(p.string(), &info);
     return std::optional<FileInfo>(std::move(info));
   }
 
@@ -81,10 +89,7 @@ class Local final : public FileSystem {
       const bool is_dir = e.is_directory(e2);
       if (recursive && is_dir) return Status::OK();
       FileInfo info{e.path().string(), is_dir, 0};
-      if (!is_dir) {
-        const auto size = e.file_size(e2);
-        if (!e2) info.size = size;
-      }
+      SizeAndTime(info.path, &info);
       return visit(info);
     };
     if (recursive) {

@@ -1,10 +1,13 @@
 // core/filesystem.h: URI schemes and path arithmetic, the local file
 // system, and the dispatch of core/file.h's functions to a registered one.
 #include "sluice/core/filesystem.h"
+#include "sluice/core/remote_cache.h"
 
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -205,6 +208,146 @@ TEST(FileSystemForTest, CoreFileFunctionsReachARegisteredStore) {
   EXPECT_EQ(OpenReadableFile("memtest://b/nope").status().code(), StatusCode::kNotFound);
   RegisterFileSystem("memtest", nullptr);
   EXPECT_FALSE(FileSystemFor("memtest://b/dir/x").ok());
+}
+
+// Reads `file` whole, in chunks of `chunk` bytes from the start.
+std::string ReadInOrder(ReadableFile& file, size_t chunk) {
+  std::string out;
+  std::string buf(chunk, '\0');
+  for (;;) {
+    Result<size_t> got = file.ReadAt(out.size(), buf.data(), chunk);
+    EXPECT_TRUE(got.ok()) << got.status();
+    if (!got.ok() || *got == 0) return out;
+    out.append(buf.data(), *got);
+  }
+}
+
+class RemoteCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override { RegisterFileSystem("memtest", store_); }
+  void TearDown() override {
+    ASSERT_TRUE(SetRemoteCache({}).ok());
+    RegisterFileSystem("memtest", nullptr);
+  }
+  void Put(const std::string& uri, const std::string& bytes) {
+    ASSERT_TRUE(WriteFileAtomically(uri, bytes).ok());
+  }
+  size_t CachedFiles() {
+    size_t n = 0;
+    const Result<std::vector<FileInfo>> files = ListFolder(dir_.path());
+    EXPECT_TRUE(files.ok()) << files.status();
+    if (!files.ok()) return 0;
+    for (const FileInfo& f : *files) n += f.path.ends_with(".cached");
+    return n;
+  }
+
+  std::shared_ptr<MemoryStore> store_ = std::make_shared<MemoryStore>();
+  ScratchDir dir_;
+};
+
+TEST_F(RemoteCacheTest, ASequentialReadFillsTheCacheAndTheNextOpenReadsFromDisk) {
+  ASSERT_TRUE(SetRemoteCache({.dir = dir_.path(), .max_bytes = 1 << 20}).ok());
+  const std::string bytes(10'000, 'q');
+  Put("memtest://b/shard-0", bytes);
+  const RemoteCacheStats before = GetRemoteCacheStats();
+  {
+    auto f = OpenReadableFile("memtest://b/shard-0");
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_EQ(ReadInOrder(**f, 3000), bytes);
+  }
+  EXPECT_EQ(CachedFiles(), 1u);
+  auto again = OpenReadableFile("memtest://b/shard-0");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->name(), "memtest://b/shard-0");  // errors still name the object
+  EXPECT_EQ(ReadInOrder(**again, 4096), bytes);
+  const RemoteCacheStats after = GetRemoteCacheStats();
+  EXPECT_EQ(after.misses - before.misses, 1u);
+  EXPECT_EQ(after.filled - before.filled, 1u);
+  EXPECT_EQ(after.hits - before.hits, 1u);
+  EXPECT_EQ(after.bytes_read_from_cache - before.bytes_read_from_cache, bytes.size());
+}
+
+TEST_F(RemoteCacheTest, OutOfOrderReadsAndObjectsOverTheBudgetAreNotCached) {
+  ASSERT_TRUE(SetRemoteCache({.dir = dir_.path(), .max_bytes = 1000}).ok());
+  Put("memtest://b/small", std::string(500, 's'));
+  Put("memtest://b/big", std::string(2000, 'b'));
+  const RemoteCacheStats before = GetRemoteCacheStats();
+  {
+    auto f = OpenReadableFile("memtest://b/small");
+    char c[10];
+    ASSERT_TRUE((*f)->ReadAt(100, c, 10).ok());  // not from the start
+    ASSERT_TRUE((*f)->ReadAt(0, c, 10).ok());
+  }
+  {
+    auto f = OpenReadableFile("memtest://b/big");
+    EXPECT_EQ(ReadInOrder(**f, 700).size(), 2000u);
+  }
+  EXPECT_EQ(CachedFiles(), 0u);
+  EXPECT_EQ(GetRemoteCacheStats().not_cached - before.not_cached, 2u);
+}
+
+TEST_F(RemoteCacheTest, WholeFilesAreEvictedLeastRecentlyUsedFirst) {
+  ASSERT_TRUE(SetRemoteCache({.dir = dir_.path(), .max_bytes = 250}).ok());
+  for (const char* name : {"a", "b", "c"})
+    Put(std::string("memtest://b/") + name, std::string(100, *name));
+  auto read = [](const std::string& uri) {
+    auto f = OpenReadableFile(uri);
+    ASSERT_TRUE(f.ok());
+    ReadInOrder(**f, 64);
+  };
+  read("memtest://b/a");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // coarse file times
+  read("memtest://b/b");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  read("memtest://b/a");  // a hit: a is now the most recently used
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const RemoteCacheStats before = GetRemoteCacheStats();
+  read("memtest://b/c");  // 300 bytes > 250: b goes
+  EXPECT_EQ(GetRemoteCacheStats().evicted - before.evicted, 1u);
+  EXPECT_EQ(CachedFiles(), 2u);
+  const uint64_t hits = GetRemoteCacheStats().hits;
+  read("memtest://b/a");
+  read("memtest://b/c");
+  EXPECT_EQ(GetRemoteCacheStats().hits - hits, 2u);
+}
+
+TEST_F(RemoteCacheTest, AChangedObjectIsFetchedAgainAndItsOldCopyDropped) {
+  ASSERT_TRUE(SetRemoteCache({.dir = dir_.path(), .max_bytes = 1 << 20}).ok());
+  Put("memtest://b/x", "version one");
+  ReadInOrder(**OpenReadableFile("memtest://b/x"), 5);
+  Put("memtest://b/x", "version two, longer");
+  auto f = OpenReadableFile("memtest://b/x");
+  EXPECT_EQ(ReadInOrder(**f, 5), "version two, longer");
+  EXPECT_EQ(CachedFiles(), 1u);
+}
+
+TEST_F(RemoteCacheTest, FillOnOpenCachesRandomAccess) {
+  ASSERT_TRUE(
+      SetRemoteCache(
+          {.dir = dir_.path(), .max_bytes = 1 << 20, .fill = RemoteCacheOptions::Fill::kOnOpen})
+          .ok());
+  Put("memtest://b/idx", "0123456789");
+  {
+    auto f = OpenReadableFile("memtest://b/idx");
+    char c[3];
+    ASSERT_EQ(*(*f)->ReadAt(7, c, 3), 3u);
+    EXPECT_EQ(std::string(c, 3), "789");
+  }
+  EXPECT_EQ(CachedFiles(), 1u);
+}
+
+TEST(RemoteCacheOptionsTest, BadSettingsAreRefusedAndSizesParse) {
+  EXPECT_EQ(SetRemoteCache({.dir = "/tmp/x", .max_bytes = 0}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SetRemoteCache({.dir = "s3://b/cache", .max_bytes = 1}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ParseByteSize("200G"), uint64_t{200} << 30);
+  EXPECT_EQ(*ParseByteSize("512MB"), uint64_t{512} << 20);
+  EXPECT_EQ(*ParseByteSize("4096"), 4096u);
+  EXPECT_FALSE(ParseByteSize("").ok());
+  EXPECT_FALSE(ParseByteSize("12X").ok());
+  EXPECT_FALSE(ParseByteSize("G").ok());
+  EXPECT_FALSE(ParseByteSize("99999999999999999999").ok());
+  EXPECT_FALSE(ParseByteSize("20000000000T").ok());
 }
 
 }  // namespace
