@@ -180,6 +180,7 @@ void RegisterSmallStages(nb::module_& m);  // small_stages.cc
 void RegisterPack(nb::module_& m);
 void RegisterSnapshot(nb::module_& m);
 void RegisterIoSequence(nb::module_& m);
+void RegisterGfile(nb::module_& m);  // filesystem.cc
 
 }  // namespace sluice::python
 

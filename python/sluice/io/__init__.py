@@ -462,3 +462,32 @@ def _max_bytes(max_bytes):
 from ..image import (decode_and_crop_jpeg, decode_image, decode_jpeg, decode_png,  # noqa: E402
                      encode_jpeg, encode_png, extract_jpeg_shape)
 from . import map  # noqa: E402,A004
+from . import gfile  # noqa: E402
+
+
+def set_remote_cache(dir, max_bytes, fill="while_reading"):  # noqa: A002
+    """Keeps objects read from object stores on a local disk, for the next epoch.
+
+    ``max_bytes`` (an int, or a string such as "200G") bounds the folder;
+    whole files are evicted least recently used first. ``fill``:
+    "while_reading" caches a file read in order from start to end as its
+    bytes arrive; "on_open" downloads it whole when opened (caches random
+    access too). ``dir=None`` turns the cache off. The environment's
+    SLUICE_REMOTE_CACHE_DIR / SLUICE_REMOTE_CACHE_BYTES do the same without
+    code. See docs/objstore.md.
+    """
+    if dir is None:
+        _sluice.fs_ops.set_remote_cache("", 0, "while_reading")
+        return
+    if isinstance(max_bytes, str):
+        max_bytes = _sluice.fs_ops.parse_byte_size(max_bytes)
+    _sluice.fs_ops.set_remote_cache(str(dir), int(max_bytes), fill)
+
+
+def remote_cache_stats():
+    """The remote cache's counters: hits, misses, filled, evicted, not_cached, errors,
+    bytes_read_from_cache."""
+    return _sluice.fs_ops.remote_cache_stats()
+
+
+__all__ += ["gfile", "set_remote_cache", "remote_cache_stats"]
