@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "sluice/core/element_codec.h"
+#include "sluice/core/filesystem.h"
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/fingerprint.h"
 #include "sluice/pipeline/internal/snapshot_writer.h"
@@ -230,6 +231,7 @@ Result<Dataset> LoadSnapshotFolder(const std::string& dir, const SnapshotMetadat
 }
 
 Dataset MakeLoad(const std::string& path, LoadOptions options) {
+  if (IsRemotePath(path)) return Dataset::FromError(RemoteSnapshotError("load", path));
   Result<SnapshotMetadata> m = ReadSnapshotMetadata(path);
   const std::string meta = path + "/" + std::string(kSnapshotMetadataFile);
   if (!m.ok()) {
@@ -253,6 +255,7 @@ Dataset MakeLoad(const std::string& path, LoadOptions options) {
 
 Status RunSave(const Dataset& ds, const std::string& path, SaveOptions options) {
   if (!ds.status().ok()) return ds.status();
+  if (IsRemotePath(path)) return RemoteSnapshotError("save", path);
   if (ds.cardinality() == kInfiniteCardinality) {
     return Status::InvalidArgument("save: the dataset is infinite (" + ds.DebugString() + ")");
   }

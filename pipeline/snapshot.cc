@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "sluice/core/filesystem.h"
 #include "sluice/core/os_error.h"
 #include "sluice/pipeline/internal/context.h"
 #include "sluice/pipeline/internal/fingerprint.h"
@@ -392,6 +393,9 @@ namespace sluice {
 
 Dataset Dataset::snapshot(const std::string& path, SnapshotOptions options) const {
   if (!status().ok()) return *this;
+  if (IsRemotePath(path)) {
+    return Dataset::FromError(pipeline_internal::RemoteSnapshotError("snapshot", path));
+  }
   return pipeline_internal::MakeSnapshot(*this, path, std::move(options));
 }
 

@@ -335,4 +335,12 @@ Status WriteSnapshotMetadata(const std::string& dir, const SnapshotMetadata& m) 
                              EncodeSnapshotMetadata(m));
 }
 
+Status RemoteSnapshotError(std::string_view stage, const std::string& path) {
+  return Status::FailedPrecondition(
+      std::string(stage) + ": " + path +
+      ": snapshot, save and load folders must be on a local disk (they lock, append and rename "
+      "files, which object stores cannot); save to a local folder and copy it, or use "
+      "cache(filename), which writes to object stores");
+}
+
 }  // namespace sluice::pipeline_internal

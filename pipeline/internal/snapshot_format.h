@@ -103,6 +103,10 @@ Result<SnapshotMetadata> ReadSnapshotMetadata(const std::string& dir);
 // Writes DIR/snapshot.metadata atomically.
 Status WriteSnapshotMetadata(const std::string& dir, const SnapshotMetadata& m);
 
+// `stage` ("save", "load", "snapshot") on the object-store URI `path`:
+// FailedPrecondition saying that snapshot folders live on local disks.
+Status RemoteSnapshotError(std::string_view stage, const std::string& path);
+
 }  // namespace sluice::pipeline_internal
 
 #endif  // SLUICE_PIPELINE_INTERNAL_SNAPSHOT_FORMAT_H_

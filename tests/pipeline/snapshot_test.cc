@@ -92,6 +92,16 @@ TEST(SaveLoadTest, RoundTripsNumericStringMultiComponentAndNamed) {
   }
 }
 
+TEST(SaveLoadTest, ObjectStoreFoldersAreAClearError) {
+  const Dataset ds = Dataset::range(3);
+  const Status saved = ds.save("s3://bucket/saved");
+  EXPECT_EQ(saved.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(saved.message().find("s3://bucket/saved"), std::string::npos);
+  EXPECT_NE(saved.message().find("local disk"), std::string::npos);
+  EXPECT_EQ(Dataset::load("s3://bucket/saved").status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ds.snapshot("gs://bucket/snap").status().code(), StatusCode::kFailedPrecondition);
+}
+
 TEST(SaveLoadTest, UnknownSpecIsLearntFromTheElements) {
   ScratchDir dir;
   Dataset ds = Pairs(3);
