@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/filesystem.h"
+#include "sluice/pipeline/dataset.h"
 #include "sluice/records/tfrecord_reader.h"
 
 namespace sluice::tools {
@@ -15,7 +17,7 @@ namespace {
 // Why `path` is a sidecar of a shard rather than a TFRecord file; empty if
 // it is not one.
 std::string SidecarKind(const std::string& path) {
-  const std::string name = std::filesystem::path(path).filename().string();
+  const std::string name = BaseName(path);
   if (name.ends_with(".idx")) return "record index";
   if (name.ends_with("-labels.txt")) return "labels file";
   if (name.ends_with("-manifest.json")) return "convert manifest";
@@ -31,9 +33,14 @@ std::string Reason(const std::string& path, const Status& st) {
 
 // OK if `path` starts with a readable record (or is empty).
 Status CheckFirstRecord(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return Status::InvalidArgument("not a regular file");
+  if (IsRemotePath(path)) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<FileInfo> info, StatPath(path));
+    if (!info || info->is_dir) return Status::InvalidArgument("not an object");
+  } else {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      return Status::InvalidArgument("not a regular file");
+    }
   }
   // Small reads: only the first record matters.
   Result<TFRecordReader> reader = TFRecordReader::Open(path, {.buffer_size = 64 << 10});
@@ -57,12 +64,33 @@ std::string RecordFileMatch::SkippedNote(size_t max_listed) const {
   return note;
 }
 
-Result<RecordFileMatch> MatchRecordFiles(const std::string& pattern) {
-  glob_t g{};
-  const int rc = glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
+// The objects an object-store pattern matches, through list_files (which
+// lists the store from the pattern's wildcard-free prefix).
+Result<std::vector<std::string>> MatchRemote(const std::string& pattern) {
   std::vector<std::string> paths;
-  if (rc == 0) paths.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);
-  globfree(&g);
+  SLUICE_ASSIGN_OR_RETURN(Iterator it, Dataset::list_files(pattern).iterator());
+  while (true) {
+    Result<std::optional<Element>> e = it.next();
+    if (!e.ok()) {
+      if (e.status().code() == StatusCode::kNotFound) return std::vector<std::string>();
+      return e.status();
+    }
+    if (!*e) break;
+    paths.emplace_back((**e)[0].scalar<std::string_view>());
+  }
+  return paths;
+}
+
+Result<RecordFileMatch> MatchRecordFiles(const std::string& pattern) {
+  std::vector<std::string> paths;
+  if (IsRemotePath(pattern)) {
+    SLUICE_ASSIGN_OR_RETURN(paths, MatchRemote(pattern));
+  } else {
+    glob_t g{};
+    const int rc = glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
+    if (rc == 0) paths.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);
+    globfree(&g);
+  }
   if (paths.empty()) return Status::NotFound("no files match " + pattern);
   std::sort(paths.begin(), paths.end());
   RecordFileMatch match;
@@ -74,7 +102,7 @@ Result<RecordFileMatch> MatchRecordFiles(const std::string& pattern) {
         match.files.push_back(path);
         continue;
       }
-      const std::string name = std::filesystem::path(path).filename().string();
+      const std::string name = BaseName(path);
       if (name.find(".tfrecord") != std::string::npos) {
         return Status::DataLoss(
             fmt::format("{} (matched by {}) is not a readable TFRecord file: {}", path, pattern,
