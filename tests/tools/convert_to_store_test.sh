@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# `sluice convert --out s3://...` and the CLI on a store: run by
+# tests/with_s3_server.sh against moto on loopback (bucket "convert").
+#   convert images -> shards and .idx as objects; count / verify / cat them
+#   by a glob URI; --resume keeps every complete shard; the manifest is an
+#   object; a missing bucket is an error naming it.
+#
+# Usage: tests/tools/convert_to_store_test.sh SLUICE IMAGE_FOLDER_PIPELINE WORK
+set -uo pipefail
+(($# == 3)) || { echo "usage: $0 SLUICE IMAGE_FOLDER_PIPELINE WORK" >&2; exit 2; }
+sluice=$1 pipeline=$2 work=$3
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+expect_in() {  # expect_in WHAT TEXT NEEDLE
+  [[ $2 == *"$3"* ]] || fail "$1: expected '$3' in: $2"
+}
+rm -rf "$work" && mkdir -p "$work"
+"$pipeline" --make-demo "$work/photos" > /dev/null || { echo "FAIL: --make-demo" >&2; exit 1; }
+
+out=$("$sluice" convert images "$work/photos" --out s3://convert/train --shards 3 --index 2>&1) ||
+  fail "convert to s3 failed: $out"
+out=$("$sluice" count 's3://convert/train-*.tfrecord' 2>&1) || fail "count failed: $out"
+expect_in count "$out" "24"
+out=$("$sluice" verify 's3://convert/train-*.tfrecord' 2>&1) || fail "verify failed: $out"
+out=$("$sluice" cat 's3://convert/train-00000-of-00003.tfrecord' --limit 1 2>&1) ||
+  fail "cat failed: $out"
+out=$("$sluice" convert images "$work/photos" --out s3://convert/train --shards 3 --index --resume 2>&1) ||
+  fail "resume failed: $out"
+expect_in resume "$out" "resumed: 3 of 3 were complete already"
+out=$("$sluice" convert images "$work/photos" --out s3://no-such-bucket/train --shards 1 2>&1) &&
+  fail "a missing bucket converted: $out"
+expect_in "missing bucket" "$out" "no-such-bucket"
+if ((failures > 0)); then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "convert to a store: ok"
