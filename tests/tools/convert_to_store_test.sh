@@ -26,7 +26,7 @@ out=$("$sluice" cat 's3://convert/train-00000-of-00003.tfrecord' --limit 1 2>&1)
   fail "cat failed: $out"
 out=$("$sluice" convert images "$work/photos" --out s3://convert/train --shards 3 --index --resume 2>&1) ||
   fail "resume failed: $out"
-expect_in resume "$out" "resumed: 3 of 3 were complete already"
+expect_in resume "$out" "resumed: 3 of 3 shards were complete already"
 out=$("$sluice" convert images "$work/photos" --out s3://no-such-bucket/train --shards 1 2>&1) &&
   fail "a missing bucket converted: $out"
 expect_in "missing bucket" "$out" "no-such-bucket"
