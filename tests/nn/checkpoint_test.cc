@@ -11,6 +11,8 @@
 
 #include "sluice/core/device.h"
 #include "sluice/core/device_tensor.h"
+#include "sluice/core/file.h"
+#include "sluice/core/filesystem.h"
 #include "sluice/nn/internal/checkpoint_graph.h"
 #include "sluice/nn/internal/object_graph.h"
 #include "sluice/nn/variable.h"
@@ -300,6 +302,44 @@ TEST(CheckpointTest, ManagerKeepsNewestAndPicksUpDirectory) {
   EXPECT_EQ(*m2.Save(10), d + "/ckpt-10");
   EXPECT_EQ(m2.checkpoints(), (std::vector<std::string>{d + "/ckpt-4", d + "/ckpt-10"}));
   EXPECT_EQ(c.save_counter(), 5);
+}
+
+// CheckpointManager on an object store: run with AWS_ENDPOINT_URL_S3 set by
+// tests/with_s3_server.sh (ctest nn.checkpoint_on_store, bucket "ckpt");
+// skipped elsewhere.
+TEST(CheckpointOnStoreTest, ManagerSavesRestoresAndDeletesOnS3) {
+  if (std::getenv("AWS_ENDPOINT_URL_S3") == nullptr || !RemoteFileSystemsAvailable()) {
+    GTEST_SKIP() << "needs an S3 server (ctest -R nn.checkpoint_on_store)";
+  }
+  const std::string d = "s3://ckpt/run";
+  Toy a;
+  Fill(*a.dense.kernel, 3);
+  Checkpoint c;
+  ASSERT_TRUE(a.TrackAll(&c).ok());
+  {
+    CheckpointManager m(&c, d, 2);
+    for (int i = 1; i <= 3; ++i) {
+      Result<std::string> saved = m.Save();
+      ASSERT_TRUE(saved.ok()) << saved.status();
+      EXPECT_EQ(*saved, d + "/ckpt-" + std::to_string(i));
+    }
+    EXPECT_FALSE(*PathExists(d + "/ckpt-1.index"));
+    EXPECT_FALSE(*PathExists(d + "/ckpt-1.data-00000-of-00001"));
+    EXPECT_TRUE(*PathExists(d + "/ckpt-3.index"));
+    EXPECT_EQ(LatestCheckpoint(d), d + "/ckpt-3");
+    Result<std::string> text = ReadFileToString(d + "/checkpoint");
+    ASSERT_TRUE(text.ok()) << text.status();
+    EXPECT_TRUE(text->starts_with("model_checkpoint_path: \"ckpt-3\"\n")) << *text;
+  }
+  CheckpointManager m2(&c, d, 2);
+  EXPECT_EQ(m2.checkpoints(), (std::vector<std::string>{d + "/ckpt-2", d + "/ckpt-3"}));
+  Toy b;
+  Fill(*b.dense.kernel, -1);
+  Checkpoint cb;
+  ASSERT_TRUE(b.TrackAll(&cb).ok());
+  Result<RestoreResult> r = cb.Restore(*LatestCheckpoint(d));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Values(*b.dense.kernel), Values(*a.dense.kernel));
 }
 
 TEST(CheckpointTest, DeferredRestore) {
