@@ -31,7 +31,7 @@ def has_torch():
 
 
 @pytest.mark.parametrize("name", ["cats_vs_dogs.py", "tfrecord.py", "file_formats.py",
-                                  "language_model_input.py"])
+                                  "language_model_input.py", "object_store.py"])
 def test_help(name):
     r = run(name, "--help")
     assert r.returncode == 0, r.stderr
@@ -85,3 +85,11 @@ def test_language_model_input():
     assert "batch 0: inputs [4, 64]" in r.stdout
     assert "% padding of " in r.stdout
     assert "resumed with weights 0.5/0.5:" in r.stdout
+
+
+def test_object_store_on_a_local_folder(tmp_path):
+    r = run("object_store.py", str(tmp_path / "demo"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "glob matched 4" in r.stdout
+    assert "epoch 2: 1024 examples, label sum 523776" in r.stdout
+    assert "512 examples left, the same as without the checkpoint" in r.stdout
