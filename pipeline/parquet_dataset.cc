@@ -38,7 +38,8 @@ class ParquetFileFormat final : public FileFormat {
   std::string Describe() const override {
     std::string d;
     if (!o_.columns.empty()) d = "columns=" + fmt::format("{}", fmt::join(o_.columns, ","));
-    if (o_.batch_rows > 0) d += (d.empty() ? "" : ", ") + fmt::format("batch_rows={}", o_.batch_rows);
+    if (o_.batch_rows > 0)
+      d += (d.empty() ? "" : ", ") + fmt::format("batch_rows={}", o_.batch_rows);
     if (o_.fill_nulls) d += (d.empty() ? "" : ", ") + std::string("fill_nulls");
     return d;
   }

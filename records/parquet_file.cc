@@ -60,10 +60,10 @@ struct Plan {
 
 // A decoded row group: what the records of one row group view.
 struct DecodedLeaf {
-  Tensor values;                  // dense: [rows, dims...]; list: [values, dims...]
-  std::vector<int64_t> offsets;   // list: rows + 1, from 0
-  Tensor row_lengths;             // list: int64 [rows]
-  std::vector<uint8_t> null_rows; // non-empty: row r holds a null (an error)
+  Tensor values;                   // dense: [rows, dims...]; list: [values, dims...]
+  std::vector<int64_t> offsets;    // list: rows + 1, from 0
+  Tensor row_lengths;              // list: int64 [rows]
+  std::vector<uint8_t> null_rows;  // non-empty: row r holds a null (an error)
 };
 
 struct Decoded {
@@ -177,8 +177,8 @@ Status PlanType(const std::string& name, const arrow::DataType& type, std::vecto
     for (int i = 0; i < s.num_fields(); ++i) {
       std::vector<int> p = path;
       p.push_back(i);
-      SLUICE_RETURN_IF_ERROR(PlanType(name + "." + s.field(i)->name(), *s.field(i)->type(),
-                                      std::move(p), leaves));
+      SLUICE_RETURN_IF_ERROR(
+          PlanType(name + "." + s.field(i)->name(), *s.field(i)->type(), std::move(p), leaves));
     }
     return Status::OK();
   }
@@ -189,8 +189,8 @@ Status PlanType(const std::string& name, const arrow::DataType& type, std::vecto
     Status s = PlanValue(*l.value_type(), &leaf);
     if (!s.ok()) {
       return Status::InvalidArgument(fmt::format("column '{}' ({}): lists of {} are not read: {}",
-                                                 name, type.ToString(),
-                                                 l.value_type()->ToString(), s.message()));
+                                                 name, type.ToString(), l.value_type()->ToString(),
+                                                 s.message()));
     }
   } else if (Status s = PlanValue(type, &leaf); !s.ok()) {
     return Status::InvalidArgument(fmt::format("column '{}': {}", name, s.message()));
@@ -215,8 +215,8 @@ Result<Tensor> Widen(const arrow::Array& a, DType dtype, bool check_int64) {
   const int64_t n = a.length();
   SLUICE_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, Shape{n}));
   const auto& buf = a.data()->buffers[1];
-  if (n > 0 && (buf == nullptr || buf->size() / static_cast<int64_t>(sizeof(From)) <
-                                      a.offset() + n)) {
+  if (n > 0 &&
+      (buf == nullptr || buf->size() / static_cast<int64_t>(sizeof(From)) < a.offset() + n)) {
     return Status::DataLoss("a values buffer shorter than its array");
   }
   To* dst = static_cast<To*>(t.raw_data());
@@ -251,8 +251,8 @@ template <typename A>
 Result<Tensor> StringViews(const A& a, const arrow::ArrayData& owner_data,
                            std::shared_ptr<arrow::ArrayData> keep, const arrow::Array* indices) {
   const int64_t n = indices != nullptr ? indices->length() : a.length();
-  SLUICE_ASSIGN_OR_RETURN(Buffer views, Buffer::Allocate(static_cast<size_t>(n) *
-                                                         sizeof(std::string_view) + 1));
+  SLUICE_ASSIGN_OR_RETURN(Buffer views,
+                          Buffer::Allocate(static_cast<size_t>(n) * sizeof(std::string_view) + 1));
   auto* v = reinterpret_cast<std::string_view*>(views.data());
   if (indices == nullptr) {
     for (int64_t i = 0; i < n; ++i) new (&v[i]) std::string_view(a.GetView(i));
@@ -262,11 +262,18 @@ Result<Tensor> StringViews(const A& a, const arrow::ArrayData& owner_data,
       int64_t k = 0;
       switch (indices->type_id()) {
         case arrow::Type::INT8: k = static_cast<const arrow::Int8Array&>(*indices).Value(i); break;
-        case arrow::Type::INT16: k = static_cast<const arrow::Int16Array&>(*indices).Value(i); break;
-        case arrow::Type::INT32: k = static_cast<const arrow::Int32Array&>(*indices).Value(i); break;
-        case arrow::Type::INT64: k = static_cast<const arrow::Int64Array&>(*indices).Value(i); break;
-        default: return Status::InvalidArgument("dictionary indices of type " +
-                                                indices->type()->ToString());
+        case arrow::Type::INT16:
+          k = static_cast<const arrow::Int16Array&>(*indices).Value(i);
+          break;
+        case arrow::Type::INT32:
+          k = static_cast<const arrow::Int32Array&>(*indices).Value(i);
+          break;
+        case arrow::Type::INT64:
+          k = static_cast<const arrow::Int64Array&>(*indices).Value(i);
+          break;
+        default:
+          return Status::InvalidArgument("dictionary indices of type " +
+                                         indices->type()->ToString());
       }
       if (indices->IsNull(i)) k = -1;
       if (k >= m) return Status::DataLoss(fmt::format("dictionary index {} of {}", k, m));
@@ -366,8 +373,8 @@ Result<std::shared_ptr<arrow::Array>> Innermost(std::shared_ptr<arrow::Array> a,
   return a;
 }
 
-Result<DecodedLeaf> DecodeLeaf(const Plan& plan, const Leaf& leaf,
-                               std::shared_ptr<arrow::Array> a, int64_t rows) {
+Result<DecodedLeaf> DecodeLeaf(const Plan& plan, const Leaf& leaf, std::shared_ptr<arrow::Array> a,
+                               int64_t rows) {
   // Down the struct path (a struct's nulls become its children's).
   for (int child : leaf.path) {
     if (a->type_id() != arrow::Type::STRUCT) return Status::DataLoss("not a struct");
@@ -396,11 +403,12 @@ Result<DecodedLeaf> DecodeLeaf(const Plan& plan, const Leaf& leaf,
       return Status::DataLoss("list offsets shorter than the list");
     }
     for (int64_t r = 0; r <= rows && rows > 0; ++r) {
-      offs[static_cast<size_t>(r)] = large ? lbase.raw_value_offsets()[r]
-                                           : static_cast<int64_t>(base.raw_value_offsets()[r]);
+      offs[static_cast<size_t>(r)] =
+          large ? lbase.raw_value_offsets()[r] : static_cast<int64_t>(base.raw_value_offsets()[r]);
     }
     const int64_t lo = rows > 0 ? offs[0] : 0, hi = rows > 0 ? offs[rows] : 0;
-    if (lo < 0 || hi < lo || hi > values->length()) return Status::DataLoss("list offsets out of range");
+    if (lo < 0 || hi < lo || hi > values->length())
+      return Status::DataLoss("list offsets out of range");
     SLUICE_ASSIGN_OR_RETURN(Tensor lengths, Tensor::Allocate(DType::kInt64, Shape{rows}));
     auto* len = static_cast<int64_t*>(lengths.raw_data());
     for (int64_t r = 0; r < rows; ++r) {
@@ -438,8 +446,8 @@ Result<DecodedLeaf> DecodeLeaf(const Plan& plan, const Leaf& leaf,
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t b = (leaf.varlen ? offs[r] : r) * leaf.inner;
         const int64_t e = (leaf.varlen ? offs[r + 1] : r + 1) * leaf.inner;
-        out.null_rows[r] = std::any_of(vnull.begin() + b, vnull.begin() + e,
-                                       [](uint8_t v) { return v != 0; });
+        out.null_rows[r] =
+            std::any_of(vnull.begin() + b, vnull.begin() + e, [](uint8_t v) { return v != 0; });
       }
     }
   }
@@ -484,7 +492,8 @@ Result<Buffer> ParquetFile::Impl::Get(int rg) const {
   std::shared_ptr<Slot> slot;
   {
     std::lock_guard<std::mutex> lock(mu);
-    auto it = std::find_if(cache.begin(), cache.end(), [rg](const auto& e) { return e.first == rg; });
+    auto it =
+        std::find_if(cache.begin(), cache.end(), [rg](const auto& e) { return e.first == rg; });
     if (it != cache.end()) {
       slot = it->second;
       std::rotate(it, it + 1, cache.end());  // most recent last
@@ -549,8 +558,8 @@ Result<Buffer> ParquetFile::Impl::Decode(int rg) const {
       const Leaf& leaf = p.leaves[l];
       Result<DecodedLeaf> dl = DecodeLeaf(p, leaf, a, d->rows);
       if (!dl.ok()) {
-        return Status(dl.status().code(), fmt::format("{}, column '{}': {}", where, leaf.name,
-                                                      dl.status().message()));
+        return Status(dl.status().code(),
+                      fmt::format("{}, column '{}': {}", where, leaf.name, dl.status().message()));
       }
       d->leaves.push_back(*std::move(dl));
     }
@@ -639,7 +648,8 @@ Result<std::shared_ptr<const ParquetFile>> ParquetFile::Open(std::shared_ptr<Rea
     plan->components.push_back({l.name, l.dtype, Shape(dims)});
     shared_names->push_back(l.name);
     if (l.varlen && plan->batch_rows > 0) {
-      plan->components.push_back({l.name + ".row_lengths", DType::kInt64, Shape{Shape::kUnknownDim}});
+      plan->components.push_back(
+          {l.name + ".row_lengths", DType::kInt64, Shape{Shape::kUnknownDim}});
       shared_names->push_back(l.name + ".row_lengths");
     }
   }
@@ -669,7 +679,8 @@ Result<std::shared_ptr<const ParquetFile>> ParquetFile::Open(std::shared_ptr<Rea
       for (const Column& c : plan->columns) {
         for (int chunk : c.chunks) {
           if (chunk < 0 || chunk >= rg->num_columns()) continue;
-          bytes += static_cast<uint64_t>(std::max<int64_t>(0, rg->ColumnChunk(chunk)->total_uncompressed_size()));
+          bytes += static_cast<uint64_t>(
+              std::max<int64_t>(0, rg->ColumnChunk(chunk)->total_uncompressed_size()));
         }
       }
       const int64_t records =
@@ -704,8 +715,7 @@ RecordExtent ParquetFile::extent(uint64_t i) const {
 Result<std::vector<Record>> ParquetFile::ReadRun(uint64_t first, size_t max_bytes,
                                                  uint64_t stride) const {
   if (first >= num_records()) {
-    return Status::OutOfRange(
-        fmt::format("{}: record {} of {}", path(), first, num_records()));
+    return Status::OutOfRange(fmt::format("{}: record {} of {}", path(), first, num_records()));
   }
   stride = std::max<uint64_t>(stride, 1);
   const int rg = impl_->RowGroupOf(first);

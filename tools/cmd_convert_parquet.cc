@@ -88,7 +88,8 @@ void AddFeature(ExampleBuilder& b, const std::string& name, const Tensor& t,
       break;
     case DType::kBFloat16:
       for (int64_t i = 0; i < n; ++i) {
-        floats.push_back(static_cast<float>(bfloat16::FromBits(static_cast<const uint16_t*>(p)[i])));
+        floats.push_back(
+            static_cast<float>(bfloat16::FromBits(static_cast<const uint16_t*>(p)[i])));
       }
       break;
     case DType::kFloat32:
@@ -112,8 +113,9 @@ struct Totals {
 };
 
 Status Convert(const Options& o, const std::string& in, const std::string& out, Totals* t) {
-  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const ParquetFile> file,
-                          ParquetFile::Open(in, {.columns = o.columns, .fill_nulls = o.fill_nulls}));
+  SLUICE_ASSIGN_OR_RETURN(
+      std::shared_ptr<const ParquetFile> file,
+      ParquetFile::Open(in, {.columns = o.columns, .fill_nulls = o.fill_nulls}));
   SLUICE_ASSIGN_OR_RETURN(TFRecordWriter writer, TFRecordWriter::Open(out));
   ExampleBuilder b;
   std::string example;
@@ -158,8 +160,8 @@ int Run(const Options& o) {
     const std::string& in = (*inputs)[i];
     const std::string out = ShardPath(o.out, i, n, Compression::kNone);
     if (Status s = Convert(o, in, out, &t); !s.ok()) {
-      fmt::print(stderr, "sluice convert: {} -> {}: {}\n{} of {} complete\n", in, out,
-                 s.ToString(), i, Plural(n, "shard is", "shards are"));
+      fmt::print(stderr, "sluice convert: {} -> {}: {}\n{} of {} complete\n", in, out, s.ToString(),
+                 i, Plural(n, "shard is", "shards are"));
       return Interrupted() ? InterruptExitCode() : 1;
     }
     fmt::print(stderr, "shard {}/{}: {} ({} rows so far)\n", i + 1, n, out, t.rows);
@@ -182,8 +184,7 @@ void AddConvertParquetCommand(CLI::App& convert, int* exit_code) {
       ->required();
   cmd->add_option("--out,-o", o->out, "Output prefix: PREFIX-00000-of-000NN.tfrecord ...")
       ->required();
-  cmd->add_option("--columns", o->columns, "The columns converted (default: all)")
-      ->delimiter(',');
+  cmd->add_option("--columns", o->columns, "The columns converted (default: all)")->delimiter(',');
   cmd->add_flag("--fill-nulls", o->fill_nulls,
                 "Write nulls as 0 / \"\" (default: a null is an error naming its row)");
   cmd->add_flag("--index", o->index, "Also write each shard's .idx");

@@ -19,9 +19,8 @@
 namespace sluice::tools {
 namespace {
 
-const std::vector<std::string> kFormats = {"auto", "tfrecord",    "text",       "csv",
-                                           "tsv",  "fixedlength", "webdataset", "npy",
-                                           "parquet"};
+const std::vector<std::string> kFormats = {"auto",        "tfrecord",   "text", "csv",    "tsv",
+                                           "fixedlength", "webdataset", "npy",  "parquet"};
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;

@@ -19,11 +19,11 @@ using testing::TestDataPath;
 
 std::string Pq(const std::string& f) { return TestDataPath("parquet/" + f); }
 
-#define SKIP_WITHOUT_PARQUET()                                                   \
-  if (!ParquetAvailable()) {                                                     \
-    EXPECT_EQ(ParquetDataset({Pq("types.parquet")}).status().code(),             \
-              StatusCode::kFailedPrecondition);                                  \
-    GTEST_SKIP() << "built without Apache Arrow C++";                            \
+#define SKIP_WITHOUT_PARQUET()                                       \
+  if (!ParquetAvailable()) {                                         \
+    EXPECT_EQ(ParquetDataset({Pq("types.parquet")}).status().code(), \
+              StatusCode::kFailedPrecondition);                      \
+    GTEST_SKIP() << "built without Apache Arrow C++";                \
   }
 
 std::vector<int64_t> Ns(const Dataset& ds) {
@@ -40,24 +40,25 @@ TEST(ParquetDatasetTest, ConformanceRowsAndBatchesInOrderAndIndexed) {
   const std::vector<std::string> files = {Pq("types.parquet"), Pq("types.parquet")};
   for (int64_t batch : {0, 3}) {
     for (int reads : {1, 2}) {
-      const ParquetDatasetOptions o{.columns = {"i64", "s", "fsl", "st"},
-                                    .batch_rows = batch,
-                                    .num_parallel_reads = reads};
+      const ParquetDatasetOptions o{
+          .columns = {"i64", "s", "fsl", "st"}, .batch_rows = batch, .num_parallel_reads = reads};
       Dataset ds = ParquetDataset(files, o);
       ASSERT_TRUE(ds.status().ok()) << ds.status();
       EXPECT_TRUE(ds.random_access());
       EXPECT_EQ(ds.cardinality(), batch == 0 ? 20 : 10);
       const std::string name = "parquet_b" + std::to_string(batch) + "_r" + std::to_string(reads);
-      RunConformance({.name = name + "_indexed", .make = [&](int) { return ParquetDataset(files, o); }});
+      RunConformance(
+          {.name = name + "_indexed", .make = [&](int) { return ParquetDataset(files, o); }});
       // In order (no random access): the same elements.
       Result<std::shared_ptr<const FileFormat>> format = ParquetFormat(files[0], o);
       ASSERT_TRUE(format.ok()) << format.status();
       const std::vector<std::string> want = ReadAll(ds);
       RunConformance({.name = name + "_sequential",
-                      .make = [&](int) {
-                        return FileSourceDataset(
-                            files, *format, {.num_parallel_reads = reads, .use_index = false});
-                      },
+                      .make =
+                          [&](int) {
+                            return FileSourceDataset(
+                                files, *format, {.num_parallel_reads = reads, .use_index = false});
+                          },
                       .expected = want});
     }
   }
@@ -78,7 +79,8 @@ TEST(ParquetDatasetTest, ShardsByRecordAndFileAndShuffles) {
   EXPECT_EQ(shuffled, all);
   EXPECT_EQ(ds.source_files(), std::vector<std::string>{Pq("dict_zstd.parquet")});
   // Batches straight from the row groups (300, 300, 300, 100 rows).
-  Dataset batches = ParquetDataset({Pq("dict_zstd.parquet")}, {.columns = {"n"}, .batch_rows = 256});
+  Dataset batches =
+      ParquetDataset({Pq("dict_zstd.parquet")}, {.columns = {"n"}, .batch_rows = 256});
   EXPECT_EQ(batches.cardinality(), 7);  // 2 + 2 + 2 + 1
   EXPECT_EQ(Ns(batches), all);
   EXPECT_EQ(Ns(batches.unbatch().batch(256).rebatch(256)).size(), 1000u);
@@ -87,7 +89,8 @@ TEST(ParquetDatasetTest, ShardsByRecordAndFileAndShuffles) {
 TEST(ParquetDatasetTest, IgnoreErrorsSkipsTheCorruptRowGroup) {
   SKIP_WITHOUT_PARQUET();
   for (int64_t batch : {0, 2}) {
-    Dataset ds = ParquetDataset({Pq("corrupt_rg1.parquet")}, {.columns = {"x"}, .batch_rows = batch});
+    Dataset ds =
+        ParquetDataset({Pq("corrupt_rg1.parquet")}, {.columns = {"x"}, .batch_rows = batch});
     auto it = ds.iterator();
     ASSERT_TRUE(it.ok());
     Result<std::optional<Element>> e = it->next();

@@ -18,11 +18,11 @@ using testing::TestDataPath;
 
 std::string Pq(const std::string& f) { return TestDataPath("parquet/" + f); }
 
-#define SKIP_WITHOUT_PARQUET()                                              \
-  if (!ParquetAvailable()) {                                                \
+#define SKIP_WITHOUT_PARQUET()                                                             \
+  if (!ParquetAvailable()) {                                                               \
     Result<std::shared_ptr<const ParquetFile>> f = ParquetFile::Open(Pq("types.parquet")); \
-    EXPECT_EQ(f.status().code(), StatusCode::kFailedPrecondition);          \
-    GTEST_SKIP() << "built without Apache Arrow C++";                       \
+    EXPECT_EQ(f.status().code(), StatusCode::kFailedPrecondition);                         \
+    GTEST_SKIP() << "built without Apache Arrow C++";                                      \
   }
 
 std::shared_ptr<const ParquetFile> OpenOrDie(const std::string& f, ParquetReadOptions o = {}) {
@@ -63,10 +63,10 @@ TEST(ParquetFileTest, EveryTypeOfTheGoldenFile) {
   EXPECT_EQ(f->num_row_groups(), 3);
   std::vector<std::string> names;
   for (const ParquetComponent& c : f->components()) names.push_back(c.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"i8",  "i16", "i32", "i64", "u8",  "u16", "u32",
-                                             "u64", "f16", "f32", "f64", "b",   "s",   "bin",
-                                             "fsl", "fsl2", "vl", "vls", "st.a", "st.b.c",
-                                             "st.b.d", "ts", "d32"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"i8",   "i16",    "i32",    "i64",  "u8",  "u16",
+                                             "u32",  "u64",    "f16",    "f32",  "f64", "b",
+                                             "s",    "bin",    "fsl",    "fsl2", "vl",  "vls",
+                                             "st.a", "st.b.c", "st.b.d", "ts",   "d32"}));
   const std::vector<Element> rows = ReadElements(*f, 100);  // small runs: several per group
   ASSERT_EQ(rows.size(), 10u);
   for (int64_t i = 0; i < 10; ++i) {
@@ -249,8 +249,7 @@ TEST(ParquetFileTest, ACorruptRowGroupIsAnErrorOfItsRowsOnly) {
     Result<std::vector<Record>> run = f->ReadRun(i, 1);
     if (i >= 4 && i < 8) {
       ASSERT_FALSE(run.ok()) << i;
-      EXPECT_NE(run.status().ToString().find("corrupt_rg1.parquet: row group 1"),
-                std::string::npos)
+      EXPECT_NE(run.status().ToString().find("corrupt_rg1.parquet: row group 1"), std::string::npos)
           << run.status();
       EXPECT_NE(run.status().ToString().find("column 'x'"), std::string::npos) << run.status();
       continue;
