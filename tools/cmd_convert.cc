@@ -297,6 +297,7 @@ void AddConvertCommand(CLI::App& app, int* exit_code) {
   AddConvertImagesCommand(*convert, exit_code);
   AddConvertIdxCommand(*convert, exit_code);
   AddConvertWebDatasetCommands(*convert, exit_code);
+  AddConvertParquetCommand(*convert, exit_code);
 }
 
 }  // namespace sluice::tools

@@ -89,6 +89,8 @@ void AddConvertImagesCommand(CLI::App& convert, int* exit_code);
 void AddConvertIdxCommand(CLI::App& convert, int* exit_code);
 // `sluice convert webdataset` and `sluice convert tfrecord --to webdataset`.
 void AddConvertWebDatasetCommands(CLI::App& convert, int* exit_code);
+// `sluice convert parquet` (rows to Examples).
+void AddConvertParquetCommand(CLI::App& convert, int* exit_code);
 
 }  // namespace sluice::tools
 

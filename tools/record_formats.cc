@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sluice/pipeline/numpy_dataset.h"
+#include "sluice/pipeline/parquet_dataset.h"
 #include "sluice/records/compression.h"
 #include "sluice/records/csv.h"
 #include "sluice/records/csv_reader.h"
@@ -18,8 +19,8 @@
 namespace sluice::tools {
 namespace {
 
-const std::vector<std::string> kFormats = {"auto", "tfrecord",    "text",       "csv",
-                                           "tsv",  "fixedlength", "webdataset", "npy"};
+const std::vector<std::string> kFormats = {"auto",        "tfrecord",   "text", "csv",    "tsv",
+                                           "fixedlength", "webdataset", "npy",  "parquet"};
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -45,7 +46,7 @@ std::string FormatOfName(std::string name) {
       {".txt", "text"},          {".text", "text"},          {".jsonl", "text"},
       {".ndjson", "text"},       {".log", "text"},           {".csv", "csv"},
       {".tsv", "tsv"},           {".tar", "webdataset"},     {".npy", "npy"},
-      {".npz", "npy"},
+      {".npz", "npy"},           {".parquet", "parquet"},
   };
   for (const Ext& e : kExts) {
     if (EndsWith(name, e.ext)) return std::string(e.format);
@@ -172,12 +173,35 @@ Result<InputFormat> NpyFormat(const std::string& reference) {
   return f;
 }
 
+// .parquet: rows, shown as the format's element (every column).
+Result<InputFormat> ParquetInputFormat(const std::string& reference) {
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const FileFormat> format, ParquetFormat(reference));
+  InputFormat f;
+  f.name = "parquet";
+  f.open = [format](const std::string& path) { return format->Open(path, size_t{1} << 20); };
+  f.show = [format](const Record& rec, const std::string& path) -> Result<std::string> {
+    SLUICE_ASSIGN_OR_RETURN(Element e, format->ToElement(rec, path));
+    return e.DebugString(16);
+  };
+  // Reading checks the values too (a null is the row's error).
+  f.check = [format](const Record& rec, const std::string& path) {
+    return format->ToElement(rec, path).status();
+  };
+  f.count = [format](const std::string& path) -> Result<std::optional<uint64_t>> {
+    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const IndexedRecordFile> file,
+                            format->OpenIndexed(path));
+    return std::optional<uint64_t>(file->num_records());
+  };
+  f.no_index = "a Parquet file's footer says where its rows are";
+  return f;
+}
+
 }  // namespace
 
 void AddFormatOptions(CLI::App* cmd, FormatArgs* a, const std::string& flag) {
   cmd->add_option(flag, a->format,
                   "The files' format; auto: by extension (.tfrecord, .txt/.jsonl, .csv, .tsv, "
-                  ".tar/.tgz, .npy/.npz, with .gz after it for GZIP), else tfrecord")
+                  ".tar/.tgz, .npy/.npz, .parquet, with .gz after it for GZIP), else tfrecord")
       ->check(CLI::IsMember(kFormats))
       ->capture_default_str();
   cmd->add_option("--record-bytes", a->record_bytes,
@@ -197,6 +221,7 @@ Result<InputFormat> InputFormatFor(const std::string& path, const FormatArgs& a)
   if (name == "tsv") return CsvFormat(c, '\t');
   if (name == "webdataset") return TarFormat(c);
   if (name == "npy") return NpyFormat(path);
+  if (name == "parquet") return ParquetInputFormat(path);
   if (name == "fixedlength") {
     if (a.record_bytes < 1 || a.header_bytes < 0 || a.footer_bytes < 0) {
       return Status::InvalidArgument(

@@ -1,6 +1,6 @@
 // The record formats `sluice cat`, `count`, `verify` and `index` read: chosen
 // by --format, else by the file's extension (.tfrecord, .txt, .csv, .tsv,
-// .tar, .npy...; .gz after it means GZIP), else TFRecord.
+// .tar, .npy, .parquet...; .gz after it means GZIP), else TFRecord.
 //
 // Each format is its records/ reader (the RecordReader a file source
 // reads), with what the commands need beside it: how to print a record,
@@ -39,7 +39,7 @@ struct FormatArgs {
 void AddFormatOptions(CLI::App* cmd, FormatArgs* args, const std::string& flag);
 
 struct InputFormat {
-  std::string name;  // "tfrecord", "text", "csv", "fixedlength", "webdataset", "npy"
+  std::string name;  // "tfrecord", "text", "csv", "fixedlength", "webdataset", "npy", "parquet"
   // Opens a file to read its records in order.
   std::function<Result<std::unique_ptr<RecordReader>>(const std::string& path)> open;
   // How `cat` shows a record (escaped, hex, raw apply to this text); null:

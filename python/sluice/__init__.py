@@ -23,6 +23,7 @@ from .webdataset import WebDatasetDataset
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, InputContext,
                       Options, TensorSpec, TFRecordDataset)
 from .npy import FixedLengthRecordDataset, NumpyDataset
+from .parquet import ParquetDataset, parquet_available
 from .dtypes import (DType, as_dtype, bfloat16, bool, float16, float32, float64, int32, int64,  # noqa: A004
                      string, uint8)
 from .errors import (CancelledError, DataLossError, Error, FailedPreconditionError, InternalError,

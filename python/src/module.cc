@@ -15,6 +15,7 @@ NB_MODULE(_sluice, m) {
   RegisterImage(m);
   RegisterText(m);
   RegisterNpy(m);
+  RegisterParquet(m);
   RegisterWebDataset(m);
   RegisterMixing(m);
   RegisterWindow(m);

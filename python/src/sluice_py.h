@@ -173,6 +173,7 @@ void RegisterImage(nb::module_& m);
 void RegisterDistribute(nb::module_& m);
 void RegisterText(nb::module_& m);
 void RegisterNpy(nb::module_& m);
+void RegisterParquet(nb::module_& m);
 void RegisterWebDataset(nb::module_& m);
 void RegisterMixing(nb::module_& m);  // mixing.cc
 void RegisterWindow(nb::module_& m);
