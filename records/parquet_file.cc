@@ -392,9 +392,20 @@ Result<DecodedLeaf> DecodeLeaf(const Plan& plan, const Leaf& leaf, std::shared_p
   if (leaf.varlen) {
     const bool large = a->type_id() == arrow::Type::LARGE_LIST;
     if (!large && a->type_id() != arrow::Type::LIST) return Status::DataLoss("not a list");
-    const auto& base = static_cast<const arrow::BaseListArray<arrow::ListType>&>(*a);
-    const auto& lbase = static_cast<const arrow::BaseListArray<arrow::LargeListType>&>(*a);
-    std::shared_ptr<arrow::Array> values = large ? lbase.values() : base.values();
+    // Only the array's own class is named (a reference to the other is UB,
+    // and UBSan's vptr check says so).
+    std::shared_ptr<arrow::Array> values;
+    const int32_t* off32 = nullptr;
+    const int64_t* off64 = nullptr;
+    if (large) {
+      const auto& l = static_cast<const arrow::LargeListArray&>(*a);
+      values = l.values();
+      off64 = l.raw_value_offsets();
+    } else {
+      const auto& l = static_cast<const arrow::ListArray&>(*a);
+      values = l.values();
+      off32 = l.raw_value_offsets();
+    }
     offs.resize(static_cast<size_t>(rows) + 1);
     const auto& ob = a->data()->buffers[1];
     const size_t ow = large ? 8 : 4;
@@ -403,8 +414,7 @@ Result<DecodedLeaf> DecodeLeaf(const Plan& plan, const Leaf& leaf, std::shared_p
       return Status::DataLoss("list offsets shorter than the list");
     }
     for (int64_t r = 0; r <= rows && rows > 0; ++r) {
-      offs[static_cast<size_t>(r)] =
-          large ? lbase.raw_value_offsets()[r] : static_cast<int64_t>(base.raw_value_offsets()[r]);
+      offs[static_cast<size_t>(r)] = large ? off64[r] : static_cast<int64_t>(off32[r]);
     }
     const int64_t lo = rows > 0 ? offs[0] : 0, hi = rows > 0 ? offs[rows] : 0;
     if (lo < 0 || hi < lo || hi > values->length())
