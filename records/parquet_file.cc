@@ -283,8 +283,9 @@ Buffer WrapArrow(const std::shared_ptr<arrow::Buffer>& b, std::shared_ptr<arrow:
     PoolRef pool;
     std::shared_ptr<arrow::ArrayData> data;
   };
-  return Buffer::Wrap(const_cast<uint8_t*>(b->data()), static_cast<size_t>(b->size()),
-                      [owner = std::make_shared<Owner>(Owner{std::move(pool), std::move(keep)})] {});
+  return Buffer::Wrap(
+      const_cast<uint8_t*>(b->data()), static_cast<size_t>(b->size()),
+      [owner = std::make_shared<Owner>(Owner{std::move(pool), std::move(keep)})] {});
 }
 
 template <typename From, typename To>
@@ -392,13 +393,15 @@ Result<Tensor> StringTensor(const arrow::Array& a, const PoolRef& pool) {
       return StringViews(static_cast<const arrow::BinaryArray&>(*values), od, keep, indices, pool);
     case arrow::Type::LARGE_STRING:
     case arrow::Type::LARGE_BINARY:
-      return StringViews(static_cast<const arrow::LargeBinaryArray&>(*values), od, keep, indices, pool);
+      return StringViews(static_cast<const arrow::LargeBinaryArray&>(*values), od, keep, indices,
+                         pool);
     case arrow::Type::FIXED_SIZE_BINARY:
       return StringViews(static_cast<const arrow::FixedSizeBinaryArray&>(*values), od, keep,
                          indices, pool);
     case arrow::Type::STRING_VIEW:
     case arrow::Type::BINARY_VIEW:
-      return StringViews(static_cast<const arrow::BinaryViewArray&>(*values), od, keep, indices, pool);
+      return StringViews(static_cast<const arrow::BinaryViewArray&>(*values), od, keep, indices,
+                         pool);
     default: break;
   }
   return Status::InvalidArgument("type " + a.type()->ToString() + " has no string form");
@@ -640,8 +643,8 @@ Result<Buffer> ParquetFile::Impl::Decode(int rg) const {
   };
   std::unique_ptr<parquet::arrow::FileReader> reader;
   try {
-    std::unique_ptr<parquet::ParquetFileReader> pf = parquet::ParquetFileReader::Open(
-        source, parquet::ReaderProperties(pool.get()), metadata);
+    std::unique_ptr<parquet::ParquetFileReader> pf =
+        parquet::ParquetFileReader::Open(source, parquet::ReaderProperties(pool.get()), metadata);
     arrow::Result<std::unique_ptr<parquet::arrow::FileReader>> r = parquet::arrow::FileReader::Make(
         pool.get(), std::move(pf), parquet::default_arrow_reader_properties());
     if (!r.ok()) return FromArrow(r.status()).WithContext(where);

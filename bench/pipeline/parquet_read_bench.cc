@@ -58,10 +58,10 @@ const std::string& File() {
     Check(x.Finish(&b));
     Check(vec.Finish(&c));
     Check(word.Finish(&d));
-    auto schema = arrow::schema({arrow::field("id", arrow::int64()),
-                                 arrow::field("x", arrow::float32()),
-                                 arrow::field("vec", arrow::fixed_size_list(arrow::float32(), 4)),
-                                 arrow::field("word", arrow::utf8())});
+    auto schema =
+        arrow::schema({arrow::field("id", arrow::int64()), arrow::field("x", arrow::float32()),
+                       arrow::field("vec", arrow::fixed_size_list(arrow::float32(), 4)),
+                       arrow::field("word", arrow::utf8())});
     auto table = arrow::Table::Make(schema, {a, b, c, d});
     auto out = arrow::io::FileOutputStream::Open(p);
     Check(out.status());

@@ -281,8 +281,7 @@ TEST(ParquetFileTest, ARowGroupPastMaxRowGroupBytesIsResourceExhausted) {
       EXPECT_NE(m.find("bomb.parquet: row group 0"), std::string::npos) << m;
       EXPECT_NE(m.find("column '" + col + "'"), std::string::npos) << m;
       EXPECT_NE(m.find("max_row_group_bytes = 1048576"), std::string::npos) << m;
-      EXPECT_NE(m.find(col == "zeros" ? "the footer says" : "was refused"), std::string::npos)
-          << m;
+      EXPECT_NE(m.find(col == "zeros" ? "the footer says" : "was refused"), std::string::npos) << m;
     }
   }
   // Under the default cap both read, the strings still views of Arrow's
