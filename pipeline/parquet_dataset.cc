@@ -14,6 +14,7 @@ ParquetReadOptions ReadOptions(const ParquetDatasetOptions& o) {
   r.columns = o.columns;
   r.batch_rows = o.batch_rows;
   r.fill_nulls = o.fill_nulls;
+  r.max_row_group_bytes = o.max_row_group_bytes;
   return r;
 }
 

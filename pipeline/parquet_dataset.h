@@ -44,6 +44,8 @@ struct ParquetDatasetOptions {
   int64_t batch_rows = 0;
   // Nulls read as 0 / false / "" instead of being the row's error.
   bool fill_nulls = false;
+  // The most bytes decoding one row group may hold (ParquetReadOptions).
+  int64_t max_row_group_bytes = int64_t{1} << 30;
   // Estimated decoded bytes per read (runs of rows handed over at once).
   int64_t buffer_size = 1 << 20;
   // As TFRecordDatasetOptions::num_parallel_reads: files open at once.

@@ -12,6 +12,7 @@
 #include <parquet/metadata.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -56,6 +57,7 @@ struct Plan {
   std::shared_ptr<const std::vector<std::string>> names;
   int64_t batch_rows = 0;
   bool fill_nulls = false;
+  int64_t max_row_group_bytes = 0;
 };
 
 // A decoded row group: what the records of one row group view.
@@ -87,6 +89,70 @@ Result<T> FromArrow(arrow::Result<T> r) {
   if (!r.ok()) return FromArrow(r.status());
   return std::move(r).ValueUnsafe();
 }
+
+// An arrow::MemoryPool over Arrow's default pool that refuses (OutOfMemory)
+// any allocation that would take the bytes it holds past `cap`. One per
+// row group decode, given to the page reader (decompression buffers) and
+// to the Arrow reader (decoded arrays): a decompression bomb or a lying
+// page header then fails with the row group's error instead of allocating
+// what the input claims. Buffers from it hold its address, so it lives as
+// long as any of them (decoded row groups and tensors keep a reference).
+class CappedMemoryPool final : public arrow::MemoryPool {
+ public:
+  explicit CappedMemoryPool(int64_t cap) : cap_(cap) {}
+
+  arrow::Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override {
+    ARROW_RETURN_NOT_OK(Reserve(size));
+    arrow::Status s = base_->Allocate(size, alignment, out);
+    if (!s.ok()) held_.fetch_sub(size);
+    return s;
+  }
+  arrow::Status Reallocate(int64_t old_size, int64_t new_size, int64_t alignment,
+                           uint8_t** ptr) override {
+    const int64_t grow = new_size - old_size;
+    if (grow > 0) ARROW_RETURN_NOT_OK(Reserve(grow));
+    arrow::Status s = base_->Reallocate(old_size, new_size, alignment, ptr);
+    if (!s.ok() && grow > 0) held_.fetch_sub(grow);
+    if (s.ok() && grow < 0) held_.fetch_add(grow);
+    return s;
+  }
+  void Free(uint8_t* buffer, int64_t size, int64_t alignment) override {
+    base_->Free(buffer, size, alignment);
+    held_.fetch_sub(size);
+  }
+  int64_t bytes_allocated() const override { return held_.load(); }
+  int64_t max_memory() const override { return peak_.load(); }
+  int64_t total_bytes_allocated() const override { return total_.load(); }
+  int64_t num_allocations() const override { return count_.load(); }
+  std::string backend_name() const override { return base_->backend_name(); }
+
+  // The first refused allocation's size (0: none was refused).
+  int64_t refused() const { return refused_.load(); }
+  int64_t cap() const { return cap_; }
+
+ private:
+  arrow::Status Reserve(int64_t size) {
+    if (size < 0) return arrow::Status::Invalid("a negative allocation");
+    const int64_t before = held_.fetch_add(size);
+    if (size > cap_ || before > cap_ - size) {
+      held_.fetch_sub(size);
+      int64_t none = 0;
+      refused_.compare_exchange_strong(none, size);
+      return arrow::Status::OutOfMemory("an allocation of ", size, " bytes with ", before,
+                                        " held would pass the cap of ", cap_, " bytes");
+    }
+    int64_t peak = peak_.load();
+    while (before + size > peak && !peak_.compare_exchange_weak(peak, before + size)) {
+    }
+    total_.fetch_add(size);
+    count_.fetch_add(1);
+    return arrow::Status::OK();
+  }
+
+  arrow::MemoryPool* const base_ = arrow::default_memory_pool();
+  const int64_t cap_;
+  std::atomic<int64_t> held_{0}, peak_{0}, total_{0}, count_{0}, refused_{0};
+};
 
 // The sluice dtype of an Arrow scalar type; InvalidArgument if none.
 Result<DType> ScalarDType(const arrow::DataType& t) {
@@ -204,10 +270,22 @@ void LeafChunks(const parquet::arrow::SchemaField& f, std::vector<int>* out) {
   for (const auto& c : f.children) LeafChunks(c, out);
 }
 
-// Wraps an Arrow buffer as a sluice Buffer that keeps `keep` alive.
-Buffer WrapArrow(const std::shared_ptr<arrow::Buffer>& b, std::shared_ptr<arrow::ArrayData> keep) {
-  return Buffer::Wrap(const_cast<uint8_t*>(b->data()), static_cast<size_t>(b->size()),
-                      [keep = std::move(keep)] {});
+// The pool a row group's Arrow buffers came from (CappedMemoryPool).
+using PoolRef = std::shared_ptr<arrow::MemoryPool>;
+
+// Wraps an Arrow buffer as a sluice Buffer that keeps `keep` alive, and the
+// pool it was allocated from (freed into when the last view goes).
+Buffer WrapArrow(const std::shared_ptr<arrow::Buffer>& b, std::shared_ptr<arrow::ArrayData> keep,
+                 PoolRef pool) {
+  // Members go in reverse order: the data, then its pool (a lambda's
+  // captures have no stated order).
+  struct Owner {
+    PoolRef pool;
+    std::shared_ptr<arrow::ArrayData> data;
+  };
+  return Buffer::Wrap(
+      const_cast<uint8_t*>(b->data()), static_cast<size_t>(b->size()),
+      [owner = std::make_shared<Owner>(Owner{std::move(pool), std::move(keep)})] {});
 }
 
 template <typename From, typename To>
@@ -234,7 +312,7 @@ Result<Tensor> Widen(const arrow::Array& a, DType dtype, bool check_int64) {
   return t;
 }
 
-Result<Tensor> NumericView(const arrow::Array& a, DType dtype) {
+Result<Tensor> NumericView(const arrow::Array& a, DType dtype, const PoolRef& pool) {
   const int64_t n = a.length();
   const size_t width = DTypeSize(dtype);
   if (n == 0) return Tensor::Allocate(dtype, Shape{0});
@@ -243,13 +321,14 @@ Result<Tensor> NumericView(const arrow::Array& a, DType dtype) {
       static_cast<uint64_t>(buf->size()) < static_cast<uint64_t>(a.offset() + n) * width) {
     return Status::DataLoss("a values buffer shorter than its array");
   }
-  return Tensor::FromBuffer(dtype, Shape{n}, WrapArrow(buf, a.data()),
+  return Tensor::FromBuffer(dtype, Shape{n}, WrapArrow(buf, a.data(), pool),
                             static_cast<size_t>(a.offset()) * width);
 }
 
 template <typename A>
 Result<Tensor> StringViews(const A& a, const arrow::ArrayData& owner_data,
-                           std::shared_ptr<arrow::ArrayData> keep, const arrow::Array* indices) {
+                           std::shared_ptr<arrow::ArrayData> keep, const arrow::Array* indices,
+                           const PoolRef& pool) {
   const int64_t n = indices != nullptr ? indices->length() : a.length();
   SLUICE_ASSIGN_OR_RETURN(Buffer views,
                           Buffer::Allocate(static_cast<size_t>(n) * sizeof(std::string_view) + 1));
@@ -282,7 +361,7 @@ Result<Tensor> StringViews(const A& a, const arrow::ArrayData& owner_data,
   }
   std::vector<Buffer> owners;
   for (const auto& b : owner_data.buffers) {
-    if (b != nullptr && b->size() > 0) owners.push_back(WrapArrow(b, keep));
+    if (b != nullptr && b->size() > 0) owners.push_back(WrapArrow(b, keep, pool));
   }
   for (const auto& b : owner_data.child_data) {
     (void)b;  // strings have no children
@@ -290,7 +369,7 @@ Result<Tensor> StringViews(const A& a, const arrow::ArrayData& owner_data,
   return Tensor::FromStringViews(Shape{n}, std::move(views), std::move(owners));
 }
 
-Result<Tensor> StringTensor(const arrow::Array& a) {
+Result<Tensor> StringTensor(const arrow::Array& a, const PoolRef& pool) {
   const arrow::Array* values = &a;
   const arrow::Array* indices = nullptr;
   std::shared_ptr<arrow::Array> dict;
@@ -311,23 +390,25 @@ Result<Tensor> StringTensor(const arrow::Array& a) {
   switch (values->type_id()) {
     case arrow::Type::STRING:
     case arrow::Type::BINARY:
-      return StringViews(static_cast<const arrow::BinaryArray&>(*values), od, keep, indices);
+      return StringViews(static_cast<const arrow::BinaryArray&>(*values), od, keep, indices, pool);
     case arrow::Type::LARGE_STRING:
     case arrow::Type::LARGE_BINARY:
-      return StringViews(static_cast<const arrow::LargeBinaryArray&>(*values), od, keep, indices);
+      return StringViews(static_cast<const arrow::LargeBinaryArray&>(*values), od, keep, indices,
+                         pool);
     case arrow::Type::FIXED_SIZE_BINARY:
       return StringViews(static_cast<const arrow::FixedSizeBinaryArray&>(*values), od, keep,
-                         indices);
+                         indices, pool);
     case arrow::Type::STRING_VIEW:
     case arrow::Type::BINARY_VIEW:
-      return StringViews(static_cast<const arrow::BinaryViewArray&>(*values), od, keep, indices);
+      return StringViews(static_cast<const arrow::BinaryViewArray&>(*values), od, keep, indices,
+                         pool);
     default: break;
   }
   return Status::InvalidArgument("type " + a.type()->ToString() + " has no string form");
 }
 
 // The values of a scalar array as a flat tensor [n] of `dtype`.
-Result<Tensor> ScalarTensor(const arrow::Array& a, DType dtype) {
+Result<Tensor> ScalarTensor(const arrow::Array& a, DType dtype, const PoolRef& pool) {
   switch (a.type_id()) {
     case arrow::Type::BOOL: {
       const auto& b = static_cast<const arrow::BooleanArray&>(a);
@@ -343,8 +424,8 @@ Result<Tensor> ScalarTensor(const arrow::Array& a, DType dtype) {
     case arrow::Type::UINT64: return Widen<uint64_t, int64_t>(a, dtype, true);
     default: break;
   }
-  if (dtype == DType::kString) return StringTensor(a);
-  return NumericView(a, dtype);
+  if (dtype == DType::kString) return StringTensor(a, pool);
+  return NumericView(a, dtype, pool);
 }
 
 // Marks, in `vnull` (one per innermost value), the values under a null at
@@ -374,13 +455,13 @@ Result<std::shared_ptr<arrow::Array>> Innermost(std::shared_ptr<arrow::Array> a,
 }
 
 Result<DecodedLeaf> DecodeLeaf(const Plan& plan, const Leaf& leaf, std::shared_ptr<arrow::Array> a,
-                               int64_t rows) {
+                               int64_t rows, const PoolRef& pool) {
   // Down the struct path (a struct's nulls become its children's).
   for (int child : leaf.path) {
     if (a->type_id() != arrow::Type::STRUCT) return Status::DataLoss("not a struct");
     const auto& s = static_cast<const arrow::StructArray&>(*a);
     if (child >= s.num_fields()) return Status::DataLoss("a struct lacks a child");
-    SLUICE_ASSIGN_OR_RETURN(a, FromArrow(s.GetFlattenedField(child)));
+    SLUICE_ASSIGN_OR_RETURN(a, FromArrow(s.GetFlattenedField(child, pool.get())));
   }
   if (a->length() != rows) {
     return Status::DataLoss(fmt::format("{} values for {} rows", a->length(), rows));
@@ -392,9 +473,20 @@ Result<DecodedLeaf> DecodeLeaf(const Plan& plan, const Leaf& leaf, std::shared_p
   if (leaf.varlen) {
     const bool large = a->type_id() == arrow::Type::LARGE_LIST;
     if (!large && a->type_id() != arrow::Type::LIST) return Status::DataLoss("not a list");
-    const auto& base = static_cast<const arrow::BaseListArray<arrow::ListType>&>(*a);
-    const auto& lbase = static_cast<const arrow::BaseListArray<arrow::LargeListType>&>(*a);
-    std::shared_ptr<arrow::Array> values = large ? lbase.values() : base.values();
+    // Only the array's own class is named (a reference to the other is UB,
+    // and UBSan's vptr check says so).
+    std::shared_ptr<arrow::Array> values;
+    const int32_t* off32 = nullptr;
+    const int64_t* off64 = nullptr;
+    if (large) {
+      const auto& l = static_cast<const arrow::LargeListArray&>(*a);
+      values = l.values();
+      off64 = l.raw_value_offsets();
+    } else {
+      const auto& l = static_cast<const arrow::ListArray&>(*a);
+      values = l.values();
+      off32 = l.raw_value_offsets();
+    }
     offs.resize(static_cast<size_t>(rows) + 1);
     const auto& ob = a->data()->buffers[1];
     const size_t ow = large ? 8 : 4;
@@ -403,8 +495,7 @@ Result<DecodedLeaf> DecodeLeaf(const Plan& plan, const Leaf& leaf, std::shared_p
       return Status::DataLoss("list offsets shorter than the list");
     }
     for (int64_t r = 0; r <= rows && rows > 0; ++r) {
-      offs[static_cast<size_t>(r)] =
-          large ? lbase.raw_value_offsets()[r] : static_cast<int64_t>(base.raw_value_offsets()[r]);
+      offs[static_cast<size_t>(r)] = large ? off64[r] : static_cast<int64_t>(off32[r]);
     }
     const int64_t lo = rows > 0 ? offs[0] : 0, hi = rows > 0 ? offs[rows] : 0;
     if (lo < 0 || hi < lo || hi > values->length())
@@ -427,7 +518,7 @@ Result<DecodedLeaf> DecodeLeaf(const Plan& plan, const Leaf& leaf, std::shared_p
   }
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<arrow::Array> inner, Innermost(a, leaf.inner, &vnull));
   if (inner->length() != count * leaf.inner) return Status::DataLoss("values count mismatch");
-  SLUICE_ASSIGN_OR_RETURN(Tensor flat, ScalarTensor(*inner, leaf.dtype));
+  SLUICE_ASSIGN_OR_RETURN(Tensor flat, ScalarTensor(*inner, leaf.dtype, pool));
   if (!vnull.empty()) {
     if (plan.fill_nulls) {
       SLUICE_ASSIGN_OR_RETURN(flat, flat.Clone());
@@ -521,12 +612,41 @@ Result<Buffer> ParquetFile::Impl::Decode(int rg) const {
   d->first_record = first_record[rg];
   const std::string where = fmt::format("{}: row group {} (rows {}..{})", p.path, rg, d->first_row,
                                         d->first_row + d->rows);
+  const int64_t cap = p.max_row_group_bytes;
+  // What the footer says first: the asked columns' uncompressed bytes.
+  try {
+    std::unique_ptr<parquet::RowGroupMetaData> meta = metadata->RowGroup(rg);
+    int64_t bytes = 0;
+    for (const Column& c : p.columns) {
+      for (int chunk : c.chunks) {
+        if (chunk < 0 || chunk >= meta->num_columns()) continue;
+        bytes += std::clamp<int64_t>(meta->ColumnChunk(chunk)->total_uncompressed_size(), 0,
+                                     int64_t{1} << 62);
+        if (bytes > cap) {
+          return Status::ResourceExhausted(fmt::format(
+              "{}, column '{}': the footer says the asked columns take {} bytes or more "
+              "uncompressed, over max_row_group_bytes = {}",
+              where, c.name, bytes, cap));
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    return Status::DataLoss(where + ": a broken row group in the footer: " + e.what());
+  }
+  // Arrow holds this row group's bytes in `pool` (decoded buffers keep it alive).
+  auto pool = std::make_shared<CappedMemoryPool>(cap);
+  const auto refused = [&](const std::string& col) {
+    return Status::ResourceExhausted(
+        fmt::format("{}: decoding needs more than max_row_group_bytes = {} bytes (an allocation "
+                    "of {} bytes was refused)",
+                    col, cap, pool->refused()));
+  };
   std::unique_ptr<parquet::arrow::FileReader> reader;
   try {
     std::unique_ptr<parquet::ParquetFileReader> pf =
-        parquet::ParquetFileReader::Open(source, parquet::default_reader_properties(), metadata);
+        parquet::ParquetFileReader::Open(source, parquet::ReaderProperties(pool.get()), metadata);
     arrow::Result<std::unique_ptr<parquet::arrow::FileReader>> r = parquet::arrow::FileReader::Make(
-        arrow::default_memory_pool(), std::move(pf), parquet::default_arrow_reader_properties());
+        pool.get(), std::move(pf), parquet::default_arrow_reader_properties());
     if (!r.ok()) return FromArrow(r.status()).WithContext(where);
     reader = std::move(r).ValueUnsafe();
   } catch (const std::exception& e) {
@@ -538,10 +658,11 @@ Result<Buffer> ParquetFile::Impl::Decode(int rg) const {
     std::shared_ptr<arrow::ChunkedArray> chunked;
     try {
       arrow::Status s = group->Column(c.field)->Read(&chunked);
-      if (!s.ok()) return FromArrow(s).WithContext(col);
+      if (!s.ok()) return pool->refused() > 0 ? refused(col) : FromArrow(s).WithContext(col);
     } catch (const std::bad_alloc&) {
       return Status::ResourceExhausted(col + ": out of memory");
     } catch (const std::exception& e) {
+      if (pool->refused() > 0) return refused(col);
       return Status::DataLoss(col + ": " + e.what());
     }
     std::shared_ptr<arrow::Array> a;
@@ -550,14 +671,17 @@ Result<Buffer> ParquetFile::Impl::Decode(int rg) const {
     } else {
       Result<std::shared_ptr<arrow::Array>> joined =
           chunked->num_chunks() == 0 ? FromArrow(arrow::MakeEmptyArray(chunked->type()))
-                                     : FromArrow(arrow::Concatenate(chunked->chunks()));
-      if (!joined.ok()) return joined.status().WithContext(col);
+                                     : FromArrow(arrow::Concatenate(chunked->chunks(), pool.get()));
+      if (!joined.ok()) {
+        return pool->refused() > 0 ? refused(col) : joined.status().WithContext(col);
+      }
       a = *std::move(joined);
     }
     for (size_t l : c.leaves) {
       const Leaf& leaf = p.leaves[l];
-      Result<DecodedLeaf> dl = DecodeLeaf(p, leaf, a, d->rows);
+      Result<DecodedLeaf> dl = DecodeLeaf(p, leaf, a, d->rows, pool);
       if (!dl.ok()) {
+        if (pool->refused() > 0) return refused(fmt::format("{}, column '{}'", where, leaf.name));
         return Status(dl.status().code(),
                       fmt::format("{}, column '{}': {}", where, leaf.name, dl.status().message()));
       }
@@ -591,6 +715,10 @@ Result<std::shared_ptr<const ParquetFile>> ParquetFile::Open(std::shared_ptr<Rea
     return Status::InvalidArgument(
         fmt::format("{}: batch_rows must be >= 0, got {}", path, options.batch_rows));
   }
+  if (options.max_row_group_bytes <= 0) {
+    return Status::InvalidArgument(fmt::format("{}: max_row_group_bytes must be > 0, got {}", path,
+                                               options.max_row_group_bytes));
+  }
   if (file->is_stream()) {
     return Status::InvalidArgument(path + ": Parquet needs random access (a stream was given)");
   }
@@ -602,6 +730,7 @@ Result<std::shared_ptr<const ParquetFile>> ParquetFile::Open(std::shared_ptr<Rea
   plan->path = path;
   plan->batch_rows = options.batch_rows;
   plan->fill_nulls = options.fill_nulls;
+  plan->max_row_group_bytes = options.max_row_group_bytes;
   std::shared_ptr<arrow::Schema> schema;
   std::unique_ptr<parquet::arrow::FileReader> reader;
   try {

@@ -58,6 +58,12 @@ struct ParquetReadOptions {
   bool fill_nulls = false;
   // Decoded row groups kept for the next records (at least 1).
   int cached_row_groups = 2;
+  // The most bytes Arrow may hold while decoding the asked columns of one
+  // row group (decompression buffers and decoded arrays). A row group
+  // whose footer says its asked columns are larger, or whose decoding
+  // asks for more (a decompression bomb, a lying page header), is
+  // ResourceExhausted naming the file, row group and column. REQUIRES: > 0.
+  int64_t max_row_group_bytes = int64_t{1} << 30;
 };
 
 // One component of the elements: its name ("a", "a.b" for a struct's child,

@@ -34,14 +34,19 @@ class ParquetDataset(Dataset):
     ``fill_nulls``: then 0, False or b"". A null list is an empty list.
     Cardinality is exact (from the files' footers) and rows are read at
     random: ``global_shuffle``, ``shard`` and checkpoints pick rows exactly.
+
+    ``max_row_group_bytes`` (None: 1 GiB) caps what decoding one row group
+    may hold; a row group that needs more is a ResourceExhaustedError naming
+    the file, row group and column (hostile files cannot allocate more).
     """
 
     __slots__ = ()
 
     def __init__(self, filenames, columns=None, batch_rows=None, fill_nulls=False,
-                 buffer_size=None, num_parallel_reads=None, name=None):
+                 buffer_size=None, num_parallel_reads=None, name=None, max_row_group_bytes=None):
         if isinstance(columns, str):
             columns = [columns]
         super().__init__(_sluice._parquet_dataset(
             _files(filenames), [str(c) for c in (columns or [])], _count(batch_rows, 0),
-            bool(fill_nulls), _count(buffer_size, 0), _count(num_parallel_reads, 1), name or ""))
+            bool(fill_nulls), _count(buffer_size, 0), _count(num_parallel_reads, 1), name or "",
+            _count(max_row_group_bytes, 0)))

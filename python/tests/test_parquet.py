@@ -90,3 +90,14 @@ def test_errors_name_file_and_row_group():
     with pytest.raises(sluice.DataLossError, match="corrupt_rg1.parquet: row group 1"):
         list(ds)
     assert [int(r["x"]) for r in ds.ignore_errors()] == [0, 1, 2, 3, 8, 9, 10, 11]
+
+
+def test_max_row_group_bytes_refuses_a_bomb():
+    # bomb.parquet: 37 KB on disk, "rep" decodes to 4 MiB (make_golden.py).
+    ds = sluice.ParquetDataset(str(DATA / "bomb.parquet"), columns=["rep"],
+                               max_row_group_bytes=1 << 20)
+    with pytest.raises(sluice.ResourceExhaustedError,
+                       match=r"bomb.parquet: row group 0 .*column 'rep'.*max_row_group_bytes"):
+        list(ds)
+    rows = list(sluice.ParquetDataset(str(DATA / "bomb.parquet"), columns=["rep"], batch_rows=1024))
+    assert len(rows) == 1 and rows[0]["rep"][1023] == b"r" * 4096

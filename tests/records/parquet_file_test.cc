@@ -261,6 +261,44 @@ TEST(ParquetFileTest, ACorruptRowGroupIsAnErrorOfItsRowsOnly) {
   }
 }
 
+// bomb.parquet: a few KiB on disk, 4 MiB per column decoded. Under a 1 MiB
+// cap, "zeros" (the footer says 4 MiB) is refused before decoding and
+// "rep" (the footer says 12 KiB; dictionary-encoded, it decodes to 4 MiB)
+// when Arrow's pool passes the cap: ResourceExhausted naming the file, row
+// group and column, every time it is asked.
+TEST(ParquetFileTest, ARowGroupPastMaxRowGroupBytesIsResourceExhausted) {
+  SKIP_WITHOUT_PARQUET();
+  for (const std::string col : {"zeros", "rep"}) {
+    SCOPED_TRACE(col);
+    auto f = OpenOrDie("bomb.parquet", {.columns = {col}, .max_row_group_bytes = 1 << 20});
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->num_records(), 1024u);
+    for (int again = 0; again < 2; ++again) {
+      Result<std::vector<Record>> run = f->ReadRun(0, 1);
+      ASSERT_FALSE(run.ok());
+      EXPECT_EQ(run.status().code(), StatusCode::kResourceExhausted) << run.status();
+      const std::string m = run.status().ToString();
+      EXPECT_NE(m.find("bomb.parquet: row group 0"), std::string::npos) << m;
+      EXPECT_NE(m.find("column '" + col + "'"), std::string::npos) << m;
+      EXPECT_NE(m.find("max_row_group_bytes = 1048576"), std::string::npos) << m;
+      EXPECT_NE(m.find(col == "zeros" ? "the footer says" : "was refused"), std::string::npos) << m;
+    }
+  }
+  // Under the default cap both read, the strings still views of Arrow's
+  // buffers (which outlive the file and its pool).
+  std::vector<Element> rows;
+  {
+    auto f = OpenOrDie("bomb.parquet", {.batch_rows = 512});
+    ASSERT_NE(f, nullptr);
+    rows = ReadElements(*f);
+  }
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(Str(rows[1][0], 511), std::string(4096, 'r'));
+  EXPECT_EQ(Str(rows[1][1], 511), std::string(4096, '\0'));
+  EXPECT_EQ(ParquetFile::Open(Pq("bomb.parquet"), {.max_row_group_bytes = 0}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(ParquetFileTest, HostileBytesAreErrorsNotCrashes) {
   SKIP_WITHOUT_PARQUET();
   const std::string good = ReadFileOrDie(Pq("types.parquet"));

@@ -1,13 +1,16 @@
 // `sluice cat/count/verify/index` on the record formats beside TFRecord
 // (tools/record_formats.h): chosen by extension or --format, corrupt input
-// named with file and line or offset, exit status 1.
+// named with file and line or offset (Parquet: row group and column), exit
+// status 1; and `sluice convert parquet`.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
+#include "sluice/records/parquet_file.h"
 #include "test_util.h"
 
 namespace sluice {
@@ -103,6 +106,78 @@ TEST(CliFormatsTest, NumpyAndFixedLength) {
   r = Sluice(dir, "count -F fixedlength " + dir.file("r.bin"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--record-bytes"), std::string::npos) << r.err;
+}
+
+// Parquet goldens (tests/data/parquet/make_golden.py): rows as elements,
+// counts from the footer, nulls and a corrupt row group named, and
+// `convert parquet` to TFRecord Examples.
+TEST(CliFormatsTest, ParquetCatCountVerifyConvert) {
+  if (!ParquetAvailable()) GTEST_SKIP() << "built without Apache Arrow C++";
+  ScratchDir dir;
+  const std::string types = TestDataPath("parquet/types.parquet");
+  const std::string dict = TestDataPath("parquet/dict_zstd.parquet");
+  const std::string nulls = TestDataPath("parquet/nulls.parquet");
+  const std::string corrupt = TestDataPath("parquet/corrupt_rg1.parquet");
+  CliRun r = Sluice(dir, "cat -n 2 " + types);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("(i8: int32[] {-5}, i16: int32[] {-3000}, ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("s: string[] {\"row-1\"}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fsl2: int32[2,2] {1, 2, 3, 4}"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+  r = Sluice(dir, "count " + types + " " + dict);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "10\t" + types + "\n1000\t" + dict + "\n1010\ttotal\n");
+  r = Sluice(dir, "verify " + types);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(types + ": OK, 10 records"), std::string::npos) << r.out;
+  // A null is the row's error, named with row group, column and row.
+  r = Sluice(dir, "verify " + nulls);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("nulls.parquet: CORRUPT (4 bad records, 4 good ones)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("row group 0, column 'x', row 2 (row 2 of the file): a null value"),
+            std::string::npos)
+      << r.err;
+  r = Sluice(dir, "cat " + nulls);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("column 'x', row 2"), std::string::npos) << r.err;
+  // A corrupt row group: DataLoss naming it and the column.
+  r = Sluice(dir, "verify " + corrupt);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("corrupt_rg1.parquet: CORRUPT"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("DataLoss: " + corrupt + ": row group 1 (rows 4..8), column 'x'"),
+            std::string::npos)
+      << r.err;
+  // convert parquet: one shard per input, every row an Example.
+  r = Sluice(dir, "convert parquet " + types + " " + dict + " --out " + dir.file("pq"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("converted 1010 rows from 2 files into 2 shards"), std::string::npos)
+      << r.out;
+  r = Sluice(dir, "count " + dir.file("pq-00000-of-00002.tfrecord") + " " +
+                      dir.file("pq-00001-of-00002.tfrecord"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1010\ttotal"), std::string::npos) << r.out;
+  r = Sluice(dir, "verify " + dir.file("pq-00000-of-00002.tfrecord"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // A null stops the shard (no partial output) unless --fill-nulls.
+  r = Sluice(dir, "convert parquet " + nulls + " --out " + dir.file("n"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("column 'x', row 2 (row 2 of the file): a null value"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("n-00000-of-00001.tfrecord")));
+  r = Sluice(dir, "convert parquet --fill-nulls " + nulls + " --out " + dir.file("n"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Sluice(dir, "count " + dir.file("n-00000-of-00001.tfrecord"));
+  EXPECT_EQ(r.out, "8\t" + dir.file("n-00000-of-00001.tfrecord") + "\n") << r.err;
+  // A corrupt row group fails the conversion, named.
+  r = Sluice(dir, "convert parquet " + corrupt + " --out " + dir.file("c"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("row group 1 (rows 4..8), column 'x'"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("c-00000-of-00001.tfrecord")));
+  // Parquet has no index of ours.
+  r = Sluice(dir, "index " + types);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("footer"), std::string::npos) << r.err;
 }
 
 }  // namespace

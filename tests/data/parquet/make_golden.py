@@ -29,6 +29,10 @@ map.parquet         m = map<string, int32> (no tensor form: an error).
 corrupt_rg1.parquet 12 rows, row groups of 4, no compression: x = i (int64),
   s = "si"; row group 1's first page header overwritten with 0xff bytes (pyarrow
   fails on it and reads row groups 0 and 2).
+bomb.parquet        1024 rows, one row group, zstd, a few KiB on disk: rep = "r" * 4096
+  (string, dictionary-encoded: the footer says ~4 KiB, it decodes to 4 MiB),
+  zeros = 4096 zero bytes (binary, plain: the footer says ~4 MiB uncompressed).
+  The tests read it under a 1 MiB max_row_group_bytes.
 """
 import io
 import json
@@ -163,6 +167,18 @@ def corrupt():
         raise SystemExit("row group 1 still reads")
 
 
+def bomb():
+    n = 1024
+    t = pa.table({"rep": pa.array(["r" * 4096] * n, pa.string()),
+                  "zeros": pa.array([bytes(4096)] * n, pa.binary())})
+    path = out("bomb.parquet")
+    pq.write_table(t, path, compression="zstd", use_dictionary=["rep"])
+    md = pq.ParquetFile(path).metadata.row_group(0)
+    assert md.column(0).total_uncompressed_size < 64 << 10, md.column(0)
+    assert md.column(1).total_uncompressed_size > 4 << 20, md.column(1)
+    assert os.path.getsize(path) < 64 << 10
+
+
 if __name__ == "__main__":
     types()
     nulls()
@@ -170,4 +186,5 @@ if __name__ == "__main__":
     dict_zstd()
     map_file()
     corrupt()
+    bomb()
     print("pyarrow", pa.__version__, "wrote", HERE)
