@@ -11,6 +11,10 @@ args_positional 2 "$@"
 build=$1
 seconds=${2:-30}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# Undefined behaviour is a finding, as a crash is: the fuzz build's UBSan
+# checks recover by default, so without this a report is only printed (and
+# its printer's allocations then show up as a leak).
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:suppressions=$root/scripts/ubsan.supp}
 fuzzers=$(find "$build/tests/fuzz" -maxdepth 1 -type f -name '*_fuzz' -perm -u+x | sort)
 [[ -n "$fuzzers" ]] || { echo "no fuzz targets under $build/tests/fuzz" >&2; exit 1; }
 for f in $fuzzers; do
