@@ -22,4 +22,5 @@ NB_MODULE(_sluice, m) {
   RegisterPack(m);
   RegisterSnapshot(m);
   RegisterIoSequence(m);
+  RegisterRemote(m);
 }

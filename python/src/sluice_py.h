@@ -180,6 +180,7 @@ void RegisterSmallStages(nb::module_& m);  // small_stages.cc
 void RegisterPack(nb::module_& m);
 void RegisterSnapshot(nb::module_& m);
 void RegisterIoSequence(nb::module_& m);
+void RegisterRemote(nb::module_& m);  // remote.cc
 
 }  // namespace sluice::python
 
