@@ -434,7 +434,7 @@ class RemoteFile final : public ReadableFile {
       Bump(TheRemoteCounters().retries);
       if (IsThrottling(failure)) Bump(TheRemoteCounters().throttled);
       std::this_thread::sleep_for(std::chrono::duration<double>(BackoffSeconds(o, c.attempts)));
-      SLUICE_RETURN_IF_ERROR(Reopen(what));
+      SLUICE_RETURN_IF_ERROR(Reopen(what, c.attempts));
       const auto deadline =
           Clock::now() + std::chrono::duration<double>(o.request_timeout_s + o.connect_timeout_s);
       if (!shared_->limiter->AcquireUntil(
@@ -448,7 +448,7 @@ class RemoteFile final : public ReadableFile {
 
   // Before a retry: opens the object again and checks it is the one this
   // file opened (size and ETag), so a retry never reads another version.
-  Status Reopen(const std::string& what) {
+  Status Reopen(const std::string& what, int attempt) {
     const RemoteOptions& o = shared_->options;
     auto fut = shared_->read_fs->OpenInputFileAsync(path_);
     const double budget = 2 * o.request_timeout_s + o.connect_timeout_s;
@@ -456,11 +456,16 @@ class RemoteFile final : public ReadableFile {
       Bump(TheRemoteCounters().timeouts);
       Bump(TheRemoteCounters().errors);
       return Status::Unavailable(what + " " + uri_ + ": the store did not answer within " +
-                                 std::to_string(budget) + " s when checking the object again");
+                                 std::to_string(budget) +
+                                 " s when checking the object again before retry " +
+                                 std::to_string(attempt) + " of " + std::to_string(o.max_retries));
     }
     if (!fut.result().ok()) {
       Bump(TheRemoteCounters().errors);
-      return FromArrow(fut.result().status(), what, uri_);
+      return FromArrow(fut.result().status(), what + " (checking the object again before retry " +
+                                                  std::to_string(attempt) + " of " +
+                                                  std::to_string(o.max_retries) + ")",
+                       uri_);
     }
     std::shared_ptr<arrow::io::RandomAccessFile> file = *fut.result();
     auto size = file->GetSize();
@@ -562,7 +567,8 @@ class ArrowFileSystem final : public FileSystem {
       }
       if (!shared_->ours_retry_reads || !IsTransient(st.message()) || attempt >= o.max_retries) {
         Bump(TheRemoteCounters().errors);
-        return FromArrow(st, "cannot open", uri, shared_->ours_retry_reads ? attempt : -1);
+        Status s = FromArrow(st, "cannot open", uri, shared_->ours_retry_reads ? attempt : -1);
+        return s.code() == StatusCode::kNotFound ? NotFoundSaysWhich(uri, path, s) : s;
       }
       Bump(TheRemoteCounters().retries);
       if (IsThrottling(st.message())) Bump(TheRemoteCounters().throttled);
@@ -575,6 +581,17 @@ class ArrowFileSystem final : public FileSystem {
     return std::unique_ptr<ReadableFile>(new RemoteFile(uri, path, shared_, std::move(file),
                                                         static_cast<uint64_t>(*size),
                                                         std::move(identity)));
+  }
+
+  // A HEAD of a key answers 404 alike for a missing key and a missing
+  // bucket: ask about the bucket to say which.
+  Status NotFoundSaysWhich(const std::string& uri, const std::string& path, Status not_found) {
+    const std::string bucket = path.substr(0, path.find('/'));
+    auto info = shared_->fs->GetFileInfo(bucket);
+    if (info.ok() && info->type() == arrow::fs::FileType::NotFound) {
+      return Status::NotFound("cannot open " + uri + ": no such bucket '" + bucket + "'");
+    }
+    return not_found;
   }
 
   Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& uri) override {
