@@ -1,11 +1,17 @@
 // The object-store file systems (core/filesystem.h, core/remote.h) against
 // a real S3-compatible server (moto) on loopback, started by the tests.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -358,6 +364,107 @@ TEST_F(RemoteFileSystemTest, ObjectReplacedDuringARetryIsDataLoss) {
 
 TEST_F(RemoteFileSystemTest, ServerStoppedMidReadIsAnErrorNotAHang) { ReadWhileServerGoes(SIGSTOP); }
 TEST_F(RemoteFileSystemTest, ServerKilledMidReadIsAnError) { ReadWhileServerGoes(SIGKILL); }
+
+// A store that throttles: HEAD answers (a 1 MiB object, a fixed ETag),
+// every GET is `status` with S3's SlowDown error. Serves until destroyed.
+class ThrottlingStore {
+ public:
+  explicit ThrottlingStore(int status) : status_(status) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(fd_, 64) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~ThrottlingStore() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    ::close(fd_);
+  }
+  int port() const { return port_; }
+  int gets() const { return gets_; }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) continue;
+      std::string request;
+      char buf[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t got = ::recv(c, buf, sizeof(buf), 0);
+        if (got <= 0) break;
+        request.append(buf, static_cast<size_t>(got));
+      }
+      std::string reply;
+      if (request.rfind("HEAD", 0) == 0) {
+        reply = "HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\nETag: \"fixed\"\r\n"
+                "Last-Modified: Mon, 07 Dec 2026 12:00:00 GMT\r\nConnection: close\r\n\r\n";
+      } else {
+        ++gets_;
+        const std::string body =
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
+            "<Message>Please reduce your request rate.</Message></Error>";
+        reply = "HTTP/1.1 " + std::to_string(status_) +
+                (status_ == 503 ? " Slow Down" : " Too Many Requests") +
+                "\r\nContent-Type: application/xml\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+      }
+      (void)::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+      ::close(c);
+    }
+  }
+
+  int status_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> gets_{0};
+  std::thread thread_;
+};
+
+void ThrottledReadGivesUp(int status) {
+  if (!RemoteFileSystemsAvailable()) GTEST_SKIP() << "no object stores in this build";
+  testing::SetFakeAwsEnvironment();
+  ThrottlingStore store(status);
+  ASSERT_GT(store.port(), 0);
+  RemoteOptions o = FastFailing();
+  o.max_retries = 3;
+  ASSERT_TRUE(SetRemoteOptions(o).ok());
+  const std::string uri = "s3://bucket/hot.bin?endpoint_override=127.0.0.1:" +
+                          std::to_string(store.port()) + "&scheme=http";
+  const RemoteStats before = GetRemoteStats();
+  auto file = OpenReadableFile(uri);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  std::string buf(1000, '\0');
+  auto n = (*file)->ReadAt(0, buf.data(), buf.size());
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.status().code(), StatusCode::kUnavailable) << n.status().ToString();
+  EXPECT_NE(n.status().message().find("throttling"), std::string::npos) << n.status().ToString();
+  EXPECT_NE(n.status().message().find("after 3 retries"), std::string::npos)
+      << n.status().ToString();
+  EXPECT_NE(n.status().message().find(uri), std::string::npos);
+  EXPECT_EQ(store.gets(), 4);  // the first try and 3 retries
+  const RemoteStats after = GetRemoteStats();
+  EXPECT_EQ(after.retries - before.retries, 3);
+  EXPECT_EQ(after.throttled - before.throttled, 3);
+  EXPECT_EQ(after.errors - before.errors, 1);
+  (void)SetRemoteOptions(RemoteOptions{});
+}
+
+TEST(RemoteThrottlingTest, SlowDown503IsRetriedThenUnavailable) { ThrottledReadGivesUp(503); }
+TEST(RemoteThrottlingTest, TooManyRequests429IsRetriedThenUnavailable) {
+  ThrottledReadGivesUp(429);
+}
 
 TEST(RemoteOptionsTest, RejectsValuesOutOfRange) {
   RemoteOptions o;
