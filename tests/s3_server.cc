@@ -103,8 +103,7 @@ S3Server::S3Server(bool require_auth) {
     if (require_auth) ::unsetenv("INITIAL_NO_AUTH_ACTION_COUNT");
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (child_->running() && std::chrono::steady_clock::now() < deadline) {
-      if (HttpStatus(port_, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n") >
-          0) {
+      if (HttpStatus(port_, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n") > 0) {
         ok_ = true;
         break;
       }

@@ -131,10 +131,10 @@ int main(int argc, char** argv) {
   sluice::RemoteOptions off = defaults;
   off.read_ahead = 0;
   const double mb = static_cast<double>(a.objects) * a.object_mib * 1.048576;
-  std::printf("objects: %d x %d MiB (%.0f MB); sluice reads of %d KiB; request %zu MiB, "
-              "read_ahead %d\n",
-              a.objects, a.object_mib, mb, a.read_kib, defaults.request_bytes >> 20,
-              defaults.read_ahead);
+  std::printf(
+      "objects: %d x %d MiB (%.0f MB); sluice reads of %d KiB; request %zu MiB, "
+      "read_ahead %d\n",
+      a.objects, a.object_mib, mb, a.read_kib, defaults.request_bytes >> 20, defaults.read_ahead);
   std::printf("%-4s %12s %16s %15s %10s %10s\n", "rep", "arrow MB/s", "sluice off MB/s",
               "sluice on MB/s", "off/arrow", "on/arrow");
   std::vector<double> r_arrow, r_off, r_on;

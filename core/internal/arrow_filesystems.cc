@@ -7,22 +7,22 @@
 // reader, a bound on requests in flight per host, retries with backoff that
 // first check the object is the one opened, and a deadline on every wait.
 // What Arrow's S3 client does underneath is in docs/objstore.md.
+#include <arrow/buffer.h>
 #include <arrow/filesystem/azurefs.h>
 #include <arrow/filesystem/filesystem.h>
 #include <arrow/filesystem/gcsfs.h>
 #include <arrow/filesystem/s3fs.h>
-#include <arrow/buffer.h>
 #include <arrow/io/interfaces.h>
-#include <arrow/util/iterator.h>
 #include <arrow/util/future.h>
+#include <arrow/util/iterator.h>
 #include <arrow/util/key_value_metadata.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -69,8 +69,8 @@ Status EnsureS3(const std::string& uri) {
     }
   });
   if (!s3_init_status.ok()) {
-    return Status::FailedPrecondition(uri + ": cannot start the S3 client: " +
-                                      s3_init_status.ToString());
+    return Status::FailedPrecondition(uri +
+                                      ": cannot start the S3 client: " + s3_init_status.ToString());
   }
   return Status::OK();
 }
@@ -149,8 +149,8 @@ Status FromArrow(const arrow::Status& st, std::string_view what, const std::stri
 
 // Full jitter: uniform in [0, min(max, base * 2^attempt)].
 double BackoffSeconds(const RemoteOptions& o, int64_t attempt) {
-  const double cap =
-      std::min(o.retry_max_delay_s, o.retry_base_delay_s * std::pow(2.0, std::min<int64_t>(attempt, 30)));
+  const double cap = std::min(o.retry_max_delay_s,
+                              o.retry_base_delay_s * std::pow(2.0, std::min<int64_t>(attempt, 30)));
   thread_local std::mt19937_64 rng(std::random_device{}());
   return std::uniform_real_distribution<double>(0.0, cap)(rng);
 }
@@ -221,8 +221,7 @@ struct UriMapping {
 // The seconds an operation may take in all: every attempt timing out, with
 // the longest backoff between them.
 double OperationDeadlineSeconds(const RemoteOptions& o) {
-  return (o.max_retries + 1) *
-         (o.request_timeout_s + o.connect_timeout_s + o.retry_max_delay_s);
+  return (o.max_retries + 1) * (o.request_timeout_s + o.connect_timeout_s + o.retry_max_delay_s);
 }
 
 // Waits for `fut` for at most `seconds`: false if it is not done by then.
@@ -259,8 +258,7 @@ inline constexpr size_t kParallelWithinRead = 8;
 class RemoteFile final : public ReadableFile {
  public:
   RemoteFile(std::string uri, std::string path, std::shared_ptr<Shared> shared,
-             std::shared_ptr<arrow::io::RandomAccessFile> file, uint64_t size,
-             std::string identity)
+             std::shared_ptr<arrow::io::RandomAccessFile> file, uint64_t size, std::string identity)
       : uri_(std::move(uri)),
         path_(std::move(path)),
         shared_(std::move(shared)),
@@ -339,18 +337,18 @@ class RemoteFile final : public ReadableFile {
     // to this many requests, read-ahead or not.
     const size_t parallel = std::max<size_t>(depth, kParallelWithinRead);
     while (next_issue_ < limit) {
-      const bool needed =
-          chunks_.empty() || (next_issue_ < want_end && chunks_.size() < parallel);
+      const bool needed = chunks_.empty() || (next_issue_ < want_end && chunks_.size() < parallel);
       if (!needed && next_issue_ < want_end) break;  // wait for what is in flight
       if (!needed && chunks_.size() >= depth) break;
       if (needed) {
-        const auto deadline = Clock::now() + std::chrono::duration<double>(
-                                                 o.request_timeout_s + o.connect_timeout_s);
+        const auto deadline =
+            Clock::now() + std::chrono::duration<double>(o.request_timeout_s + o.connect_timeout_s);
         if (!shared_->limiter->AcquireUntil(
                 std::chrono::time_point_cast<Clock::duration>(deadline))) {
           Bump(TheRemoteCounters().timeouts);
           Bump(TheRemoteCounters().errors);
-          return Status::Unavailable("reading " + uri_ + ": no request slot to the store freed in " +
+          return Status::Unavailable("reading " + uri_ +
+                                     ": no request slot to the store freed in " +
                                      std::to_string(o.request_timeout_s + o.connect_timeout_s) +
                                      " s (max_requests_per_host requests all waiting)");
         }
@@ -398,8 +396,8 @@ class RemoteFile final : public ReadableFile {
       arrow::Status arrow_status;
       if (!WaitSeconds(c.future, std::max(0.0, budget))) {
         Bump(TheRemoteCounters().timeouts);
-        failure = "no answer within " + std::to_string(2 * o.request_timeout_s + o.connect_timeout_s) +
-                  " s";
+        failure = "no answer within " +
+                  std::to_string(2 * o.request_timeout_s + o.connect_timeout_s) + " s";
       } else {
         const auto& r = c.future.result();
         if (r.ok() && static_cast<size_t>((*r)->size()) == c.length) {
@@ -408,8 +406,8 @@ class RemoteFile final : public ReadableFile {
           return Status::OK();
         }
         if (r.ok()) {
-          arrow_status = arrow::Status::IOError("short read: ", (*r)->size(), " of ", c.length,
-                                                " bytes");
+          arrow_status =
+              arrow::Status::IOError("short read: ", (*r)->size(), " of ", c.length, " bytes");
         } else {
           arrow_status = r.status();
         }
@@ -417,8 +415,8 @@ class RemoteFile final : public ReadableFile {
       }
       const std::string what = "reading " + std::to_string(c.length) + " bytes at offset " +
                                std::to_string(c.start) + " of";
-      const bool transient = arrow_status.ok() || IsTransient(failure) ||
-                             Contains(failure, "short read");
+      const bool transient =
+          arrow_status.ok() || IsTransient(failure) || Contains(failure, "short read");
       // Our retries for S3 (whose read client has none); Arrow's own for
       // GCS and Azure.
       const int max_retries = shared_->ours_retry_reads ? o.max_retries : 0;
@@ -462,9 +460,9 @@ class RemoteFile final : public ReadableFile {
     }
     if (!fut.result().ok()) {
       Bump(TheRemoteCounters().errors);
-      return FromArrow(fut.result().status(), what + " (checking the object again before retry " +
-                                                  std::to_string(attempt) + " of " +
-                                                  std::to_string(o.max_retries) + ")",
+      return FromArrow(fut.result().status(),
+                       what + " (checking the object again before retry " +
+                           std::to_string(attempt) + " of " + std::to_string(o.max_retries) + ")",
                        uri_);
     }
     std::shared_ptr<arrow::io::RandomAccessFile> file = *fut.result();
@@ -578,9 +576,8 @@ class ArrowFileSystem final : public FileSystem {
     if (!size.ok()) return FromArrow(size.status(), "cannot size", uri);
     std::string identity = Identity(file);
     Bump(TheRemoteCounters().files_opened);
-    return std::unique_ptr<ReadableFile>(new RemoteFile(uri, path, shared_, std::move(file),
-                                                        static_cast<uint64_t>(*size),
-                                                        std::move(identity)));
+    return std::unique_ptr<ReadableFile>(new RemoteFile(
+        uri, path, shared_, std::move(file), static_cast<uint64_t>(*size), std::move(identity)));
   }
 
   // A HEAD of a key answers 404 alike for a missing key and a missing
@@ -767,8 +764,9 @@ Result<std::shared_ptr<Shared>> MakeAzure(const std::string& uri, const std::str
     if (account == nullptr || *account == '\0') account = std::getenv("AZURE_STORAGE_ACCOUNT");
     if (account == nullptr || *account == '\0') {
       return Status::FailedPrecondition(
-          uri + ": no Azure storage account (set AZURE_STORAGE_ACCOUNT_NAME, or use "
-                "abfss://container@account.dfs.core.windows.net/path)");
+          uri +
+          ": no Azure storage account (set AZURE_STORAGE_ACCOUNT_NAME, or use "
+          "abfss://container@account.dfs.core.windows.net/path)");
     }
     az.account_name = account;
     const char* key = std::getenv("AZURE_STORAGE_ACCOUNT_KEY");
@@ -782,7 +780,8 @@ Result<std::shared_ptr<Shared>> MakeAzure(const std::string& uri, const std::str
     az = *from_uri;
     const size_t at = uri.find('@');
     const size_t slash = uri.find('/', at == std::string::npos ? 0 : at);
-    if (at != std::string::npos) host = uri.substr(at, slash == std::string::npos ? std::string::npos : slash - at);
+    if (at != std::string::npos)
+      host = uri.substr(at, slash == std::string::npos ? std::string::npos : slash - at);
   }
   auto fs = arrow::fs::AzureFileSystem::Make(az);
   if (!fs.ok()) return FromArrow(fs.status(), "cannot make the Azure client for", uri);
@@ -820,7 +819,7 @@ void FinalizeAtExit() {
 bool RemoteFileSystemsBuilt() { return true; }
 
 Result<std::shared_ptr<FileSystem>> MakeRemoteFileSystem(std::string_view scheme_view,
-                                                        std::string_view uri_view) {
+                                                         std::string_view uri_view) {
   const std::string scheme(scheme_view);
   const std::string uri(uri_view);
   const bool s3 = scheme == "s3";
@@ -846,9 +845,9 @@ Result<std::shared_ptr<FileSystem>> MakeRemoteFileSystem(std::string_view scheme
   if (arrow::io::GetIOThreadPoolCapacity() < options.max_requests_per_host) {
     (void)arrow::io::SetIOThreadPoolCapacity(options.max_requests_per_host);
   }
-  Result<std::shared_ptr<Shared>> shared =
-      s3 ? MakeS3(uri, query, options)
-         : gcs ? MakeGcs(uri, scheme, query, options) : MakeAzure(uri, scheme, options);
+  Result<std::shared_ptr<Shared>> shared = s3    ? MakeS3(uri, query, options)
+                                           : gcs ? MakeGcs(uri, scheme, query, options)
+                                                 : MakeAzure(uri, scheme, options);
   if (!shared.ok()) return shared.status();
   auto fs = std::make_shared<ArrowFileSystem>(scheme, *shared);
   cache.by_key[key] = fs;

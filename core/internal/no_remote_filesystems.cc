@@ -8,7 +8,7 @@ namespace sluice::internal {
 bool RemoteFileSystemsBuilt() { return false; }
 
 Result<std::shared_ptr<FileSystem>> MakeRemoteFileSystem(std::string_view scheme,
-                                                        std::string_view uri) {
+                                                         std::string_view uri) {
   if (scheme != "s3" && scheme != "gs" && scheme != "gcs" && scheme != "az" && scheme != "abfs" &&
       scheme != "abfss") {
     return Status::InvalidArgument("unknown URI scheme '" + std::string(scheme) + "' in " +

@@ -19,7 +19,7 @@ bool RemoteFileSystemsBuilt();
 // for settings it carries, such as ?endpoint_override=). InvalidArgument for
 // an unknown scheme, FailedPrecondition when the build has no object stores.
 Result<std::shared_ptr<FileSystem>> MakeRemoteFileSystem(std::string_view scheme,
-                                                        std::string_view uri);
+                                                         std::string_view uri);
 
 // Forgets the shared file systems made so far (SetRemoteOptions: the next
 // MakeRemoteFileSystem makes new ones with the new settings). Open files

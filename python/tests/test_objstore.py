@@ -31,6 +31,12 @@ def test_tfrecord_shards_on_s3(s3_server):
     listed = [bytes(f.numpy() if hasattr(f, "numpy") else f).decode()
               for f in sluice.Dataset.list_files("s3://data/train/train-*.tfrecord")]
     assert listed == names
+    # As docs/objstore.md shows it: list_files, then interleave the shards.
+    mixed = sluice.Dataset.list_files("s3://data/train/train-*.tfrecord").interleave(
+        sluice.TFRecordDataset, cycle_length=3)
+    got = [bytes(r.numpy() if hasattr(r, "numpy") else r) for r in mixed]
+    assert len(got) == 600
+    assert got[:3] == [b"shard 0 record 0", b"shard 1 record 0", b"shard 2 record 0"]
 
 
 def test_missing_object_is_not_found_naming_it(s3_server):

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -362,7 +362,9 @@ TEST_F(RemoteFileSystemTest, ObjectReplacedDuringARetryIsDataLoss) {
       << n.status().ToString();
 }
 
-TEST_F(RemoteFileSystemTest, ServerStoppedMidReadIsAnErrorNotAHang) { ReadWhileServerGoes(SIGSTOP); }
+TEST_F(RemoteFileSystemTest, ServerStoppedMidReadIsAnErrorNotAHang) {
+  ReadWhileServerGoes(SIGSTOP);
+}
 TEST_F(RemoteFileSystemTest, ServerKilledMidReadIsAnError) { ReadWhileServerGoes(SIGKILL); }
 
 // A store that throttles: HEAD answers (a 1 MiB object, a fixed ETag),
@@ -407,17 +409,19 @@ class ThrottlingStore {
       }
       std::string reply;
       if (request.rfind("HEAD", 0) == 0) {
-        reply = "HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\nETag: \"fixed\"\r\n"
-                "Last-Modified: Mon, 07 Dec 2026 12:00:00 GMT\r\nConnection: close\r\n\r\n";
+        reply =
+            "HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\nETag: \"fixed\"\r\n"
+            "Last-Modified: Mon, 07 Dec 2026 12:00:00 GMT\r\nConnection: close\r\n\r\n";
       } else {
         ++gets_;
         const std::string body =
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
             "<Message>Please reduce your request rate.</Message></Error>";
-        reply = "HTTP/1.1 " + std::to_string(status_) +
-                (status_ == 503 ? " Slow Down" : " Too Many Requests") +
-                "\r\nContent-Type: application/xml\r\nContent-Length: " +
-                std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+        reply =
+            "HTTP/1.1 " + std::to_string(status_) +
+            (status_ == 503 ? " Slow Down" : " Too Many Requests") +
+            "\r\nContent-Type: application/xml\r\nContent-Length: " + std::to_string(body.size()) +
+            "\r\nConnection: close\r\n\r\n" + body;
       }
       (void)::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
       ::close(c);
@@ -440,8 +444,9 @@ void ThrottledReadGivesUp(int status) {
   RemoteOptions o = FastFailing();
   o.max_retries = 3;
   ASSERT_TRUE(SetRemoteOptions(o).ok());
-  const std::string uri = "s3://bucket/hot.bin?endpoint_override=127.0.0.1:" +
-                          std::to_string(store.port()) + "&scheme=http";
+  const std::string uri =
+      "s3://bucket/hot.bin?endpoint_override=127.0.0.1:" + std::to_string(store.port()) +
+      "&scheme=http";
   const RemoteStats before = GetRemoteStats();
   auto file = OpenReadableFile(uri);
   ASSERT_TRUE(file.ok()) << file.status().ToString();

@@ -44,8 +44,8 @@ class RemoteSourcesTest : public ::testing::Test {
     if (!server_->CreateBucket("data")) return;
     // Three TFRecord shards and two text files, written through sluice.
     for (int shard = 0; shard < 3; ++shard) {
-      auto w = TFRecordWriter::Open("s3://data/train/train-" + std::to_string(shard) +
-                                    "-of-3.tfrecord");
+      auto w =
+          TFRecordWriter::Open("s3://data/train/train-" + std::to_string(shard) + "-of-3.tfrecord");
       if (!w.ok()) return;
       for (int i = 0; i < 1000; ++i) {
         if (!w->Write("shard " + std::to_string(shard) + " record " + std::to_string(i)).ok()) {
@@ -109,9 +109,9 @@ TEST_F(RemoteSourcesTest, TFRecordDatasetReadsShards) {
   EXPECT_EQ(got[1999], "shard 1 record 999");
   EXPECT_EQ(got[2999], "shard 2 record 999");
   // Through list_files and interleave, as users write it.
-  std::vector<std::string> mixed = Strings(
-      Dataset::list_files("s3://data/train/train-*.tfrecord")
-          .interleave(tfrecords(), {.cycle_length = 3, .block_length = 1}));
+  std::vector<std::string> mixed =
+      Strings(Dataset::list_files("s3://data/train/train-*.tfrecord")
+                  .interleave(tfrecords(), {.cycle_length = 3, .block_length = 1}));
   ASSERT_EQ(mixed.size(), 3000u);
   EXPECT_EQ(mixed[0], "shard 0 record 0");
   EXPECT_EQ(mixed[1], "shard 1 record 0");
