@@ -81,12 +81,17 @@ bool Contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
+// S3 answers 503 (SlowDown, or Service Unavailable) only to ask clients to
+// slow down; 429 is the same from other stores. An answer whose body was
+// not read shows only as the SDK's SERVICE_UNAVAILABLE.
 bool IsThrottling(std::string_view text) {
-  return Contains(text, "SlowDown") || Contains(text, "SLOW_DOWN") || Contains(text, "Throttl") ||
-         Contains(text, "THROTTL") || Contains(text, "TooManyRequests") ||
-         Contains(text, "REQUEST_LIMIT_EXCEEDED") || Contains(text, "RequestLimitExceeded") ||
-         Contains(text, "HTTP 503") || Contains(text, "HTTP 429") ||
-         Contains(text, "response code 503") || Contains(text, "response code 429");
+  return Contains(text, "SlowDown") || Contains(text, "SERVICE_UNAVAILABLE") ||
+         Contains(text, "ServiceUnavailable") || Contains(text, "SLOW_DOWN") ||
+         Contains(text, "Throttl") || Contains(text, "THROTTL") ||
+         Contains(text, "TooManyRequests") || Contains(text, "REQUEST_LIMIT_EXCEEDED") ||
+         Contains(text, "RequestLimitExceeded") || Contains(text, "HTTP 503") ||
+         Contains(text, "HTTP 429") || Contains(text, "response code 503") ||
+         Contains(text, "response code 429");
 }
 
 bool IsTransient(std::string_view text) {

@@ -424,6 +424,11 @@ class ThrottlingStore {
             "\r\nConnection: close\r\n\r\n" + body;
       }
       (void)::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+      // Let the client read it all before the socket goes (no reset).
+      ::shutdown(c, SHUT_WR);
+      pollfd drain{c, POLLIN, 0};
+      while (::poll(&drain, 1, 1000) > 0 && ::recv(c, buf, sizeof(buf), 0) > 0) {
+      }
       ::close(c);
     }
   }
