@@ -503,5 +503,16 @@ TEST(RemoteOptionsTest, ObjectStoresExistOnlyWithArrow) {
   EXPECT_EQ(FileSystemFor("nope://x").status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(RemoteOptionsTest, AzureWithoutAnAccountSaysWhatToSet) {
+  if (!RemoteFileSystemsAvailable()) GTEST_SKIP() << "no object stores in this build";
+  ::unsetenv("AZURE_STORAGE_ACCOUNT_NAME");
+  ::unsetenv("AZURE_STORAGE_ACCOUNT");
+  auto fs = FileSystemFor("az://container/blob");
+  ASSERT_FALSE(fs.ok());
+  EXPECT_EQ(fs.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(fs.status().message().find("az://container/blob"), std::string::npos);
+  EXPECT_NE(fs.status().message().find("AZURE_STORAGE_ACCOUNT_NAME"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice
