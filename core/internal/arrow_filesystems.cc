@@ -617,6 +617,7 @@ class ArrowFileSystem final : public FileSystem {
     select.allow_not_found = true;
     arrow::fs::FileInfoGenerator pages = shared_->fs->GetFileInfoGenerator(select);
     const double budget = OperationDeadlineSeconds(shared_->options);
+    int64_t listed = 0;
     for (;;) {
       auto fut = pages();
       if (!WaitSeconds(fut, budget)) {
@@ -626,11 +627,23 @@ class ArrowFileSystem final : public FileSystem {
       }
       const auto& page = fut.result();
       if (!page.ok()) return FromArrow(page.status(), "listing", dir);
-      if (arrow::IsIterationEnd(*page)) return Status::OK();
+      if (arrow::IsIterationEnd(*page)) break;
       for (const arrow::fs::FileInfo& info : *page) {
+        ++listed;
         SLUICE_RETURN_IF_ERROR(visit(ToInfo(info)));
       }
     }
+    // A missing folder lists nothing; a missing bucket is an error (a typo
+    // in its name would otherwise read as "no files"). Asked only when
+    // nothing was listed.
+    if (listed == 0) {
+      const std::string bucket = select.base_dir.substr(0, select.base_dir.find('/'));
+      auto info = shared_->fs->GetFileInfo(bucket);
+      if (info.ok() && info->type() == arrow::fs::FileType::NotFound) {
+        return Status::NotFound("listing " + dir + ": no such bucket '" + bucket + "'");
+      }
+    }
+    return Status::OK();
   }
 
   Status Delete(const std::string& uri) override {

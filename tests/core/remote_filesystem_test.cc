@@ -201,6 +201,10 @@ TEST_F(RemoteFileSystemTest, StatListDelete) {
   auto none = ListFolder("s3://bucket/no-such-dir");
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_TRUE(none->empty());
+  auto no_bucket = ListFolder("s3://no-such-bucket-sluice/dir");
+  EXPECT_EQ(no_bucket.status().code(), StatusCode::kNotFound) << no_bucket.status().ToString();
+  EXPECT_NE(no_bucket.status().message().find("no such bucket"), std::string::npos)
+      << no_bucket.status().ToString();
 
   auto matched = MatchFiles("s3://bucket/dir/*.txt");
   ASSERT_TRUE(matched.ok()) << matched.status().ToString();

@@ -93,6 +93,11 @@ TEST_F(RemoteSourcesTest, ListFilesMatchingNothingIsNotFound) {
   auto it = ds.iterator();
   Status s = it.ok() ? it->next().status() : it.status();
   EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
+  // A bucket that does not exist says so.
+  auto typo = Dataset::list_files("s3://no-such-bucket-sluice/train-*.tfrecord").iterator();
+  s = typo.ok() ? typo->next().status() : typo.status();
+  EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
+  EXPECT_NE(s.message().find("no such bucket"), std::string::npos) << s.ToString();
   // '*' does not cross '/': no object sits directly in the bucket.
   auto top = Dataset::list_files("s3://data/*.txt").iterator();
   s = top.ok() ? top->next().status() : top.status();
