@@ -126,6 +126,16 @@ Status CreateDirs(const std::string& path);
 // The entries directly in (or, recursive, under) `dir`, sorted by path.
 Result<std::vector<FileInfo>> ListFolder(const std::string& dir, bool recursive = false);
 
+// The files whose paths match the glob `pattern`, sorted: `*`, `?` and
+// `[...]` as fnmatch(3) with FNM_PATHNAME (they never cross a '/'). Lists,
+// streaming, only the folder that holds the longest wildcard-free prefix
+// (recursively when a wildcard is in a folder name), so it works on object
+// stores ("s3://b/train-*.tfrecord"); a query ("?endpoint_override=...")
+// is kept on the results. A pattern without wildcards matches itself if it
+// is a file. Nothing matching is an empty list, not an error.
+// (list_files uses it for URIs; plain paths go to glob(3).)
+Result<std::vector<std::string>> MatchFiles(const std::string& pattern);
+
 // Path arithmetic that keeps a URI's scheme and bucket:
 // JoinPath("s3://b/dir", "x") == "s3://b/dir/x"; ParentPath("s3://b/d/x")
 // == "s3://b/d"; ParentPath("x") == ""; BaseName("s3://b/d/x") == "x".

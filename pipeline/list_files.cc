@@ -14,6 +14,7 @@
 #include <cerrno>
 
 #include "sluice/core/file_pattern.h"
+#include "sluice/core/filesystem.h"
 #include "sluice/core/os_error.h"
 #include "sluice/pipeline/internal/indexed_iterator.h"
 #include "sluice/pipeline/internal/stages.h"
@@ -78,6 +79,14 @@ Dataset MakeListFiles(const std::vector<std::string>& patterns, ListFilesOptions
     expanded.insert(expanded.end(), names->begin(), names->end());
   }
   for (const std::string& pattern : expanded) {
+    if (IsRemotePath(pattern)) {
+      // Object stores: listed under the pattern's longest wildcard-free
+      // prefix and matched as glob(3) would (core/filesystem.h MatchFiles).
+      Result<std::vector<std::string>> matched = MatchFiles(pattern);
+      if (!matched.ok()) return Dataset::FromError(matched.status().WithContext("list_files"));
+      files.insert(files.end(), matched->begin(), matched->end());
+      continue;
+    }
     glob_t g{};
     GlobError error;
     tls_glob_error = &error;

@@ -20,4 +20,6 @@ Result<std::shared_ptr<FileSystem>> MakeRemoteFileSystem(std::string_view scheme
       "scripts/fetch-arrow.sh and reconfigure, or configure with -DSLUICE_WITH_ARROW=ON)");
 }
 
+void DropRemoteFileSystems() {}
+
 }  // namespace sluice::internal

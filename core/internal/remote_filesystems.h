@@ -21,6 +21,11 @@ bool RemoteFileSystemsBuilt();
 Result<std::shared_ptr<FileSystem>> MakeRemoteFileSystem(std::string_view scheme,
                                                          std::string_view uri);
 
+// Forgets the shared file systems made so far (SetRemoteOptions: the next
+// MakeRemoteFileSystem makes new ones with the new settings). Open files
+// keep theirs.
+void DropRemoteFileSystems();
+
 }  // namespace sluice::internal
 
 #endif  // SLUICE_CORE_INTERNAL_REMOTE_FILESYSTEMS_H_

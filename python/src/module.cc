@@ -24,4 +24,5 @@ NB_MODULE(_sluice, m) {
   RegisterSnapshot(m);
   RegisterIoSequence(m);
   RegisterGfile(m);
+  RegisterRemote(m);
 }

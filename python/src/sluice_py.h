@@ -182,6 +182,7 @@ void RegisterPack(nb::module_& m);
 void RegisterSnapshot(nb::module_& m);
 void RegisterIoSequence(nb::module_& m);
 void RegisterGfile(nb::module_& m);  // filesystem.cc
+void RegisterRemote(nb::module_& m);  // remote.cc
 
 }  // namespace sluice::python
 

@@ -458,6 +458,55 @@ def _max_bytes(max_bytes):
     return (2 << 30) if max_bytes is None else int(max_bytes)
 
 
+# ---- object stores (s3://, gs://, az://): docs/objstore.md
+
+
+def set_remote_options(request_bytes=None, read_ahead=None, max_requests_per_host=None,
+                       max_retries=None, retry_base_delay_s=None, retry_max_delay_s=None,
+                       connect_timeout_s=None, request_timeout_s=None):
+    """Sets how objects are read from s3://, gs:// and az:// URIs.
+
+    Only the arguments given change. They apply to files opened after the
+    call (the shared clients are made again). InvalidArgumentError for a
+    value out of range. See docs/objstore.md for the defaults and why.
+    """
+    _remote.set_remote_options(request_bytes, read_ahead, max_requests_per_host, max_retries,
+                               retry_base_delay_s, retry_max_delay_s, connect_timeout_s,
+                               request_timeout_s)
+
+
+def reset_remote_options():
+    """Back to the defaults of set_remote_options."""
+    _remote.reset_remote_options()
+
+
+def remote_options():
+    """The current remote options, as a dict."""
+    o = dict(_remote.remote_options())
+    for k in ("request_bytes", "read_ahead", "max_requests_per_host", "max_retries"):
+        o[k] = int(o[k])
+    return o
+
+
+def remote_stats():
+    """What the object stores did since the process started (or the last
+    reset_remote_stats()): requests, bytes_read, retries, throttled, timeouts,
+    errors, files_opened."""
+    return dict(_remote.remote_stats())
+
+
+def reset_remote_stats():
+    _remote.reset_remote_stats()
+
+
+def remote_filesystems_available():
+    """True when this build has the object stores (built with Arrow C++)."""
+    return _remote.remote_filesystems_available()
+
+
+_remote = _sluice.remote_ops
+
+
 # tf.io's image codecs are sluice.image's.
 from ..image import (decode_and_crop_jpeg, decode_image, decode_jpeg, decode_png,  # noqa: E402
                      encode_jpeg, encode_png, extract_jpeg_shape)
