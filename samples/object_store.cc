@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
                 static_cast<long long>(sum));
     if (remote) {
       const sluice::RemoteCacheStats after = sluice::GetRemoteCacheStats();
-      std::printf(" (cache: %llu shards from the store, %llu from disk)",
+      std::printf(" (remote cache: %llu opens from the store, %llu from disk)",
                   static_cast<unsigned long long>(after.misses - before.misses),
                   static_cast<unsigned long long>(after.hits - before.hits));
     }

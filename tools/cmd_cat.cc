@@ -62,18 +62,17 @@ int RunCat(const CatOptions& o) {
     Result<InputFormat> format = InputFormatFor(file, input);
     if (!format.ok()) return Fail("cat", format.status());
     if (o.json && format->name != "tfrecord") {
-      return Fail("cat", Status::InvalidArgument(file + ": --json prints tf.train.Example "
-                                                 "records; this is a " + format->name + " file"));
+      return Fail("cat", Status::InvalidArgument(file +
+                                                 ": --json prints tf.train.Example "
+                                                 "records; this is a " +
+                                                 format->name + " file"));
     }
     Result<std::unique_ptr<RecordReader>> reader =
-        format->open ? format->open(file)
-                     : [&]() -> Result<std::unique_ptr<RecordReader>> {
-                         SLUICE_ASSIGN_OR_RETURN(
-                             TFRecordReader r,
-                             TFRecordReader::Open(file, ReaderOptions(o.compression)));
-                         return std::unique_ptr<RecordReader>(
-                             std::make_unique<TFRecordReader>(std::move(r)));
-                       }();
+        format->open ? format->open(file) : [&]() -> Result<std::unique_ptr<RecordReader>> {
+      SLUICE_ASSIGN_OR_RETURN(TFRecordReader r,
+                              TFRecordReader::Open(file, ReaderOptions(o.compression)));
+      return std::unique_ptr<RecordReader>(std::make_unique<TFRecordReader>(std::move(r)));
+    }();
     if (!reader.ok()) return Fail("cat", reader.status());
     while (o.limit < 0 || printed < o.limit) {
       Result<std::optional<Record>> r = (*reader)->Next();
@@ -136,7 +135,9 @@ void AddCatCommand(CLI::App& app, int* exit_code) {
   AddFormatOptions(cmd, &o->input, "--file-format,-F");
   cmd->add_option("--skip", o->skip, "Skip the first N records of each file");
   cmd->add_option("--limit,-n", o->limit, "Print at most N records in all");
-  cmd->callback([o, exit_code] { *exit_code = RunCat(*o); });
+  cmd->callback([o, exit_code] {
+    if (ExpandRemotePatterns("cat", &o->files, exit_code)) *exit_code = RunCat(*o);
+  });
 }
 
 }  // namespace sluice::tools

@@ -232,11 +232,14 @@ int RunIndex(const FilesOptions& o) {
 void AddCountCommand(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<FilesOptions>();
   AddFilesCommand(app, "count",
-                  "Count the records of TFRecord files (or text, CSV... files: --format), exactly: from FILE.idx when it is present "
+                  "Count the records of TFRecord files (or text, CSV... files: --format), exactly: "
+                  "from FILE.idx when it is present "
                   "and matches the file (every record header is checked against it; for a "
                   "compressed file, the file's CRC-32C), else by reading, checking CRCs",
                   o)
-      ->callback([o, exit_code] { *exit_code = RunCount(*o); });
+      ->callback([o, exit_code] {
+        if (ExpandRemotePatterns("count", &o->files, exit_code)) *exit_code = RunCount(*o);
+      });
 }
 
 void AddVerifyCommand(CLI::App& app, int* exit_code) {
@@ -245,7 +248,9 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
                   "Check every record's length and data CRC. Exit status 0 only if all hold; "
                   "else names the first bad record of each file, its offset and number",
                   o)
-      ->callback([o, exit_code] { *exit_code = RunVerify(*o); });
+      ->callback([o, exit_code] {
+        if (ExpandRemotePatterns("verify", &o->files, exit_code)) *exit_code = RunVerify(*o);
+      });
 }
 
 void AddIndexCommand(CLI::App& app, int* exit_code) {
@@ -255,7 +260,9 @@ void AddIndexCommand(CLI::App& app, int* exit_code) {
                   "DALI's tfrecord2idx, then a trailer naming the file's size and CRC-32C (checks "
                   "CRCs while reading)",
                   o)
-      ->callback([o, exit_code] { *exit_code = RunIndex(*o); });
+      ->callback([o, exit_code] {
+        if (ExpandRemotePatterns("index", &o->files, exit_code)) *exit_code = RunIndex(*o);
+      });
 }
 
 }  // namespace sluice::tools

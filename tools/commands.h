@@ -31,6 +31,12 @@ TFRecordReaderOptions ReaderOptions(const std::string& compression);
 int Fail(std::string_view command, const Status& status);
 // A CLI11 check for input files: an existing file, or "-" for standard input.
 CLI::Validator ExistingFileOrStdin();
+// Replaces each object-store glob among `files` ("s3://b/train-*") by the
+// objects it matches, sorted; a plain path is left for the shell to have
+// expanded. On failure prints the error for `command`, sets *exit_code and
+// returns false.
+bool ExpandRemotePatterns(std::string_view command, std::vector<std::string>* files,
+                          int* exit_code);
 
 }  // namespace sluice::tools
 

@@ -4,6 +4,8 @@
 
 #include "commands.h"
 
+#include "sluice/core/filesystem.h"
+
 namespace sluice::tools {
 
 TFRecordReaderOptions ReaderOptions(const std::string& compression) {
@@ -21,10 +23,34 @@ int Fail(std::string_view command, const Status& status) {
 CLI::Validator ExistingFileOrStdin() {
   return CLI::Validator(
       [](std::string& path) {
-        if (path == "-") return std::string();
+        // An object-store URI (or a glob of them) is checked when opened.
+        if (path == "-" || IsRemotePath(path)) return std::string();
         return CLI::ExistingFile(path);
       },
-      "FILE or -");
+      "FILE, URI or -");
+}
+
+bool ExpandRemotePatterns(std::string_view command, std::vector<std::string>* files,
+                          int* exit_code) {
+  std::vector<std::string> out;
+  for (std::string& f : *files) {
+    if (!IsRemotePath(f) || f.find_first_of("*?[{") == std::string::npos) {
+      out.push_back(std::move(f));
+      continue;
+    }
+    Result<std::vector<std::string>> matched = MatchFiles(f);
+    if (!matched.ok()) {
+      *exit_code = Fail(command, matched.status());
+      return false;
+    }
+    if (matched->empty()) {
+      *exit_code = Fail(command, Status::NotFound("no objects match " + f));
+      return false;
+    }
+    for (std::string& m : *matched) out.push_back(std::move(m));
+  }
+  *files = std::move(out);
+  return true;
 }
 
 }  // namespace sluice::tools

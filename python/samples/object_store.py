@@ -74,7 +74,7 @@ def main():
         line = f"epoch {epoch}: {n} examples, label sum {total}"
         if remote:
             after = sluice.io.remote_cache_stats()
-            line += (f" (cache: {after['misses'] - before['misses']} shards from the store, "
+            line += (f" (remote cache: {after['misses'] - before['misses']} opens from the store, "
                      f"{after['hits'] - before['hits']} from disk)")
         print(line)
 
