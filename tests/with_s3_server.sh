@@ -28,8 +28,11 @@ server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
 export AWS_ENDPOINT_URL_S3=http://127.0.0.1:$port AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
   AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
-for _ in $(seq 100); do
-  if "$python" - "$bucket" <<'PY' 2>/dev/null; then break; fi
+# moto's server imports for seconds (much longer on a loaded machine): wait
+# up to 120 s for it to answer.
+ready=0
+for _ in $(seq 1200); do
+  if "$python" - "$bucket" <<'PY' 2>/dev/null; then ready=1; break; fi
 import os, sys, urllib.request
 req = urllib.request.Request(os.environ["AWS_ENDPOINT_URL_S3"] + "/" + sys.argv[1], method="PUT")
 urllib.request.urlopen(req, timeout=2)
@@ -41,4 +44,9 @@ PY
   fi
   sleep 0.1
 done
+if ((!ready)); then
+  echo "with_s3_server: moto_server on port $port did not answer in 120 s:" >&2
+  cat "$log" >&2
+  exit 1
+fi
 "$@"
