@@ -106,7 +106,10 @@ Status Iterator::restore(std::string_view state) {
 
 IteratorStats Iterator::stats() const {
   if (!ctx_) return {};
-  return ctx_->Snapshot();
+  IteratorStats stats = ctx_->Snapshot();
+  stats.remote = GetRemoteStats();
+  stats.remote_cache = GetRemoteCacheStats();
+  return stats;
 }
 
 Status Iterator::WriteTrace(const std::string& path) const {

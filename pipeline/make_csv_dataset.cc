@@ -17,7 +17,7 @@ namespace sluice {
 namespace {
 
 // The file names the pattern matches, in list_files' sorted order.
-Result<std::vector<std::string>> MatchFiles(const std::string& pattern) {
+Result<std::vector<std::string>> ListedFiles(const std::string& pattern) {
   std::vector<std::string> files;
   Result<Iterator> it = Dataset::list_files(pattern).iterator();
   if (!it.ok()) return it.status();
@@ -40,9 +40,8 @@ Status ForEachRow(const std::string& path, const CsvReaderOptions& opts, Fn fn) 
     if (!rec) return Status::OK();
     CsvSyntaxError err;
     if (!SplitCsvRecord(rec->data, opts.dialect, &fields, &scratch, &err)) {
-      return Status::InvalidArgument(fmt::format("{}:{}: column {}: {}", path,
-                                                 rec->line + err.line_offset, err.column,
-                                                 err.message));
+      return Status::InvalidArgument(fmt::format(
+          "{}:{}: column {}: {}", path, rec->line + err.line_offset, err.column, err.message));
     }
     if (!fn(fields, rec->line)) return Status::OK();
   }
@@ -109,13 +108,15 @@ CsvDefault ZeroOf(DType d) {
 
 Result<Dataset> MakeCsvDataset(const std::string& file_pattern, int64_t batch_size,
                                MakeCsvDatasetOptions o) {
-  const auto bad = [](std::string msg) { return Status::InvalidArgument("make_csv_dataset: " + msg); };
+  const auto bad = [](std::string msg) {
+    return Status::InvalidArgument("make_csv_dataset: " + msg);
+  };
   if (batch_size <= 0) return bad("batch_size must be positive");
-  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> files, MatchFiles(file_pattern));
-  CsvReaderOptions ropts{.compression = o.compression,
-                         .dialect = {.field_delim = o.field_delim,
-                                     .use_quote_delim = o.use_quote_delim},
-                         .header = o.header};
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> files, ListedFiles(file_pattern));
+  CsvReaderOptions ropts{
+      .compression = o.compression,
+      .dialect = {.field_delim = o.field_delim, .use_quote_delim = o.use_quote_delim},
+      .header = o.header};
   SLUICE_RETURN_IF_ERROR(CheckCsvDialect(ropts.dialect));
 
   std::vector<std::string> names = o.column_names;
@@ -154,29 +155,30 @@ Result<Dataset> MakeCsvDataset(const std::string& file_pattern, int64_t batch_si
     Status row_error;
     for (const std::string& f : files) {
       if (rows >= o.num_rows_for_inference) break;
-      SLUICE_RETURN_IF_ERROR(ForEachRow(f, ropts, [&](const std::vector<CsvField>& fields,
-                                                      uint64_t line) {
-        if (fields.size() != names.size()) {
-          row_error = bad(fmt::format("{}:{}: the row has {} fields, {} expected (inferring "
-                                      "column types)",
-                                      f, line, fields.size(), names.size()));
-          return false;
-        }
-        for (size_t j = 0; j < cols.size(); ++j) {
-          std::string_view text = fields[static_cast<size_t>(cols[j])].text;
-          if (text.empty() || text == o.na_value) continue;
-          types[j] = InferType(text, types[j], seen[j]);
-          seen[j] = true;
-        }
-        return ++rows < o.num_rows_for_inference;
-      }));
+      SLUICE_RETURN_IF_ERROR(
+          ForEachRow(f, ropts, [&](const std::vector<CsvField>& fields, uint64_t line) {
+            if (fields.size() != names.size()) {
+              row_error =
+                  bad(fmt::format("{}:{}: the row has {} fields, {} expected (inferring "
+                                  "column types)",
+                                  f, line, fields.size(), names.size()));
+              return false;
+            }
+            for (size_t j = 0; j < cols.size(); ++j) {
+              std::string_view text = fields[static_cast<size_t>(cols[j])].text;
+              if (text.empty() || text == o.na_value) continue;
+              types[j] = InferType(text, types[j], seen[j]);
+              seen[j] = true;
+            }
+            return ++rows < o.num_rows_for_inference;
+          }));
       SLUICE_RETURN_IF_ERROR(row_error);
     }
     for (DType t : types) defaults.push_back(ZeroOf(t));
   }
   if (defaults.size() != cols.size()) {
-    return bad(fmt::format("column_defaults has {} entries for {} columns", defaults.size(),
-                           cols.size()));
+    return bad(
+        fmt::format("column_defaults has {} entries for {} columns", defaults.size(), cols.size()));
   }
   std::vector<std::string> out_names;
   for (int64_t c : cols) out_names.push_back(names[static_cast<size_t>(c)]);
@@ -189,13 +191,13 @@ Result<Dataset> MakeCsvDataset(const std::string& file_pattern, int64_t batch_si
     }
   }
 
-  CsvDatasetOptions copts{.compression = o.compression,
-                          .header = o.header,
-                          .field_delim = o.field_delim,
-                          .use_quote_delim = o.use_quote_delim,
-                          .na_value = o.na_value,
-                          .select_cols = select.size() < names.size() ? select
-                                                                      : std::vector<int64_t>{}};
+  CsvDatasetOptions copts{
+      .compression = o.compression,
+      .header = o.header,
+      .field_delim = o.field_delim,
+      .use_quote_delim = o.use_quote_delim,
+      .na_value = o.na_value,
+      .select_cols = select.size() < names.size() ? select : std::vector<int64_t>{}};
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const FileFormat> format,
                           CsvFileFormat(defaults, copts, out_names));
   const bool autotune = o.num_parallel_reads == kAutotune;

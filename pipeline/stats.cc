@@ -50,6 +50,20 @@ void IteratorStats::WriteJson(JsonWriter& w) const {
     w.EndObject();
   }
   w.EndArray();
+  if (remote.files_opened > 0) {
+    w.Key("object_stores").BeginObject(/*one_line=*/true);
+    w.Key("files_opened").Int(remote.files_opened);
+    w.Key("requests").Int(remote.requests);
+    w.Key("bytes_read").Int(remote.bytes_read);
+    w.Key("retries").Int(remote.retries);
+    w.Key("throttled").Int(remote.throttled);
+    w.Key("timeouts").Int(remote.timeouts);
+    w.Key("errors").Int(remote.errors);
+    w.Key("cache_hits").Int(static_cast<int64_t>(remote_cache.hits));
+    w.Key("cache_misses").Int(static_cast<int64_t>(remote_cache.misses));
+    w.Key("cache_bytes_read").Int(static_cast<int64_t>(remote_cache.bytes_read_from_cache));
+    w.EndObject();
+  }
   w.EndObject();
 }
 
@@ -93,6 +107,18 @@ std::string IteratorStats::ToString() const {
       o += line;
       for (const std::string& e : s.errors) o += std::string(21, ' ') + e + "\n";
     }
+  }
+  if (remote.files_opened > 0) {
+    std::snprintf(
+        line, sizeof(line),
+        "object stores: %lld files, %lld requests, %.1f MB; %lld retries (%lld "
+        "throttled, %lld timeouts), %lld errors; cache %llu hits, %llu misses\n",
+        static_cast<long long>(remote.files_opened), static_cast<long long>(remote.requests),
+        static_cast<double>(remote.bytes_read) / 1e6, static_cast<long long>(remote.retries),
+        static_cast<long long>(remote.throttled), static_cast<long long>(remote.timeouts),
+        static_cast<long long>(remote.errors), static_cast<unsigned long long>(remote_cache.hits),
+        static_cast<unsigned long long>(remote_cache.misses));
+    o += line;
   }
   return o;
 }

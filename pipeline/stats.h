@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "sluice/core/json_writer.h"
+#include "sluice/core/remote.h"
+#include "sluice/core/remote_cache.h"
 #include "sluice/core/status.h"
 
 namespace sluice {
@@ -77,6 +79,13 @@ struct IteratorStats {
   // Time threads spent blocked waiting for a share of the cpu_budget
   // (Options::cpu_budget), summed over threads.
   int64_t cpu_wait_ns = 0;
+  // The process's object-store counters when the stats were taken
+  // (core/remote.h: requests, retries, throttled, timeouts; and the local
+  // cache of remote shards, core/remote_cache.h). Process-wide, not this
+  // iterator's alone; all zero while no remote file was opened, and then
+  // left out of ToJson / ToString.
+  RemoteStats remote;
+  RemoteCacheStats remote_cache;
 
   // Pretty JSON ({"elapsed_ns":..., "stages":[{...}]}, one stage a line),
   // written with JsonWriter: any stage name or error text gives valid JSON.

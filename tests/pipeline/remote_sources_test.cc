@@ -123,6 +123,22 @@ TEST_F(RemoteSourcesTest, TFRecordDatasetReadsShards) {
   EXPECT_EQ(mixed[2], "shard 2 record 0");
 }
 
+TEST_F(RemoteSourcesTest, IteratorStatsCountTheObjectStoreRequests) {
+  auto it = TFRecordDataset({"s3://data/train/train-0-of-3.tfrecord"}).iterator();
+  ASSERT_TRUE(it.ok()) << it.status();
+  while (true) {
+    auto e = it->next();
+    ASSERT_TRUE(e.ok()) << e.status();
+    if (!*e) break;
+  }
+  const IteratorStats stats = it->stats();
+  EXPECT_GT(stats.remote.files_opened, 0);
+  EXPECT_GT(stats.remote.requests, 0);
+  EXPECT_GT(stats.remote.bytes_read, 0);
+  EXPECT_NE(stats.ToJson().find("\"object_stores\": {"), std::string::npos) << stats.ToJson();
+  EXPECT_NE(stats.ToString().find("object stores: "), std::string::npos) << stats.ToString();
+}
+
 TEST_F(RemoteSourcesTest, TextLineDatasetReadsObjects) {
   EXPECT_EQ(Strings(TextLineDataset({"s3://data/text/a.txt", "s3://data/text/b.txt"})),
             (std::vector<std::string>{"alpha", "beta", "gamma"}));
