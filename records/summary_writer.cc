@@ -146,8 +146,13 @@ Result<Tensor> HistogramBuckets(const Tensor& values, int buckets) {
   // min + width * i (tf.linspace), the last edge exactly max.
   const double width = range / static_cast<double>(k);
   for (double v : data) {
-    const double at = std::floor((v - lo) / width);  // finite: 0 <= v - lo <= range
-    const int64_t b = std::clamp<int64_t>(static_cast<int64_t>(at), 0, k - 1);
+    // 0 <= v - lo <= range, but width underflows to 0 (or subnormal) when
+    // range is a subnormal: the quotient is then +inf (or NaN for 0 / 0).
+    // Clamp in double before converting, which is undefined out of range.
+    const double at = std::floor((v - lo) / width);
+    const int64_t b = !(at > 0)                          ? 0
+                      : at >= static_cast<double>(k - 1) ? k - 1
+                                                         : static_cast<int64_t>(at);
     rows[3 * b + 2] += 1;
   }
   for (int64_t b = 0; b < k; ++b) {

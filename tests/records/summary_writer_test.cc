@@ -263,6 +263,19 @@ TEST(SummaryWriterTest, HistogramWhoseRangeOverflowsIsRefused) {
   EXPECT_EQ(h.flat<double>()[3 * 3 + 2], 1);
 }
 
+// Found by event_file_fuzz once UBSan halted: a subnormal range makes
+// width = range / k underflow to 0, and (v - lo) / 0 is +inf (NaN for v ==
+// lo), which was converted to int64 (undefined). The counts still add up.
+TEST(SummaryWriterTest, HistogramOfASubnormalRangeBucketsEveryValue) {
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  std::vector<double> v{0.0, tiny, 0.0};
+  SLUICE_ASSERT_OK_AND_ASSIGN(Tensor h, HistogramBuckets(*Tensor::FromVector(v), 30));
+  double total = 0;
+  for (int b = 0; b < 30; ++b) total += h.flat<double>()[3 * b + 2];
+  EXPECT_EQ(total, 3);
+  EXPECT_EQ(h.flat<double>()[3 * 29 + 2], 1);  // the largest value: the last bucket
+}
+
 TEST(SummaryWriterTest, HistogramErrorNamesTag) {
   ScratchDir dir;
   SLUICE_ASSERT_OK_AND_ASSIGN(SummaryWriter w, SummaryWriter::Create(dir.path()));
