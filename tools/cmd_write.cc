@@ -51,9 +51,11 @@ int RunWrite(const WriteOptions& o) {
                  Plural(*removed, "temporary file", "temporary files"), o.file);
     }
   }
+  // Before the temporary file exists: a SIGINT from then on is seen by the
+  // loop below, which drops the writer (and so its temporary file).
+  InstallInterruptHandler();
   Result<TFRecordWriter> writer = TFRecordWriter::Open(o.file, wopts);
   if (!writer.ok()) return Fail("write", writer.status());
-  InstallInterruptHandler();
   Progress progress("writing " + o.file);
   std::string line;
   uint64_t line_no = 0;
