@@ -137,9 +137,19 @@ nb::object StringsToPython(const Tensor& t) {
   if (t.shape().rank() == 0) return nb::bytes(views[0].data(), views[0].size());
   const NumPy& np = numpy();
   nb::object out = np.empty(ShapeTuple(t.shape()), nb::arg("dtype") = np.object_dtype);
-  nb::object flat = out.attr("reshape")(-1);
+  // A fresh np.empty is C-contiguous and holds one owned reference (None)
+  // per element: its data is an array of PyObject*, written directly
+  // (indexing element by element cost more than making the bytes).
+  nb::object interface = out.attr("__array_interface__");
+  const auto address = nb::cast<uintptr_t>(nb::tuple(interface["data"])[0]);
+  PyObject** items = reinterpret_cast<PyObject**>(address);
   for (size_t i = 0; i < views.size(); ++i) {
-    flat[nb::int_(i)] = nb::bytes(views[i].data(), views[i].size());
+    PyObject* b =
+        PyBytes_FromStringAndSize(views[i].data(), static_cast<Py_ssize_t>(views[i].size()));
+    if (b == nullptr) throw nb::python_error();
+    PyObject* old = items[i];
+    items[i] = b;
+    Py_XDECREF(old);
   }
   return out;
 }
