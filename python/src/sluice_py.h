@@ -181,7 +181,7 @@ void RegisterSmallStages(nb::module_& m);  // small_stages.cc
 void RegisterPack(nb::module_& m);
 void RegisterSnapshot(nb::module_& m);
 void RegisterIoSequence(nb::module_& m);
-void RegisterGfile(nb::module_& m);  // filesystem.cc
+void RegisterGfile(nb::module_& m);   // filesystem.cc
 void RegisterRemote(nb::module_& m);  // remote.cc
 
 }  // namespace sluice::python
