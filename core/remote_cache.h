@@ -20,6 +20,8 @@
 //                  shards) is cached too, at the cost of the wait.
 // A cached copy is used when its object still has the size and the
 // modification time it had when cached; otherwise it is fetched again.
+// (S3 gives that time to the second: an object rewritten with the same size
+// within the second it was cached in is not noticed.)
 // Whole files are evicted, least recently used first, to keep the cache
 // under max_bytes; an object larger than the budget is never cached. Cache
 // files are published atomically (OutputFile), so processes (ranks on one

@@ -229,12 +229,6 @@ double OperationDeadlineSeconds(const RemoteOptions& o) {
   return (o.max_retries + 1) * (o.request_timeout_s + o.connect_timeout_s + o.retry_max_delay_s);
 }
 
-// Waits for `fut` for at most `seconds`: false if it is not done by then.
-template <typename T>
-bool WaitSeconds(const arrow::Future<T>& fut, double seconds) {
-  return fut.Wait(seconds);
-}
-
 // ------------------------------------------------------------ reading
 
 struct Shared {
@@ -399,7 +393,7 @@ class RemoteFile final : public ReadableFile {
       const double budget = 2 * o.request_timeout_s + o.connect_timeout_s - waited;
       std::string failure;
       arrow::Status arrow_status;
-      if (!WaitSeconds(c.future, std::max(0.0, budget))) {
+      if (!c.future.Wait(std::max(0.0, budget))) {
         Bump(TheRemoteCounters().timeouts);
         failure = "no answer within " +
                   std::to_string(2 * o.request_timeout_s + o.connect_timeout_s) + " s";
@@ -455,7 +449,7 @@ class RemoteFile final : public ReadableFile {
     const RemoteOptions& o = shared_->options;
     auto fut = shared_->read_fs->OpenInputFileAsync(path_);
     const double budget = 2 * o.request_timeout_s + o.connect_timeout_s;
-    if (!WaitSeconds(fut, budget)) {
+    if (!fut.Wait(budget)) {
       Bump(TheRemoteCounters().timeouts);
       Bump(TheRemoteCounters().errors);
       return Status::Unavailable(what + " " + uri_ + ": the store did not answer within " +
@@ -559,7 +553,7 @@ class ArrowFileSystem final : public FileSystem {
       auto fut = shared_->read_fs->OpenInputFileAsync(path);
       const double budget = 2 * o.request_timeout_s + o.connect_timeout_s;
       arrow::Status st;
-      if (!WaitSeconds(fut, budget)) {
+      if (!fut.Wait(budget)) {
         Bump(TheRemoteCounters().timeouts);
         st = arrow::Status::IOError("no answer within ", budget, " s (timed out)");
       } else if (fut.result().ok()) {
@@ -620,7 +614,7 @@ class ArrowFileSystem final : public FileSystem {
     int64_t listed = 0;
     for (;;) {
       auto fut = pages();
-      if (!WaitSeconds(fut, budget)) {
+      if (!fut.Wait(budget)) {
         Bump(TheRemoteCounters().timeouts);
         return Status::Unavailable("listing " + dir + ": the store did not answer within " +
                                    std::to_string(budget) + " s");
@@ -695,6 +689,12 @@ class ArrowFileSystem final : public FileSystem {
     out.path = ToUri(info.path());
     out.is_dir = info.type() == arrow::fs::FileType::Directory;
     out.size = out.is_dir || info.size() < 0 ? 0 : static_cast<uint64_t>(info.size());
+    // The remote cache keys a cached copy on size and this time.
+    if (info.mtime() != arrow::fs::kNoTime) {
+      out.mtime_ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(info.mtime().time_since_epoch())
+              .count();
+    }
     return out;
   }
 

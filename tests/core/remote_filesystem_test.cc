@@ -179,6 +179,7 @@ TEST_F(RemoteFileSystemTest, StatListDelete) {
   EXPECT_EQ((*info)->size, 9u);
   EXPECT_FALSE((*info)->is_dir);
   EXPECT_EQ((*info)->path, "s3://bucket/dir/a.txt");
+  EXPECT_GT((*info)->mtime_ns, 0);  // the remote cache keys copies on it
   auto dir = StatPath("s3://bucket/dir");
   ASSERT_TRUE(dir.ok() && dir->has_value());
   EXPECT_TRUE((*dir)->is_dir);
