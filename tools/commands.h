@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "sluice/core/result.h"
 #include "sluice/core/status.h"
 #include "sluice/records/tfrecord_reader.h"
 
@@ -31,6 +32,10 @@ TFRecordReaderOptions ReaderOptions(const std::string& compression);
 int Fail(std::string_view command, const Status& status);
 // A CLI11 check for input files: an existing file, or "-" for standard input.
 CLI::Validator ExistingFileOrStdin();
+// The objects an object-store pattern matches ("s3://b/{train,val}-*"):
+// braces expanded, then each listed from its wildcard-free prefix
+// (MatchFiles), sorted and unique; an empty list if none match.
+Result<std::vector<std::string>> MatchRemotePattern(const std::string& pattern);
 // Replaces each object-store glob among `files` ("s3://b/train-*") by the
 // objects it matches, sorted; a plain path is left for the shell to have
 // expanded. On failure prints the error for `command`, sets *exit_code and

@@ -1,9 +1,11 @@
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "commands.h"
 
+#include "sluice/core/file_pattern.h"
 #include "sluice/core/filesystem.h"
 
 namespace sluice::tools {
@@ -30,6 +32,18 @@ CLI::Validator ExistingFileOrStdin() {
       "FILE, URI or -");
 }
 
+Result<std::vector<std::string>> MatchRemotePattern(const std::string& pattern) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> patterns, ExpandBraces(pattern));
+  std::vector<std::string> out;
+  for (const std::string& p : patterns) {
+    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> matched, MatchFiles(p));
+    out.insert(out.end(), matched.begin(), matched.end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 bool ExpandRemotePatterns(std::string_view command, std::vector<std::string>* files,
                           int* exit_code) {
   std::vector<std::string> out;
@@ -38,7 +52,7 @@ bool ExpandRemotePatterns(std::string_view command, std::vector<std::string>* fi
       out.push_back(std::move(f));
       continue;
     }
-    Result<std::vector<std::string>> matched = MatchFiles(f);
+    Result<std::vector<std::string>> matched = MatchRemotePattern(f);
     if (!matched.ok()) {
       *exit_code = Fail(command, matched.status());
       return false;

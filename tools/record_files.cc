@@ -1,5 +1,7 @@
 #include "record_files.h"
 
+#include "commands.h"
+
 #include <glob.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "sluice/core/filesystem.h"
-#include "sluice/pipeline/dataset.h"
 #include "sluice/records/tfrecord_reader.h"
 
 namespace sluice::tools {
@@ -64,27 +65,10 @@ std::string RecordFileMatch::SkippedNote(size_t max_listed) const {
   return note;
 }
 
-// The objects an object-store pattern matches, through list_files (which
-// lists the store from the pattern's wildcard-free prefix).
-Result<std::vector<std::string>> MatchRemote(const std::string& pattern) {
-  std::vector<std::string> paths;
-  SLUICE_ASSIGN_OR_RETURN(Iterator it, Dataset::list_files(pattern).iterator());
-  while (true) {
-    Result<std::optional<Element>> e = it.next();
-    if (!e.ok()) {
-      if (e.status().code() == StatusCode::kNotFound) return std::vector<std::string>();
-      return e.status();
-    }
-    if (!*e) break;
-    paths.emplace_back((**e)[0].scalar<std::string_view>());
-  }
-  return paths;
-}
-
 Result<RecordFileMatch> MatchRecordFiles(const std::string& pattern) {
   std::vector<std::string> paths;
   if (IsRemotePath(pattern)) {
-    SLUICE_ASSIGN_OR_RETURN(paths, MatchRemote(pattern));
+    SLUICE_ASSIGN_OR_RETURN(paths, MatchRemotePattern(pattern));
   } else {
     glob_t g{};
     const int rc = glob(pattern.c_str(), GLOB_ERR, nullptr, &g);

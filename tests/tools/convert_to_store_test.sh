@@ -21,6 +21,10 @@ out=$("$sluice" convert images "$work/photos" --out s3://convert/train --shards 
   fail "convert to s3 failed: $out"
 out=$("$sluice" count 's3://convert/train-*.tfrecord' 2>&1) || fail "count failed: $out"
 expect_in count "$out" "24"
+out=$("$sluice" count 's3://convert/train-0000{0,2}-of-00003.tfrecord' 2>&1) ||
+  fail "count with braces failed: $out"
+expect_in "count with braces" "$out" "train-00002-of-00003.tfrecord"
+[[ $out != *"train-00001-of-00003"* ]] || fail "count with braces read shard 1: $out"
 out=$("$sluice" verify 's3://convert/train-*.tfrecord' 2>&1) || fail "verify failed: $out"
 out=$("$sluice" cat 's3://convert/train-00000-of-00003.tfrecord' --limit 1 2>&1) ||
   fail "cat failed: $out"
