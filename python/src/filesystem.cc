@@ -80,7 +80,6 @@ void RegisterGfile(nb::module_& m) {
     const WholeFile file = Unwrap(WithoutGil([&] { return ReadWholeFile(path); }));
     return nb::bytes(file.bytes().data(), file.bytes().size());
   });
-  fs.def("remote_available", &RemoteFileSystemsAvailable);
   nb::class_<PyWritable>(fs, "Writable")
       .def(nb::init<const std::string&>(), nb::arg("path"))
       .def("write", &PyWritable::Write)

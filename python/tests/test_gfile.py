@@ -64,7 +64,7 @@ def test_errors_name_the_path(tmp_path):
 
 
 def test_object_store_uris_say_when_the_build_lacks_them():
-    if sluice.io.gfile.remote_available():
+    if sluice.io.remote_filesystems_available():
         pytest.skip("this build has the object stores (test_objstore.py tests them)")
     with pytest.raises(sluice.errors.FailedPreconditionError, match="Arrow"):
         sluice.io.gfile.exists("s3://bucket/key")

@@ -1,7 +1,8 @@
 """sluice.io.gfile: files on local disks and object stores (tf.io.gfile).
 
 Every function takes a path or a URI: ``s3://bucket/key``, ``gs://``,
-``az://`` (in a build with Apache Arrow; see docs/objstore.md), or a local
+``az://`` (in a build with Apache Arrow: sluice.io.remote_filesystems_available();
+see docs/objstore.md), or a local
 path. The same URIs work everywhere sluice reads or writes a file: the
 datasets, ``cache(filename)``, checkpoints, ``sluice convert --out``.
 
@@ -23,16 +24,11 @@ import collections as _collections
 from .. import _sluice
 
 __all__ = ["exists", "isdir", "listdir", "glob", "makedirs", "remove", "stat", "walk",
-           "GFile", "remote_available"]
+           "GFile"]
 
 _fs = _sluice.fs_ops
 
 StatResult = _collections.namedtuple("StatResult", ["path", "is_directory", "length", "mtime_nsec"])
-
-
-def remote_available():
-    """True when this build reads and writes object stores (s3://, gs://, az://)."""
-    return _fs.remote_available()
 
 
 def exists(path):
