@@ -185,6 +185,47 @@ std::string EncodeSnapshotProgress(const SnapshotProgress& p) {
   return w.Take() + "\n";
 }
 
+// The "shards" array both files hold: at most kMaxSnapshotShards objects
+// in ascending id order, each naming the file name_of(id), whose elements
+// add up to `num_elements`; `extra(s, shard)` reads and checks a file's own
+// fields.
+template <typename Shard, typename Extra>
+Result<std::vector<Shard>> ParseShards(const json& doc, std::string_view what, int64_t num_elements,
+                                       std::string (*name_of)(int64_t), Extra extra) {
+  SLUICE_ASSIGN_OR_RETURN(const json* shards, Field(doc, "shards", json::value_t::array, what));
+  if (static_cast<int64_t>(shards->size()) > kMaxSnapshotShards) {
+    return Bad(what, "more than " + std::to_string(kMaxSnapshotShards) + " shards");
+  }
+  std::vector<Shard> out;
+  int64_t total = 0;
+  for (const json& s : *shards) {
+    if (!s.is_object()) return Bad(what, "a shard is not an object");
+    Shard shard;
+    SLUICE_ASSIGN_OR_RETURN(shard.id, Count(s, "id", what));
+    SLUICE_ASSIGN_OR_RETURN(const json* file, Field(s, "file", json::value_t::string, what));
+    shard.file = file->get<std::string>();
+    SLUICE_ASSIGN_OR_RETURN(shard.num_elements, Count(s, "num_elements", what));
+    if (shard.file != name_of(shard.id)) {
+      return Bad(what, "shard " + std::to_string(shard.id) + " names the file \"" + shard.file +
+                           "\", not \"" + name_of(shard.id) + "\"");
+    }
+    if (!out.empty() && shard.id <= out.back().id) {
+      return Bad(what, "shard ids are not in ascending order");
+    }
+    if (shard.num_elements > num_elements - total) {
+      return Bad(what, "the shards hold more elements than \"num_elements\"");
+    }
+    SLUICE_RETURN_IF_ERROR(extra(s, shard));
+    total += shard.num_elements;
+    out.push_back(std::move(shard));
+  }
+  if (total != num_elements) {
+    return Bad(what, "the shards hold " + std::to_string(total) +
+                         " elements, \"num_elements\" says " + std::to_string(num_elements));
+  }
+  return out;
+}
+
 Result<SnapshotProgress> ParseSnapshotProgress(std::string_view text, std::string_view what) {
   SLUICE_ASSIGN_OR_RETURN(const json doc, ParseDocument(text, what, kSnapshotProgressFormat));
   SnapshotProgress p;
@@ -194,40 +235,18 @@ Result<SnapshotProgress> ParseSnapshotProgress(std::string_view text, std::strin
   SLUICE_ASSIGN_OR_RETURN(const json* spec, Field(doc, "element_spec", json::value_t::null, what));
   SLUICE_ASSIGN_OR_RETURN(p.element_spec, ParseSpec(*spec, what));
   SLUICE_ASSIGN_OR_RETURN(p.num_elements, Count(doc, "num_elements", what));
-  SLUICE_ASSIGN_OR_RETURN(const json* shards, Field(doc, "shards", json::value_t::array, what));
-  if (static_cast<int64_t>(shards->size()) > kMaxSnapshotShards) {
-    return Bad(what, "more than " + std::to_string(kMaxSnapshotShards) + " shards");
-  }
-  int64_t total = 0;
-  for (const json& s : *shards) {
-    if (!s.is_object()) return Bad(what, "a shard is not an object");
-    SnapshotProgressShard shard;
-    SLUICE_ASSIGN_OR_RETURN(shard.id, Count(s, "id", what));
-    SLUICE_ASSIGN_OR_RETURN(const json* file, Field(s, "file", json::value_t::string, what));
-    shard.file = file->get<std::string>();
-    SLUICE_ASSIGN_OR_RETURN(shard.bytes, Count(s, "bytes", what));
-    SLUICE_ASSIGN_OR_RETURN(shard.num_elements, Count(s, "num_elements", what));
-    if (shard.file != SnapshotPartialFileName(shard.id)) {
-      return Bad(what, "shard " + std::to_string(shard.id) + " names the file \"" + shard.file +
-                           "\", not \"" + SnapshotPartialFileName(shard.id) + "\"");
-    }
-    if (!p.shards.empty() && shard.id <= p.shards.back().id) {
-      return Bad(what, "shard ids are not in ascending order");
-    }
-    if (shard.num_elements > p.num_elements - total) {
-      return Bad(what, "the shards hold more elements than \"num_elements\"");
-    }
-    // Each record takes at least its 16 bytes of framing.
-    if (shard.num_elements > shard.bytes / 16) {
-      return Bad(what, "shard " + std::to_string(shard.id) + " is too short for its records");
-    }
-    total += shard.num_elements;
-    p.shards.push_back(std::move(shard));
-  }
-  if (total != p.num_elements) {
-    return Bad(what, "the shards hold " + std::to_string(total) +
-                         " elements, \"num_elements\" says " + std::to_string(p.num_elements));
-  }
+  SLUICE_ASSIGN_OR_RETURN(p.shards, ParseShards<SnapshotProgressShard>(
+                                        doc, what, p.num_elements, SnapshotPartialFileName,
+                                        [&](const json& s, SnapshotProgressShard& shard) -> Status {
+                                          SLUICE_ASSIGN_OR_RETURN(shard.bytes,
+                                                                  Count(s, "bytes", what));
+                                          // Each record takes at least its 16 bytes of framing.
+                                          if (shard.num_elements > shard.bytes / 16) {
+                                            return Bad(what, "shard " + std::to_string(shard.id) +
+                                                                 " is too short for its records");
+                                          }
+                                          return Status::OK();
+                                        }));
   return p;
 }
 
@@ -291,35 +310,9 @@ Result<SnapshotMetadata> ParseSnapshotMetadata(std::string_view text, std::strin
   SLUICE_ASSIGN_OR_RETURN(m.num_elements, Count(doc, "num_elements", what));
   SLUICE_ASSIGN_OR_RETURN(const json* spec, Field(doc, "element_spec", json::value_t::null, what));
   SLUICE_ASSIGN_OR_RETURN(m.element_spec, ParseSpec(*spec, what));
-  SLUICE_ASSIGN_OR_RETURN(const json* shards, Field(doc, "shards", json::value_t::array, what));
-  if (static_cast<int64_t>(shards->size()) > kMaxSnapshotShards) {
-    return Bad(what, "more than " + std::to_string(kMaxSnapshotShards) + " shards");
-  }
-  int64_t total = 0;
-  for (const json& s : *shards) {
-    if (!s.is_object()) return Bad(what, "a shard is not an object");
-    SnapshotShard shard;
-    SLUICE_ASSIGN_OR_RETURN(shard.id, Count(s, "id", what));
-    SLUICE_ASSIGN_OR_RETURN(const json* file, Field(s, "file", json::value_t::string, what));
-    shard.file = file->get<std::string>();
-    SLUICE_ASSIGN_OR_RETURN(shard.num_elements, Count(s, "num_elements", what));
-    if (shard.file != SnapshotShardFileName(shard.id)) {
-      return Bad(what, "shard " + std::to_string(shard.id) + " names the file \"" + shard.file +
-                           "\", not \"" + SnapshotShardFileName(shard.id) + "\"");
-    }
-    if (!m.shards.empty() && shard.id <= m.shards.back().id) {
-      return Bad(what, "shard ids are not in ascending order");
-    }
-    if (shard.num_elements > m.num_elements - total) {
-      return Bad(what, "the shards hold more elements than \"num_elements\"");
-    }
-    total += shard.num_elements;
-    m.shards.push_back(std::move(shard));
-  }
-  if (total != m.num_elements) {
-    return Bad(what, "the shards hold " + std::to_string(total) +
-                         " elements, \"num_elements\" says " + std::to_string(m.num_elements));
-  }
+  SLUICE_ASSIGN_OR_RETURN(m.shards, ParseShards<SnapshotShard>(
+                                        doc, what, m.num_elements, SnapshotShardFileName,
+                                        [](const json&, SnapshotShard&) { return Status::OK(); }));
   return m;
 }
 
