@@ -11,7 +11,6 @@
 // (PREFIX-00000-of-000NN.tfrecord), each published atomically when complete
 // (TFRecordWriter writes a temporary name and renames it), so an
 // interrupted run leaves whole shards or none.
-#include <glob.h>
 
 #include <algorithm>
 #include <memory>
@@ -44,14 +43,7 @@ struct Options {
 Result<std::vector<std::string>> ListInputs(const std::vector<std::string>& args) {
   std::vector<std::string> files;
   for (const std::string& arg : args) {
-    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> patterns, ExpandBraces(arg));
-    for (const std::string& pattern : patterns) {
-      glob_t g{};
-      if (glob(pattern.c_str(), GLOB_NOCHECK, nullptr, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
-      }
-      globfree(&g);
-    }
+    SLUICE_RETURN_IF_ERROR(AppendMatches(arg, /*keep_unmatched=*/true, &files));
   }
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());

@@ -9,7 +9,6 @@
 // PREFIX-00000-of-000NN.tfrecord (or .tar). Each shard is published
 // atomically when complete (a temporary name renamed), so an interrupted
 // run leaves whole shards or none; run it again to finish.
-#include <glob.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -61,14 +60,7 @@ Result<std::vector<std::string>> ListInputs(const std::vector<std::string>& args
       if (ec) return Status::Unavailable(fmt::format("cannot list {}: {}", arg, ec.message()));
       continue;
     }
-    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> patterns, ExpandBraces(arg));
-    for (const std::string& pattern : patterns) {
-      glob_t g{};
-      if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
-      }
-      globfree(&g);
-    }
+    SLUICE_RETURN_IF_ERROR(AppendMatches(arg, /*keep_unmatched=*/false, &files));
   }
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());
@@ -102,13 +94,13 @@ Status TarToTFRecord(const std::string& in, const std::string& out, bool index, 
     }
     b.Clear();
     bool keyed = false;
-    SLUICE_RETURN_IF_ERROR(ForEachTarMember(rec->data, rec->offset, in, 1 << 20,
-                                            [&](const TarMember& m) {
-                                              if (!keyed) b.AddBytes("__key__", m.key);
-                                              keyed = true;
-                                              b.AddBytes(Lower(m.extension), m.data);
-                                              return Status::OK();
-                                            }));
+    SLUICE_RETURN_IF_ERROR(
+        ForEachTarMember(rec->data, rec->offset, in, 1 << 20, [&](const TarMember& m) {
+          if (!keyed) b.AddBytes("__key__", m.key);
+          keyed = true;
+          b.AddBytes(Lower(m.extension), m.data);
+          return Status::OK();
+        }));
     const std::string example = b.Serialize();
     SLUICE_RETURN_IF_ERROR(writer.Write(example));
     t->bytes_out += example.size() + 16;
@@ -150,9 +142,9 @@ Status TFRecordToTar(const std::string& in, const std::string& out, Totals* t) {
     for (const auto& [name, f] : features) {
       if (name == "__key__") continue;
       if (f.kind_case() != proto::Feature::kBytesList || f.bytes_list().value_size() != 1) {
-        return Status::InvalidArgument(fmt::format(
-            "{}: feature \"{}\" is not one bytes value; WebDataset members are bytes", where,
-            name));
+        return Status::InvalidArgument(
+            fmt::format("{}: feature \"{}\" is not one bytes value; WebDataset members are bytes",
+                        where, name));
       }
       names.push_back(name);
     }
@@ -190,8 +182,8 @@ int Run(const Options& o, bool from_tar) {
       s = TFRecordToTar(in, out, &t);
     }
     if (!s.ok()) {
-      fmt::print(stderr, "sluice convert: {} -> {}: {}\n{} of {} complete\n", in, out,
-                 s.ToString(), i, Plural(n, "shard is", "shards are"));
+      fmt::print(stderr, "sluice convert: {} -> {}: {}\n{} of {} complete\n", in, out, s.ToString(),
+                 i, Plural(n, "shard is", "shards are"));
       return Interrupted() ? InterruptExitCode() : 1;
     }
   }
@@ -230,8 +222,7 @@ void AddConvertWebDatasetCommands(CLI::App& convert, int* exit_code) {
   back->add_option("--to", r->to, "The output format")
       ->check(CLI::IsMember({"webdataset"}))
       ->required();
-  back->add_option("--out,-o", r->out, "Output prefix: PREFIX-00000-of-000NN.tar ...")
-      ->required();
+  back->add_option("--out,-o", r->out, "Output prefix: PREFIX-00000-of-000NN.tar ...")->required();
   back->callback([r, exit_code] {
     InstallInterruptHandler();
     *exit_code = Run(*r, /*from_tar=*/false);

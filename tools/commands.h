@@ -36,6 +36,11 @@ CLI::Validator ExistingFileOrStdin();
 // braces expanded, then each listed from its wildcard-free prefix
 // (MatchFiles), sorted and unique; an empty list if none match.
 Result<std::vector<std::string>> MatchRemotePattern(const std::string& pattern);
+// Appends the files an input argument names: braces expanded, then globbed
+// (glob(3) for paths, MatchRemotePattern for object-store URIs). With
+// keep_unmatched a pattern matching nothing is appended as given, so that
+// opening it gives the error naming it.
+Status AppendMatches(const std::string& arg, bool keep_unmatched, std::vector<std::string>* files);
 // Replaces each object-store glob among `files` ("s3://b/train-*") by the
 // objects it matches, sorted; a plain path is left for the shell to have
 // expanded. On failure prints the error for `command`, sets *exit_code and

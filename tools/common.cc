@@ -1,3 +1,5 @@
+#include <glob.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -42,6 +44,24 @@ Result<std::vector<std::string>> MatchRemotePattern(const std::string& pattern) 
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+Status AppendMatches(const std::string& arg, bool keep_unmatched, std::vector<std::string>* files) {
+  if (IsRemotePath(arg)) {
+    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> matched, MatchRemotePattern(arg));
+    if (matched.empty() && keep_unmatched) matched.push_back(arg);
+    files->insert(files->end(), matched.begin(), matched.end());
+    return Status::OK();
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> patterns, ExpandBraces(arg));
+  for (const std::string& pattern : patterns) {
+    glob_t g{};
+    if (glob(pattern.c_str(), keep_unmatched ? GLOB_NOCHECK : 0, nullptr, &g) == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i) files->emplace_back(g.gl_pathv[i]);
+    }
+    globfree(&g);
+  }
+  return Status::OK();
 }
 
 bool ExpandRemotePatterns(std::string_view command, std::vector<std::string>* files,
