@@ -66,62 +66,26 @@ def test_wrong_secret_is_permission_denied(tmp_path):
     first three (unauthenticated) calls have made the IAM user, its key and
     a policy allowing everything; the right secret then reaches the store
     (NotFound), the wrong one is refused."""
-    import os
-    import subprocess
-    import sys
-    import time
-    import urllib.request
-
-    if not sio.remote_filesystems_available():
-        pytest.skip("this build has no object stores (no Arrow C++)")
-    moto = os.path.join(os.path.dirname(sys.executable), "moto_server")
-    if not os.path.exists(moto):
-        pytest.skip("no moto_server beside " + sys.executable)
+    from conftest import aws_environment, moto_server
     boto3 = pytest.importorskip("boto3")
-    from conftest import _free_port
-    port = _free_port()
-    env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="3")
-    proc = subprocess.Popen([moto, "-H", "127.0.0.1", "-p", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-                                            "AWS_EC2_METADATA_DISABLED", "AWS_DEFAULT_REGION")}
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=2).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, "no moto_server"
-                time.sleep(0.1)
-        iam = boto3.client("iam", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+    with moto_server(env={"INITIAL_NO_AUTH_ACTION_COUNT": "3"}) as server:
+        iam = boto3.client("iam", endpoint_url=server.endpoint_url, region_name="us-east-1",
                            aws_access_key_id="x", aws_secret_access_key="x")
         iam.create_user(UserName="trainer")
         key = iam.create_access_key(UserName="trainer")["AccessKey"]
         iam.put_user_policy(UserName="trainer", PolicyName="all", PolicyDocument=(
             '{"Version": "2012-10-17", "Statement": '
             '[{"Effect": "Allow", "Action": "*", "Resource": "*"}]}'))
-        os.environ.update({"AWS_ACCESS_KEY_ID": key["AccessKeyId"],
-                           "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"],
-                           "AWS_EC2_METADATA_DISABLED": "true", "AWS_DEFAULT_REGION": "us-east-1"})
-        sio.reset_remote_options()  # clients made again, with these keys
-        uri = f"s3://data/x.tfrecord?endpoint_override=127.0.0.1:{port}&scheme=http"
-        with pytest.raises(errors.NotFoundError, match="no such bucket"):
-            sio.read_file(uri)
-        os.environ["AWS_SECRET_ACCESS_KEY"] = key["SecretAccessKey"] + "-wrong"
-        sio.reset_remote_options()
-        with pytest.raises(errors.FailedPreconditionError, match="permission denied") as e:
-            sio.read_file(uri)
+        uri = f"s3://data/x.tfrecord?endpoint_override=127.0.0.1:{server.port}&scheme=http"
+        with aws_environment(AWS_ACCESS_KEY_ID=key["AccessKeyId"],
+                             AWS_SECRET_ACCESS_KEY=key["SecretAccessKey"]):
+            with pytest.raises(errors.NotFoundError, match="no such bucket"):
+                sio.read_file(uri)
+        with aws_environment(AWS_ACCESS_KEY_ID=key["AccessKeyId"],
+                             AWS_SECRET_ACCESS_KEY=key["SecretAccessKey"] + "-wrong"):
+            with pytest.raises(errors.FailedPreconditionError, match="permission denied") as e:
+                sio.read_file(uri)
         assert uri in str(e.value)
-    finally:
-        proc.kill()
-        proc.wait()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        sio.reset_remote_options()
 
 
 def test_gfile_on_s3(s3_server):
