@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # sluice against its peers, side by side in one run on the same cores:
-# tf.data (tensorflow-cpu), PyTorch's DataLoader with torchvision (where it
-# installs), and the physical references (bare libjpeg-turbo decode on every
-# core, page-cache read and memcpy). Writes the table between the markers
+# tf.data (tensorflow-cpu), NVIDIA DALI's CPU pipeline, Meta's SPDL, Google's
+# Grain, PyTorch's DataLoader with torchvision and the webdataset package,
+# and the physical references (bare libjpeg-turbo decode on every core,
+# page-cache read and memcpy). Writes the table between the markers
 # `<!-- peers:begin -->` and `<!-- peers:end -->` of docs/perf.md (cases
-# 1-6), and the file formats' table between `<!-- formats:begin -->` and
+# 1-8), and the file formats' table between `<!-- formats:begin -->` and
 # `<!-- formats:end -->` (cases text, csv, fixedlength); a run touches only
-# the tables of the cases it ran.
+# the tables of the cases it ran. PLOT=FILE.svg also draws the run's medians
+# (scripts/plot-bench.py --peers).
 #
 # Usage: scripts/bench-peers.sh [BUILD_DIR]        (default: build/)
 #   scripts/bench-peers.sh --check-venvs      the peers' Python venvs: ready,
@@ -18,15 +20,22 @@
 # Environment (defaults): ROUNDS=3 runs of each system per case, alternating,
 # median reported; DURATION=10 seconds timed per run after WARMUP=3;
 # CORES=$(nproc) (everything runs under taskset -c 0-(CORES-1));
-# CASES="1 2 3 4 5"; IMAGES=/tmp/sluice-imagenet-like (made with
+# CASES="1 2 3 4 5 7 8"; IMAGES=/tmp/sluice-imagenet-like (made with
 # scripts/make-imagenet-like.sh --count $COUNT, COUNT=2000, if missing);
 # WORK=/tmp/sluice-peers (shards, records, outputs); RECORDS=400000 small
 # Examples for cases 3-4; CONVERT_REPEATS=5 conversions per sluice run of
-# case 5 (their combined rate; one takes well under a second); TORCH=auto|skip; TF_VENV=~/.cache/sluice/tf-venv,
-# TORCH_VENV=~/.cache/sluice/torch-venv (made if missing; a torch install
-# that fails or takes over 5 minutes is skipped and remembered in
-# TORCH_VENV.failed); PYTHON3=python3 (the Python that makes the venvs);
-# PERF_MD=docs/perf.md (PERF_MD= prints only).
+# case 5 (their combined rate; one takes well under a second);
+# PEERS="tf torch dali spdl grain" (the peers to run; TORCH=skip drops
+# torch, as before); their venvs TF_VENV, TORCH_VENV, DALI_VENV, SPDL_VENV,
+# GRAIN_VENV (default ~/.cache/sluice/NAME-venv; made if missing with pinned
+# versions from PyPI: tensorflow-cpu 2.21.0; torch 2.15.0, torchvision
+# 0.29.2 and webdataset 1.0.2; nvidia-dali-cuda120 2.4.0; spdl 0.8.0;
+# grain 0.2.18 with pillow 13.0.0; an install that fails or takes too long
+# is skipped and remembered in DIR.failed); SPDL also needs FFmpeg's
+# libraries (Debian's libav*), installed with apt-get when missing and run
+# as root; PYTHON3=python3 (the Python that makes the venvs);
+# PERF_MD=docs/perf.md (PERF_MD= prints only). No peer is ever installed by
+# the build or by CI.
 #
 # A venv is used when its bin/python imports the peer's modules. A venv
 # directory that does not (an interrupted `python3 -m venv` or pip install:
@@ -40,7 +49,15 @@
 # TFRecords (`sluice convert images` vs the tutorial's Python loop), 6 case 2
 # on shards converted with `--restart-interval 1` (both systems read the same
 # restart-marked files; sluice's crop decodes then read only the window's
-# segments). CASES defaults to 1-5.
+# segments), 7 the image folder itself -> case 1's batches (every system
+# reads the files: sluice list -> read_file -> the fused op, tf.data's
+# tutorial pipeline, DALI readers.file, SPDL, Grain, torchvision's
+# ImageFolder), 8 WebDataset tar shards of the same images (KEY.jpg +
+# KEY.cls, written by bench/peers/make_wds.py) -> case 1's batches (sluice's
+# WebDatasetDataset, DALI readers.webdataset, the webdataset package with
+# torch's DataLoader). DALI runs cases 1, 2, 6, 7 and 8 as its docs write an
+# ImageNet pipeline (bench/peers/dali_cases.py; case 2 with its ROI decode,
+# decoders.image_random_crop). CASES defaults to 1-5, 7 and 8.
 # File formats (issue 40; not in the default CASES, name them): `text`
 # (TextLineDataset over TEXT_LINES=2000000 log-like lines of ~120 bytes in
 # 4 files of ~60 MB, batch 4096), `csv` (CsvDataset over CSV_ROWS=2000000
@@ -57,7 +74,7 @@
 # sluice's map function of the case in a plain loop on CORES threads over
 # the records in memory (`sluice_cases --loop 1`), the same work per image
 # with no pipeline: how much of a gap to the bare limit is the work itself.
-# Cases 1, 2 and 6 also time "sluice-python": the same pipeline written with
+# Cases 1, 2, 6, 7 and 8 also time "sluice-python": the same pipeline written with
 # sluice's Python package (bench/peers/python_cases.py), when the build was
 # configured with SLUICE_PYTHON (make build does; the package is built in
 # BUILD/python and run with that venv's python).
@@ -65,7 +82,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/lib/args.sh"
 args_help "$@"
-command_line="ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10} WARMUP=${WARMUP:-3} CORES=${CORES:-$(nproc)}${CASES:+ CASES=\"$CASES\"}${FORMAT_READS:+ FORMAT_READS=$FORMAT_READS} scripts/bench-peers.sh $*"
+command_line="ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10} WARMUP=${WARMUP:-3} CORES=${CORES:-$(nproc)}${CASES:+ CASES=\"$CASES\"}${PEERS:+ PEERS=\"$PEERS\"}${FORMAT_READS:+ FORMAT_READS=$FORMAT_READS} scripts/bench-peers.sh $*"
 mode=run
 positional=()
 for arg in "$@"; do
@@ -83,7 +100,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-3}
 CORES=${CORES:-$(nproc)}
-CASES=${CASES:-"1 2 3 4 5"}
+CASES=${CASES:-"1 2 3 4 5 7 8"}
 IMAGES=${IMAGES:-/tmp/sluice-imagenet-like}
 COUNT=${COUNT:-2000}
 WORK=${WORK:-/tmp/sluice-peers}
@@ -93,9 +110,13 @@ CSV_ROWS=${CSV_ROWS:-2000000}
 FIXED_RECORDS=${FIXED_RECORDS:-50000}
 FORMAT_READS=${FORMAT_READS:-1}
 CONVERT_REPEATS=${CONVERT_REPEATS:-5}
-TORCH=${TORCH:-auto}
+PEERS=${PEERS:-"tf torch dali spdl grain"}
+[[ ${TORCH:-} == skip ]] && PEERS=${PEERS//torch/}  # the old switch
 TF_VENV=${TF_VENV:-$HOME/.cache/sluice/tf-venv}
 TORCH_VENV=${TORCH_VENV:-$HOME/.cache/sluice/torch-venv}
+DALI_VENV=${DALI_VENV:-$HOME/.cache/sluice/dali-venv}
+SPDL_VENV=${SPDL_VENV:-$HOME/.cache/sluice/spdl-venv}
+GRAIN_VENV=${GRAIN_VENV:-$HOME/.cache/sluice/grain-venv}
 PERF_MD=${PERF_MD-$root/docs/perf.md}
 PYTHON3=${PYTHON3:-python3}
 cpus="0-$((CORES - 1))"
@@ -162,48 +183,92 @@ ensure_venv() {
   return 1
 }
 
-# setup_venvs: sets tf_py, torch_py (empty: that peer is skipped), torch_note.
+# The peers and their venvs: NAME -> "DIR TIMEOUT_S PACKAGES... -- MODULES...".
+# Versions are pinned: the numbers in docs/perf.md name them.
+declare -A peer_spec=(
+  [tf]="$TF_VENV 900 tensorflow-cpu==2.21.0 -- tensorflow"
+  [torch]="$TORCH_VENV 600 torch==2.15.0 torchvision==0.29.2 webdataset==1.0.2 -- torch torchvision webdataset"
+  [dali]="$DALI_VENV 600 nvidia-dali-cuda120==2.4.0 numpy==2.4.6 -- nvidia.dali"
+  [spdl]="$SPDL_VENV 300 spdl==0.8.0 numpy==2.4.6 -- spdl.io spdl.pipeline"
+  [grain]="$GRAIN_VENV 300 grain==0.2.18 pillow==13.0.0 numpy==2.4.6 -- grain PIL"
+)
+# peer_parts NAME: sets p_dir, p_timeout, p_packages, p_modules (an array).
+peer_parts() {
+  local words; read -r -a words <<< "${peer_spec[$1]}"
+  p_dir=${words[0]} p_timeout=${words[1]} p_packages="" p_modules=()
+  local i=2
+  while [[ ${words[i]} != -- ]]; do p_packages+="${p_packages:+ }${words[i]}"; i=$((i + 1)); done
+  p_modules=("${words[@]:i+1}")
+}
+wanted() { [[ " $PEERS " == *" $1 "* ]]; }
+
+# SPDL decodes through FFmpeg's shared libraries (Debian's libav*): installed
+# with apt-get when missing and we are root, else SPDL is skipped.
+ffmpeg_present() {
+  ldconfig -p 2>/dev/null | grep -q 'libavcodec\.so\.' &&
+    ldconfig -p 2>/dev/null | grep -q 'libavfilter\.so\.'
+}
+ffmpeg_note() {
+  if ffmpeg_present; then return; fi
+  local pkgs="libavcodec-dev libavformat-dev libavfilter-dev libavdevice-dev libswscale-dev libavutil-dev"
+  if [[ $(id -u) == 0 ]] && command -v apt-get > /dev/null; then
+    log "installing FFmpeg's libraries for SPDL: apt-get install $pkgs"
+    if DEBIAN_FRONTEND=noninteractive apt-get install -y -q $pkgs > "$WORK/apt-ffmpeg.log" 2>&1; then
+      return
+    fi
+    echo "apt-get install $pkgs failed ($WORK/apt-ffmpeg.log)"
+  else
+    echo "FFmpeg's libraries are missing (apt-get install $pkgs)"
+  fi
+}
+
+# setup_venvs: sets py[NAME] (a venv's python; unset: that peer is skipped)
+# and notes[NAME] (why it is skipped). A pip install that failed is
+# remembered in DIR.failed (delete it to retry), so that a run does not
+# download for minutes again for nothing.
+declare -A py=() notes=()
 setup_venvs() {
-  tf_py=""
-  if ensure_venv "$TF_VENV" 900 tensorflow-cpu tensorflow; then
-    tf_py=$TF_VENV/bin/python
-  else
-    log "no tensorflow-cpu: $venv_note; the tf.data peer and case 5's Python loop are skipped"
-  fi
-  torch_py=""
-  torch_note=""
-  if [[ $TORCH == skip ]]; then
-    torch_note="torch skipped (TORCH=skip)"
-  elif [[ $(venv_state "$TORCH_VENV" torch torchvision) != ready && -f $TORCH_VENV.failed ]]; then
-    torch_note="torch skipped: an earlier install failed ($TORCH_VENV.failed; delete it to retry)"
-  elif ensure_venv "$TORCH_VENV" 300 "torch torchvision" torch torchvision; then
-    torch_py=$TORCH_VENV/bin/python
-  else
-    # Remembered only when pip itself failed, not when venvs cannot be made.
-    [[ $venv_note == pip* ]] && date -u > "$TORCH_VENV.failed"
-    torch_note="torch skipped: $venv_note"
-  fi
-  if [[ -n $torch_note ]]; then log "$torch_note"; fi
+  local name
+  for name in tf torch dali spdl grain; do
+    peer_parts "$name"
+    if ! wanted "$name"; then
+      notes[$name]="$name skipped (not in PEERS)"
+    elif [[ $(venv_state "$p_dir" "${p_modules[@]}") != ready && -f $p_dir.failed ]]; then
+      notes[$name]="$name skipped: an earlier install failed ($p_dir.failed; delete it to retry)"
+    elif ensure_venv "$p_dir" "$p_timeout" "$p_packages" "${p_modules[@]}"; then
+      py[$name]=$p_dir/bin/python
+    else
+      # Remembered only when pip itself failed, not when venvs cannot be made.
+      [[ $venv_note == pip* ]] && date -u > "$p_dir.failed"
+      notes[$name]="$name skipped: $venv_note"
+    fi
+    if [[ $name == spdl && -n ${py[spdl]:-} ]]; then
+      local why; why=$(ffmpeg_note)
+      if [[ -n $why ]]; then unset 'py[spdl]'; notes[spdl]="spdl skipped: $why"; fi
+    fi
+    if [[ -n ${notes[$name]:-} ]]; then log "${notes[$name]}"; fi
+  done
 }
 
 # check_venvs: prints each venv's state and what a run would do; changes nothing.
 check_venvs() {
-  local ok=0 state tools
+  local ok=0 state tools name
   tools=$(venv_tools_note)
-  state=$(venv_state "$TF_VENV" tensorflow)
-  echo "tf-venv $TF_VENV: $state$(venv_action "$state" "$tools")"
-  [[ $state == ready ]] || ok=1
-  if [[ $TORCH == skip ]]; then
-    echo "torch-venv $TORCH_VENV: skipped (TORCH=skip)"
-  else
-    state=$(venv_state "$TORCH_VENV" torch torchvision)
-    if [[ $state != ready && -f $TORCH_VENV.failed ]]; then
-      echo "torch-venv $TORCH_VENV: $state; skipped: an earlier install failed ($TORCH_VENV.failed)"
+  for name in tf torch dali spdl grain; do
+    peer_parts "$name"
+    if ! wanted "$name"; then echo "$name-venv $p_dir: skipped (not in PEERS)"; continue; fi
+    state=$(venv_state "$p_dir" "${p_modules[@]}")
+    if [[ $state != ready && -f $p_dir.failed ]]; then
+      echo "$name-venv $p_dir: $state; skipped: an earlier install failed ($p_dir.failed)"
     else
-      echo "torch-venv $TORCH_VENV: $state$(venv_action "$state" "$tools")"
+      echo "$name-venv $p_dir: $state$(venv_action "$state" "$tools")"
     fi
     [[ $state == ready ]] || ok=1
-  fi
+    if [[ $name == spdl ]] && ! ffmpeg_present; then
+      echo "spdl: FFmpeg's libraries are missing (a run as root installs them with apt-get)"
+      ok=1
+    fi
+  done
   if [[ -n $tools ]]; then echo "venv tools: $tools"; fi
   return $ok
 }
@@ -220,8 +285,10 @@ venv_action() {
 case $mode in
   check) if check_venvs; then exit 0; else exit 1; fi ;;
   setup)
+    mkdir -p "$WORK"
     setup_venvs
-    if [[ -n $tf_py && ( -n $torch_py || $TORCH == skip ) ]]; then exit 0; else exit 1; fi ;;
+    for name in $PEERS; do [[ -n ${py[$name]:-} ]] || exit 1; done
+    exit 0 ;;
 esac
 
 # --- Build ------------------------------------------------------------------
@@ -249,7 +316,7 @@ bare_bin=$build/bench/peers/bare_decode
 has_case() { local c; for c in "$@"; do [[ " $CASES " == *" $c "* ]] && return 0; done; return 1; }
 mkdir -p "$WORK"
 n_images=0
-if has_case 1 2 5 6; then
+if has_case 1 2 5 6 7 8; then
   if [[ ! -d $IMAGES ]]; then
     "$root/scripts/make-imagenet-like.sh" --build "$build" --out "$IMAGES" --count "$COUNT" >&2
   fi
@@ -269,8 +336,16 @@ if has_case 1 2 5 6; then
       --restart-interval 1 >&2
     echo "$stamp" > "$WORK/shards-rst.stamp"
   fi
+  if has_case 8 &&
+     [[ ! -f $WORK/wds.stamp || $(cat "$WORK/wds.stamp") != "$stamp" ]]; then
+    log "writing $IMAGES as WebDataset shards into $WORK/wds (8 tars)"
+    rm -rf "$WORK/wds"; mkdir -p "$WORK/wds"
+    python3 "$root/bench/peers/make_wds.py" --images "$IMAGES" --out "$WORK/wds/train" >&2
+    echo "$stamp" > "$WORK/wds.stamp"
+  fi
   # Warm the page cache.
   cat "$WORK"/shards/* > /dev/null
+  if has_case 8; then cat "$WORK"/wds/* > /dev/null; fi
   if has_case 6; then cat "$WORK"/shards-rst/* > /dev/null; fi
   find "$IMAGES" -type f -print0 | xargs -0 cat > /dev/null
 fi
@@ -304,6 +379,7 @@ done
 shards="$WORK/shards/train-*.tfrecord"
 shards_rst="$WORK/shards-rst/train-*.tfrecord"
 small="$WORK/small/small-*.tfrecord"
+wds_tars="$WORK/wds/train-*.tar"
 
 # --- Peers' environments -----------------------------------------------------
 setup_venvs
@@ -316,11 +392,13 @@ common=(--cores "$CORES" --seconds "$DURATION" --warmup "$WARMUP")
 # run_system CASE_NO SYSTEM: one timed run, its JSON line appended to $results.
 run_system() {
   local no=$1 sys=$2 line="" t0 t1
-  local -A name=([1]=decode [2]=fused [3]=read [4]=parse [5]=convert [6]=fused
-                 [text]=text [csv]=csv [fixedlength]=fixedlength)
+  local -A name=([1]=decode [2]=fused [3]=read [4]=parse [5]=convert [6]=fused [7]=folder
+                 [8]=wds [text]=text [csv]=csv [fixedlength]=fixedlength)
   local c=${name[$no]}
   local image_shards=$shards
   [[ $no == 6 ]] && image_shards=$shards_rst
+  [[ $no == 7 ]] && image_shards=$IMAGES  # the image folder itself
+  [[ $no == 8 ]] && image_shards=$wds_tars
   # The file formats: their files, and num_parallel_reads on every side.
   local -A format_files=([text]="$WORK/text/text-*.txt" [csv]="$WORK/csv/csv-*.csv"
                          [fixedlength]="$WORK/fixed/fixed-*.bin")
@@ -371,17 +449,25 @@ run_system() {
     tf.data)
       if [[ $c == convert ]]; then
         rm -rf "$WORK/convert"; mkdir -p "$WORK/convert"; sync
-        line=$("${tset[@]}" "$tf_py" "$root/bench/peers/python_convert.py" --images "$IMAGES" \
+        line=$("${tset[@]}" "${py[tf]}" "$root/bench/peers/python_convert.py" --images "$IMAGES" \
           --out "$WORK/convert/train" --shards 16 | tail -1) || true
       else
         local files=$image_shards
         [[ $c == read || $c == parse ]] && files=$small
-        line=$("${tset[@]}" "$tf_py" "$root/bench/peers/tfdata_cases.py" --case "$c" --files "$files" \
+        line=$("${tset[@]}" "${py[tf]}" "$root/bench/peers/tfdata_cases.py" --case "$c" --files "$files" \
           "${common[@]}" ${reads[@]+"${reads[@]}"} | tail -1) || true
       fi ;;
-    torch)
-      line=$("${tset[@]}" "$torch_py" "$root/bench/peers/torch_cases.py" --case "$c" \
-        --images "$IMAGES" "${common[@]}" 2>/dev/null | tail -1) || true ;;
+    torch|webdataset)  # ImageFolder + DataLoader (7), the webdataset package (8)
+      line=$("${tset[@]}" "${py[torch]}" "$root/bench/peers/torch_cases.py" --case "$c" \
+        --images "$IMAGES" --files "$wds_tars" "${common[@]}" | tail -1) || true ;;
+    dali)
+      local where=(--files "$image_shards")
+      [[ $c == folder ]] && where=(--images "$IMAGES")
+      line=$("${tset[@]}" "${py[dali]}" "$root/bench/peers/dali_cases.py" --case "$c" \
+        "${where[@]}" "${common[@]}" | tail -1) || true ;;
+    spdl|grain)
+      line=$("${tset[@]}" "${py[$sys]}" "$root/bench/peers/${sys}_cases.py" --case "$c" \
+        --images "$IMAGES" "${common[@]}" | tail -1) || true ;;
     bare)
       if [[ $c == read ]]; then
         line=$("${tset[@]}" "$bare_bin" --mode read --files "$small" --threads "$CORES" \
@@ -422,19 +508,23 @@ sampler=$!
 trap 'kill "$sampler" 2>/dev/null || true' EXIT
 busy0=$(busy_jiffies); steal0=$(steal_jiffies); children_seconds kids0; wall0=$(date +%s.%N)
 
+has() { [[ -n ${py[$1]:-} ]]; }  # has NAME: that peer's venv is ready
 for no in $CASES; do
-  systems=()
+  # The systems of each case, where installed: sluice, then its peers.
+  systems=(sluice)
   case $no in
-    1) systems=(sluice); [[ -n $sluice_py ]] && systems+=(sluice-python)
-       [[ -n $tf_py ]] && systems+=(tf.data); [[ -n $torch_py ]] && systems+=(torch)
-       systems+=(bare loop) ;;
-    2|6) systems=(sluice); [[ -n $sluice_py ]] && systems+=(sluice-python)
-       [[ -n $tf_py ]] && systems+=(tf.data); systems+=(loop) ;;
-    4) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;
-    3) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data); systems+=(bare) ;;
-    5) systems=(sluice); [[ -n $tf_py ]] && systems+=(tf.data) ;;
-    text|csv|fixedlength) systems=(sluice); [[ -n $sluice_py ]] && systems+=(sluice-python)
-       [[ -n $tf_py ]] && systems+=(tf.data) ;;
+    1|2|6) [[ -n $sluice_py ]] && systems+=(sluice-python)
+       has tf && systems+=(tf.data); has dali && systems+=(dali)
+       [[ $no == 1 ]] && systems+=(bare); systems+=(loop) ;;
+    3) has tf && systems+=(tf.data); systems+=(bare) ;;
+    4|5) has tf && systems+=(tf.data) ;;
+    7) [[ -n $sluice_py ]] && systems+=(sluice-python)
+       has tf && systems+=(tf.data); has dali && systems+=(dali); has spdl && systems+=(spdl)
+       has grain && systems+=(grain); has torch && systems+=(torch) ;;
+    8) [[ -n $sluice_py ]] && systems+=(sluice-python)
+       has dali && systems+=(dali); has torch && systems+=(webdataset) ;;
+    text|csv|fixedlength) [[ -n $sluice_py ]] && systems+=(sluice-python)
+       has tf && systems+=(tf.data) ;;
     *) log "unknown case $no"; continue ;;
   esac
   for ((r = 0; r < ROUNDS; ++r)); do
@@ -455,14 +545,24 @@ load_max=$(sort -g "$WORK/load.txt" | tail -1)
 # --- Table ----------------------------------------------------------------------
 rev=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [[ -n $(git -C "$root" status --porcelain 2>/dev/null) ]] && rev="$rev (with uncommitted changes)"
-tf_version=$([[ -n $tf_py ]] && "$tf_py" -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null || echo "not installed")
-torch_version=$([[ -n $torch_py ]] && "$torch_py" -c 'import torch, torchvision; print(f"{torch.__version__}, torchvision {torchvision.__version__}")' 2>/dev/null || echo "not measured")
+# version NAME CODE: what the peer's python prints for CODE, or "not measured".
+version() {
+  [[ -n ${py[$1]:-} ]] && "${py[$1]}" -c "$2" 2>/dev/null || echo "not measured"
+}
+tf_version=$(version tf 'import tensorflow as tf; print(tf.__version__)')
+torch_version=$(version torch 'import torch, torchvision, importlib.metadata as m; print(f"{torch.__version__}, torchvision {torchvision.__version__}, webdataset {m.version(\"webdataset\")}")')
+dali_version=$(version dali 'import nvidia.dali as d; print(d.__version__)')
+spdl_version=$(version spdl 'import importlib.metadata as m; print(m.version("spdl"))')
+grain_version=$(version grain 'import importlib.metadata as m; print(m.version("grain"))')
 export RESULTS=$results ROUNDS DURATION WARMUP CORES PERF_MD n_images RECORDS
 export TEXT_LINES CSV_ROWS FIXED_RECORDS FORMAT_READS
 export FORMAT_BYTES_PER_ITEM=$format_bytes_per_item
 export META_CPU="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs online, $CORES used (taskset -c $cpus)"
 export META_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
-export META_VERSIONS="sluice $rev, g++ $(g++ -dumpfullversion), TensorFlow $tf_version, torch $torch_version, libjpeg-turbo $(dpkg-query -W -f '${Version}' libturbojpeg0 2>/dev/null || echo '?')"
+export META_VERSIONS="sluice $rev, g++ $(g++ -dumpfullversion), TensorFlow $tf_version, DALI $dali_version, SPDL $spdl_version, Grain $grain_version, torch $torch_version, libjpeg-turbo $(dpkg-query -W -f '${Version}' libturbojpeg0 2>/dev/null || echo '?')"
 export META_COMMAND=$command_line META_LOAD_BEFORE=$load_before META_LOAD_MAX=$load_max META_OTHER_CPU=$other_cpu META_STEAL_CPU=$steal_cpu
-export META_TORCH_NOTE=$torch_note
+export META_PEER_NOTES=$(for n in "${!notes[@]}"; do echo "${notes[$n]}"; done | sort | paste -sd ';' -)
 python3 "$root/bench/peers/peers_table.py"
+if [[ -n ${PLOT:-} ]]; then
+  python3 "$root/scripts/plot-bench.py" --peers "$results" --out "$PLOT" >&2
+fi

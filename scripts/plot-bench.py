@@ -9,6 +9,10 @@
   scripts/plot-bench.py --trace trace.json --out timeline.svg
       The per-stage timeline of `sluice bench --trace`: busy threads of each
       stage over time (one lane per stage), with the autotuner's decisions.
+  scripts/plot-bench.py --peers results.jsonl --out docs/img/peers.svg
+      scripts/bench-peers.sh's results (WORK/results.jsonl): per case, each
+      system's median items/s as a bar, sluice's first, with its ratio over
+      each peer (the image cases 1, 2, 6, 7 and 8; others are left out).
 
 Both a JSON file and --trace may be given; each image then goes to OUT with
 "-trace" before the extension for the timeline.
@@ -194,15 +198,77 @@ def plot_trace(trace, out):
     svg.save(out)
 
 
+PEER_LABELS = {"sluice": "sluice", "sluice-python": "sluice (Python)", "tf.data": "tf.data",
+               "dali": "DALI (CPU)", "spdl": "SPDL", "grain": "Grain", "torch": "torch ImageFolder",
+               "webdataset": "webdataset", "bare": "bare decode", "loop": "sluice map, plain loop"}
+PEER_CASES = {1: "1: TFRecords, full decode", 2: "2: TFRecords, crop-window decode",
+              6: "6: restart-marked shards", 7: "7: image folder", 8: "8: WebDataset tars"}
+
+
+def plot_peers(path, out):
+    runs = {}
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("case_no") in PEER_CASES:
+                runs.setdefault((r["case_no"], r["system"]), []).append(r["items_per_s"])
+    if not runs:
+        raise ValueError(f"{path}: no results of cases {sorted(PEER_CASES)}")
+    med = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
+    order = list(PEER_LABELS)
+    groups = []
+    for no in PEER_CASES:
+        bars = sorted(((s, v) for (c, s), v in med.items() if c == no),
+                      key=lambda sv: order.index(sv[0]) if sv[0] in order else len(order))
+        if bars:
+            groups.append((no, bars))
+    rows = sum(len(b) + 1 for _, b in groups)
+    height = 70 + 18 * rows
+    svg = Svg(760, height)
+    x0, x1 = 190, 640
+    vmax = max(med.values()) * 1.05
+    top = nice_ticks(vmax)[-1]
+    svg.text(380, 20, "images/s per system (medians), higher is better", "middle",
+             'font-weight="bold"')
+    for t in nice_ticks(vmax):
+        x = x0 + (x1 - x0) * t / top
+        svg.add(f'<line x1="{x:.1f}" y1="34" x2="{x:.1f}" y2="{height - 30}" stroke="#ddd"/>')
+        svg.text(x, height - 14, fmt(t), "middle")
+    y = 38
+    for no, bars in groups:
+        svg.text(8, y + 12, PEER_CASES[no], extra='font-weight="bold"')
+        y += 18
+        ours = dict(bars).get("sluice")
+        for system, v in bars:
+            color = COLORS[0] if system.startswith("sluice") else (
+                "#bab0ac" if system in ("bare", "loop") else COLORS[1])
+            svg.text(x0 - 8, y + 11, PEER_LABELS.get(system, system), "end", size=11)
+            w = (x1 - x0) * v / top
+            svg.add(f'<rect x="{x0}" y="{y + 2}" width="{w:.1f}" height="12" fill="{color}"/>')
+            label = fmt(v)
+            if ours and not system.startswith("sluice") and system not in ("bare", "loop"):
+                label += f"  (sluice {ours / v:.2f}x)"
+            svg.text(x0 + w + 4, y + 12, label, size=11)
+            y += 18
+    svg.save(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("json", nargs="?", help="a `sluice bench --json` file (sweep or report)")
     ap.add_argument("--trace", help="a `sluice bench --trace` file")
+    ap.add_argument("--peers", help="scripts/bench-peers.sh's results.jsonl")
     ap.add_argument("--out", required=True, help="output .svg")
     a = ap.parse_args()
+    if a.peers:
+        try:
+            plot_peers(a.peers, a.out)
+        except (OSError, ValueError, KeyError) as e:
+            sys.exit(f"plot-bench: {e}")
+        return
     if not a.json and not a.trace:
-        ap.error("give a --json result file, --trace, or both")
+        ap.error("give a --json result file, --trace, --peers, or both of the first two")
     try:
         if a.json:
             with open(a.json) as f:

@@ -6,7 +6,7 @@ one JSON line:
   {"system":"sluice-python","case":"decode","items_per_s":...,"items":...,"seconds":...}
 
   PYTHONPATH=build/python python python_cases.py
-      --case decode|fused|read|parse|text|csv|fixedlength --files GLOB [--cores N] [--seconds 10] [--warmup 3] [--batch B]
+      --case decode|fused|folder|wds|read|parse|text|csv|fixedlength --files GLOB [--cores N] [--seconds 10] [--warmup 3] [--batch B]
       [--parallel-reads N] [--fusion 0|1] [--parallelism N] [--cpu-budget N]
       [--max-threads N] [--cache 1] [--stats 1|2]
 
@@ -17,6 +17,13 @@ decode: TFRecordDataset(num_parallel_reads=AUTOTUNE) -> repeat -> map(parse
   lambda is: parse_example(spec).then(image.map.decode_random_crop_resize
   (...)), the decode writing each image into its row of the batch.
 fused: the same with fused=True (the crop-window decode).
+folder (case 7): --files is an image folder (DIR/CLASS/NAME.JPEG; labels
+  the class folders' sorted order) -> from_tensor_slices({filename, label})
+  -> shuffle(all) -> repeat -> map(read_file, then decode's op) ->
+  batch(128) -> prefetch.
+wds (case 8): WebDatasetDataset(tars, extensions=[jpg, cls],
+  num_parallel_reads=AUTOTUNE) -> repeat -> map(decode's op on "jpg") ->
+  batch(128) -> prefetch (the cls bytes batched as they are).
 read: the records batched by 4096 (each batch reaches Python as a NumPy
   object array of bytes: Python's per-record cost counts here).
 parse: map(parse_example(small spec)).batch(1024) (parsed after batching).
@@ -34,10 +41,12 @@ parallelism to the line, --stats 2 also prints the iterator's stats.
 import argparse
 import glob
 import json
+import os
 import resource
 import sys
 import time
 
+import numpy as np
 import sluice
 
 MEAN = [123.675, 116.28, 103.53]
@@ -72,9 +81,35 @@ def image_augment(fused):
             key="image/encoded", output_key="image"))
 
 
+IMAGE_CASES = ("decode", "fused", "folder", "wds")
+
+
+def augment_file():
+    """Case 7's map function: the file's bytes, then case 1's work."""
+    return sluice.io.map.read_file(key="filename", output_key="image").then(
+        sluice.image.map.decode_random_crop_resize(
+            size=(224, 224), fused=False, mirror="random", mean=MEAN, stddev=STD,
+            key="image", output_key="image"))
+
+
+def image_folder(root):
+    """(file names, labels) of DIR/CLASS/NAME, classes in sorted order."""
+    classes = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+    files = [(os.path.join(root, c, f), i) for i, c in enumerate(classes)
+             for f in sorted(os.listdir(os.path.join(root, c)))]
+    return [f for f, _ in files], np.array([i for _, i in files], dtype=np.int64)
+
+
 def pipeline(a, files):
-    reads = a.parallel_reads or (sluice.AUTOTUNE if a.case in ("decode", "fused") else 1)
-    if a.case == "text":
+    reads = a.parallel_reads or (sluice.AUTOTUNE if a.case in IMAGE_CASES else 1)
+    if a.case == "folder":
+        names, labels = image_folder(a.files)
+        records = sluice.Dataset.from_tensor_slices({"filename": names, "label": labels})
+        records = records.shuffle(len(names))
+    elif a.case == "wds":
+        records = sluice.WebDatasetDataset(files, extensions=["jpg", "cls"],
+                                           num_parallel_reads=reads)
+    elif a.case == "text":
         records = sluice.TextLineDataset(files, num_parallel_reads=reads)
     elif a.case == "csv":
         records = sluice.experimental.CsvDataset(files, CSV_DEFAULTS, header=True,
@@ -87,9 +122,17 @@ def pipeline(a, files):
     if a.cache:
         records = records.cache()
     records = records.repeat()
-    if a.case in ("decode", "fused"):
+    if a.case in IMAGE_CASES:
         batch = a.batch or 128
-        ds = (records.map(image_augment(a.case == "fused"),
+        if a.case == "folder":
+            fn = augment_file()
+        elif a.case == "wds":
+            fn = sluice.image.map.decode_random_crop_resize(
+                size=(224, 224), fused=False, mirror="random", mean=MEAN, stddev=STD, key="jpg",
+                output_key="image")
+        else:
+            fn = image_augment(a.case == "fused")
+        ds = (records.map(fn,
                           num_parallel_calls=a.parallelism or sluice.AUTOTUNE, name=a.case)
               .batch(batch, drop_remainder=True).prefetch(sluice.AUTOTUNE))
     elif a.case == "read":
@@ -106,7 +149,7 @@ def pipeline(a, files):
         ds = records.batch(batch, drop_remainder=True).prefetch(sluice.AUTOTUNE)
     else:
         sys.exit(f"python_cases: unknown --case {a.case} "
-                 "(decode, fused, read, parse, text, csv, fixedlength)")
+                 "(decode, fused, folder, wds, read, parse, text, csv, fixedlength)")
     options = sluice.Options(map_and_batch_fusion=bool(a.fusion))
     if a.cores > 0:
         options.cpu_budget = a.cores
@@ -154,8 +197,9 @@ def main():
     p.add_argument("--cache", type=int, default=0)
     p.add_argument("--stats", type=int, default=0)
     a = p.parse_args()
-    files = sorted(f for f in glob.glob(a.files)
-                   if not f.endswith(".idx") and not f.endswith("-labels.txt"))
+    files = [a.files] if a.case == "folder" else sorted(
+        f for f in glob.glob(a.files) if not f.endswith(".idx") and not f.endswith(".json")
+        and not f.endswith("-labels.txt"))
     if not files:
         sys.exit("python_cases: no files match " + a.files)
     ds, batch, options = pipeline(a, files)

@@ -5,7 +5,8 @@
 // JSON line:
 //   {"system":"sluice","case":"decode","items_per_s":...,"items":...,"seconds":...}
 //
-//   sluice_cases --case decode|fused|read|parse|text|csv|fixedlength --files GLOB [--cores N]
+//   sluice_cases --case decode|fused|folder|wds|read|parse|text|csv|fixedlength --files GLOB
+//       [--cores N]
 //       [--seconds 10] [--warmup 3] [--batch B] [--parallel-reads N]
 //       [--fusion 0|1] [--ops fused|separate] [--loop 1] [--parallelism N]
 //       [--cpu-budget N] [--max-threads N] [--stats 1] [--loop-rows R]
@@ -24,6 +25,13 @@
 //   same pixels, for comparison.
 // fused: the same with the crop-window decode (fused = true: only the
 //   window's iMCU rows and columns, DCT-scaled).
+// folder (case 7): --files is an image folder (DIR/CLASS/NAME.JPEG, listed
+//   by ScanImageFolder) -> from_tensor_slices(file names, labels) ->
+//   shuffle(all, every epoch) -> repeat -> map(ReadFile, then decode's
+//   fused op) -> batch(128) -> prefetch. Every peer reads the files.
+// wds (case 8): WebDataset tar shards (KEY.jpg, KEY.cls; make_wds.py) ->
+//   WebDatasetDataset({jpg, cls}, num_parallel_reads = kAutotune) -> map
+//   (the label from cls's text, decode's fused op) -> batch(128) -> prefetch.
 // read: the records, CRCs checked, batched by B (4096) so the Python peer's
 //   per-batch cost does not count. Items: records.
 // parse: batch(B = 1024) -> map(ExampleParser::ParseBatch, kAutotune) of
@@ -74,6 +82,7 @@
 //   JSON line; --stats 2 also prints the iterator's stats to stderr.
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -91,10 +100,13 @@
 #include "sluice/ops/decode_crop_resize.h"
 #include "sluice/ops/image_ops.h"
 #include "sluice/ops/jpeg.h"
+#include "sluice/ops/read_file.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/pipeline/fixed_length_record_dataset.h"
+#include "sluice/pipeline/image_folder.h"
 #include "sluice/pipeline/parse_example.h"
 #include "sluice/pipeline/text_datasets.h"
+#include "sluice/pipeline/webdataset.h"
 #include "sluice/records/example_builder.h"
 #include "sluice/records/example_parser.h"
 #include "sluice/records/tfrecord_writer.h"
@@ -134,7 +146,8 @@ Args ParseArgs(int argc, char** argv) {
   Args a;
   bench::CommandLine args(
       kProgram,
-      "--case decode|fused|read|parse|text|csv|fixedlength --files GLOB ... | --make-records "
+      "--case decode|fused|folder|wds|read|parse|text|csv|fixedlength --files GLOB ... | "
+      "--make-records "
       "PREFIX | --make-files text|csv|fixed --out PREFIX");
   args.Add("--case", &a.kase)
       .Add("--files", &a.files)
@@ -170,6 +183,11 @@ Args ParseArgs(int argc, char** argv) {
     args.UsageError("need --case and --files (or --make-records, --make-files)");
   }
   return a;
+}
+
+// Cases 1, 2 (and 6), 7 and 8: images to 224x224 batches.
+bool IsImageCase(const std::string& kase) {
+  return kase == "decode" || kase == "fused" || kase == "folder" || kase == "wds";
 }
 
 // The small Example of cases 3 and 4.
@@ -342,9 +360,18 @@ Result<Tensor> LoopRow(int64_t rows) {
   return Tensor::FromBuffer(DType::kFloat32, Shape{224, 224, 3}, buffer, offset);
 }
 
+// Where an image case's records come from: the element its map gets.
+enum class ImageInput {
+  kExample,  // a serialized tf.train.Example (cases 1, 2, 6): parsed, views
+  kFile,     // (file name, label) of an image folder (case 7): read
+  kTar,      // a WebDataset sample (__key__, jpg, cls) (case 8)
+};
+
 // The map function of case 1 (fused = false) and case 2 (fused = true);
 // `separate`: case 1 as four ops. loop_rows > 0: outputs go to LoopRow.
-MapFn ImageAugment(bool fused, bool separate, int64_t loop_rows = 0) {
+// `input`: what the element holds (the JPEG's bytes and its label).
+MapFn ImageAugment(bool fused, bool separate, int64_t loop_rows = 0,
+                   ImageInput input = ImageInput::kExample) {
   ParseSpec spec = {{"image/encoded", FixedLenFeature(DType::kString, {})},
                     {"image/class/label", FixedLenFeature(DType::kInt64, {})}};
   auto parser = std::make_shared<ExampleParser>(ExampleParser::Create(spec).value());
@@ -356,10 +383,29 @@ MapFn ImageAugment(bool fused, bool separate, int64_t loop_rows = 0) {
                                    .mirror = ops::Mirror::kRandom,
                                    .mean = {kMean[0], kMean[1], kMean[2]},
                                    .stddev = {kStd[0], kStd[1], kStd[2]}});
-  auto augment = [parser, names, options, separate, loop_rows](
+  auto augment = [parser, names, options, separate, loop_rows, input](
                      Element e, const MapContext& ctx) -> Result<Element> {
-    SLUICE_ASSIGN_OR_RETURN(Element ex, parser->ParseSingle(e[0]));  // views, no copy
-    const std::string_view jpeg = ex[0].scalar<std::string_view>();
+    Tensor bytes, label;  // bytes: the file's (kFile); otherwise views into e
+    Element parsed;       // kExample: views into e[0]
+    std::string_view jpeg;
+    if (input == ImageInput::kFile) {
+      SLUICE_ASSIGN_OR_RETURN(bytes, ops::ReadFile(std::string(e[0].scalar<std::string_view>())));
+      jpeg = bytes.scalar<std::string_view>();
+      label = e[1];
+    } else if (input == ImageInput::kTar) {
+      jpeg = e[1].scalar<std::string_view>();
+      const std::string_view cls = e[2].scalar<std::string_view>();
+      int64_t id = 0;
+      if (std::from_chars(cls.data(), cls.data() + cls.size(), id).ec != std::errc()) {
+        return Status::InvalidArgument("sample " + std::string(e[0].scalar<std::string_view>()) +
+                                       ": cls is not a number");
+      }
+      label = Tensor::Scalar<int64_t>(id);
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(parsed, parser->ParseSingle(e[0]));  // views, no copy
+      jpeg = parsed[0].scalar<std::string_view>();
+      label = parsed[1];
+    }
     Rng rng = ctx.rng();
     Tensor image;
     if (separate) {
@@ -375,16 +421,17 @@ MapFn ImageAugment(bool fused, bool separate, int64_t loop_rows = 0) {
       }
       SLUICE_RETURN_IF_ERROR(ops::DecodeRandomCropResizeInto(jpeg, rng, *options, &image));
     }
-    return Element({std::move(image), ex[1]}, names);
+    return Element({std::move(image), std::move(label)}, names);
   };
   return augment;
 }
 
 Dataset ImagePipeline(Dataset records, bool fused, bool separate, int64_t batch,
-                      int64_t parallelism) {
+                      int64_t parallelism, ImageInput input) {
   return records
-      .map(ImageAugment(fused, separate), {.parallelism = parallelism > 0 ? parallelism : kAutotune,
-                                           .name = fused ? "fused" : "decode"})
+      .map(ImageAugment(fused, separate, 0, input),
+           {.parallelism = parallelism > 0 ? parallelism : kAutotune,
+            .name = fused ? "fused" : "decode"})
       .batch(batch, {.drop_remainder = true})
       .prefetch(kAutotune);
 }
@@ -444,9 +491,13 @@ Dataset ParsePipeline(Dataset records, int64_t batch) {
 Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
   *batch = a.batch;
   if (a.ops == "separate" && a.kase != "decode") Die("--ops separate is for --case decode");
-  if (a.kase == "decode" || a.kase == "fused") {
+  if (IsImageCase(a.kase)) {
     if (*batch == 0) *batch = 128;
-    return ImagePipeline(records, a.kase == "fused", a.ops == "separate", *batch, a.parallelism);
+    const ImageInput input = a.kase == "folder" ? ImageInput::kFile
+                             : a.kase == "wds"  ? ImageInput::kTar
+                                                : ImageInput::kExample;
+    return ImagePipeline(records, a.kase == "fused", a.ops == "separate", *batch, a.parallelism,
+                         input);
   }
   if (a.kase == "read") {
     if (*batch == 0) *batch = 4096;
@@ -461,7 +512,8 @@ Dataset CasePipeline(const Args& a, Dataset records, int64_t* batch) {
     if (*batch == 0) *batch = a.kase == "fixedlength" ? 1024 : 4096;
     return records.batch(*batch, {.drop_remainder = true}).prefetch(kAutotune);
   }
-  Die("unknown --case " + a.kase + " (decode, fused, read, parse, text, csv, fixedlength)");
+  Die("unknown --case " + a.kase +
+      " (decode, fused, folder, wds, read, parse, text, csv, fixedlength)");
 }
 
 // --stats: ,"map_parallelism":P (and at the start of the timing: _t0),
@@ -514,9 +566,32 @@ std::string StatsJson(const Args& args, const IteratorStats& s0, const IteratorS
   return reads;
 }
 
-// The case's records: TFRecords, or the lines, rows or fixed-length records
-// of the format cases, `reads` files at once.
-Dataset Source(const Args& a, std::vector<std::string> files, int64_t reads) {
+// The case's records: TFRecords, the (file name, label) pairs of an image
+// folder (case 7: the file names shuffled every epoch, as the peers'
+// folder readers do), WebDataset samples (case 8), or the lines, rows or
+// fixed-length records of the format cases, `reads` files at once.
+Dataset Source(const Args& a, int64_t reads) {
+  if (a.kase == "folder") {
+    Result<ImageFolder> folder = ScanImageFolder(a.files);
+    if (!folder.ok()) Die(folder.status().ToString());
+    if (folder->files.empty()) Die("no images under " + a.files);
+    std::vector<std::string> paths;
+    std::vector<int64_t> labels;
+    for (const ImageFile& f : folder->files) {
+      paths.push_back(folder->root + "/" + f.relative);
+      labels.push_back(f.label);
+    }
+    const auto n = static_cast<int64_t>(paths.size());
+    return Dataset::from_tensor_slices(
+               {Tensor::FromStrings(paths).value(), Tensor::FromVector(labels).value()},
+               {"filename", "label"})
+        .shuffle(n);
+  }
+  std::vector<std::string> files = peers::GlobRecordFiles(kProgram, a.files);
+  if (a.kase == "wds") {
+    return WebDatasetDataset(std::move(files),
+                             {.extensions = {"jpg", "cls"}, .num_parallel_reads = reads});
+  }
   if (a.kase == "text") return TextLineDataset(std::move(files), {.num_parallel_reads = reads});
   if (a.kase == "csv") {
     return CsvDataset(std::move(files), CsvSpec(), {.header = true, .num_parallel_reads = reads});
@@ -535,8 +610,8 @@ int Run(const Args& a) {
   // Lines, rows and fixed-length records likewise (equal settings in
   // tfdata_cases.py).
   int64_t reads = a.parallel_reads;
-  if (reads == 0) reads = a.kase == "decode" || a.kase == "fused" ? kAutotune : 1;
-  Dataset records = Source(a, peers::GlobRecordFiles(kProgram, a.files), reads);
+  if (reads == 0) reads = IsImageCase(a.kase) ? kAutotune : 1;
+  Dataset records = Source(a, reads);
   if (a.cache) records = records.cache();
   records = records.repeat();
   int64_t batch = 0;

@@ -4,7 +4,7 @@ API docs and its official ResNet preprocessing write them, timed for
 --seconds after --warmup seconds. Prints one JSON line:
   {"system":"tf.data","case":"decode","items_per_s":...}
 
-  python tfdata_cases.py --case decode|fused|read|parse|text|csv|fixedlength
+  python tfdata_cases.py --case decode|fused|folder|read|parse|text|csv|fixedlength
       --files GLOB [--cores N] [--seconds 10] [--warmup 3] [--batch B]
       [--parallel-reads N]
 
@@ -13,6 +13,11 @@ decode: TFRecordDataset -> map(parse_single_example, decode_jpeg,
   normalize; AUTOTUNE) -> batch(128) -> prefetch(AUTOTUNE).
 fused: the same with decode_and_crop_jpeg on the sampled window (the
   official ResNet recipe).
+folder (case 7): --files is an image folder (DIR/CLASS/NAME.JPEG), read
+  as the "Load and preprocess images" tutorial does: list_files(DIR/*/*,
+  shuffle=False) -> shuffle(all, reshuffle_each_iteration) -> repeat ->
+  map(the label from the class folder's name, read_file, then decode's
+  work; AUTOTUNE) -> batch(128) -> prefetch(AUTOTUNE).
 read: TFRecordDataset (CRCs are always checked) -> batch(4096).
 parse: batch(1024) -> map(tf.io.parse_example, AUTOTUNE).
 Image records are read with num_parallel_reads=AUTOTUNE, as the tutorials
@@ -118,6 +123,24 @@ def fused(record):
     return finish(image, f["image/class/label"])
 
 
+def folder_pipeline(root, batch):
+    """Case 7: the tutorial's image-folder pipeline with case 1's work."""
+    class_names = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+    count = sum(len(os.listdir(os.path.join(root, d))) for d in class_names)
+    classes = tf.constant(class_names)
+
+    def process_path(path):
+        label = tf.argmax(tf.cast(tf.strings.split(path, os.path.sep)[-2] == classes, tf.int32))
+        image = tf.io.decode_jpeg(tf.io.read_file(path), channels=3)
+        begin, size, _ = sample_window(tf.shape(image))
+        return finish(tf.slice(image, begin, size), label)
+
+    ds = tf.data.Dataset.list_files(os.path.join(root, "*", "*"), shuffle=False)
+    ds = ds.shuffle(count, reshuffle_each_iteration=True).repeat()
+    return (ds.map(process_path, num_parallel_calls=AUTOTUNE)
+            .batch(batch, drop_remainder=True).prefetch(AUTOTUNE))
+
+
 def pipeline(case, files, batch, parallel_reads=0):
     if parallel_reads:
         reads = AUTOTUNE if parallel_reads < 0 else parallel_reads
@@ -156,12 +179,17 @@ def main():
     if a.cores > 0:
         tf.config.threading.set_inter_op_parallelism_threads(a.cores)
         tf.config.threading.set_intra_op_parallelism_threads(a.cores)
-    batch = a.batch or {"decode": 128, "fused": 128, "read": 4096, "parse": 1024, "text": 4096,
+    batch = a.batch or {"decode": 128, "fused": 128, "folder": 128, "read": 4096, "parse": 1024, "text": 4096,
                         "csv": 4096, "fixedlength": 1024}[a.case]
-    files = sorted(f for f in glob.glob(a.files) if not f.endswith(".idx"))
-    if not files:
-        sys.exit("tfdata_cases: no files match " + a.files)
-    it = iter(pipeline(a.case, files, batch, a.parallel_reads))
+    if a.case == "folder":
+        it = iter(folder_pipeline(a.files, batch))
+    else:
+        files = sorted(f for f in glob.glob(a.files)
+                       if not f.endswith(".idx") and not f.endswith(".json")
+                       and not f.endswith("-labels.txt"))
+        if not files:
+            sys.exit("tfdata_cases: no files match " + a.files)
+        it = iter(pipeline(a.case, files, batch, a.parallel_reads))
     start = time.perf_counter()
     while time.perf_counter() - start < a.warmup:
         next(it)

@@ -1,19 +1,28 @@
-"""The PyTorch side of scripts/bench-peers.sh: case 1 (decode) as
-torchvision's ImageNet example writes it, over the image folder (PyTorch
-has no TFRecord reader, so cases 3-4 have no torch peer, and it has no
-crop-window decode, so case 2 neither). Prints one JSON line:
-  {"system":"torch","case":"decode","items_per_s":...}
+"""The PyTorch side of scripts/bench-peers.sh: case 7 (folder) as
+torchvision's ImageNet example writes it, and case 8 (wds) with the
+webdataset package as its docs write it (PyTorch has no TFRecord reader,
+so cases 1-4 have no torch peer, and it has no crop-window decode, so case
+2 neither). Prints one JSON line:
+  {"system":"torch","case":"folder","items_per_s":...}
+  (system "webdataset" for case 8)
 
-  python torch_cases.py --case decode --images DIR [--cores N]
+  python torch_cases.py --case folder --images DIR [--cores N]
       [--seconds 10] [--warmup 3] [--batch 128] [--repeat K]
+  python torch_cases.py --case wds --files GLOB [--cores N] ...
 
-ImageFolder (PIL decode) -> RandomResizedCrop(224) -> RandomHorizontalFlip
--> ToTensor -> Normalize, DataLoader(batch 128, num_workers=N,
-persistent_workers), cycled forever. --repeat K makes one epoch K passes
-over the folder (a small folder on many workers would otherwise leave most
-of them idle at every epoch's end, which a longer dataset would not).
+folder: ImageFolder (PIL decode) -> RandomResizedCrop(224) ->
+RandomHorizontalFlip -> ToTensor -> Normalize, DataLoader(batch 128,
+num_workers=N, persistent_workers), cycled forever. --repeat K makes one
+epoch K passes over the folder (a small folder on many workers would
+otherwise leave most of them idle at every epoch's end, which a longer
+dataset would not).
+wds: webdataset.WebDataset(tars, resampled=True: shards drawn endlessly) ->
+shuffle(1000) -> decode("pil") -> to_tuple("jpg", "cls") -> map_tuple(the
+same transforms, int) -> WebLoader(batch 128, num_workers=N): the shards
+are split over the workers.
 """
 import argparse
+import glob
 import json
 import sys
 import time
@@ -45,15 +54,18 @@ class Repeated(torch.utils.data.Dataset):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--case", required=True)
-    p.add_argument("--images", required=True)
+    p.add_argument("--images")
+    p.add_argument("--files")
     p.add_argument("--cores", type=int, default=1)
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--warmup", type=float, default=3)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--repeat", type=int, default=1, help="passes over the folder per epoch")
     a = p.parse_args()
-    if a.case != "decode":
-        sys.exit("torch_cases: only --case decode has a torch peer")
+    if a.case not in ("folder", "wds"):
+        sys.exit("torch_cases: --case is folder or wds (the cases with a torch peer)")
+    if not (a.images if a.case == "folder" else a.files):
+        sys.exit("torch_cases: --case folder needs --images DIR, --case wds --files GLOB")
     torch.set_num_threads(1)
     tf = transforms.Compose([
         transforms.RandomResizedCrop(224),
@@ -61,12 +73,26 @@ def main():
         transforms.ToTensor(),
         transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
     ])
-    ds = datasets.ImageFolder(a.images, transform=tf)
-    if a.repeat > 1:
-        ds = Repeated(ds, a.repeat)
-    loader = torch.utils.data.DataLoader(
-        ds, batch_size=a.batch, shuffle=True, drop_last=True,
-        num_workers=max(1, a.cores), persistent_workers=True, prefetch_factor=4)
+    system, version = "torch", "torch %s, torchvision %s" % (torch.__version__,
+                                                              torchvision.__version__)
+    if a.case == "wds":
+        import webdataset as wds
+        system, version = "webdataset", "webdataset %s, %s" % (
+            getattr(wds, "__version__", "?"), version)
+        urls = sorted(glob.glob(a.files))
+        if not urls:
+            sys.exit("torch_cases: no files match " + a.files)
+        ds = (wds.WebDataset(urls, resampled=True, shardshuffle=False).shuffle(1000)
+              .decode("pil").to_tuple("jpg", "cls").map_tuple(tf, int))
+        loader = wds.WebLoader(ds, batch_size=a.batch, num_workers=max(1, a.cores),
+                               persistent_workers=True, prefetch_factor=4)
+    else:
+        ds = datasets.ImageFolder(a.images, transform=tf)
+        if a.repeat > 1:
+            ds = Repeated(ds, a.repeat)
+        loader = torch.utils.data.DataLoader(
+            ds, batch_size=a.batch, shuffle=True, drop_last=True,
+            num_workers=max(1, a.cores), persistent_workers=True, prefetch_factor=4)
     it = batches(loader)
     start = time.perf_counter()
     while time.perf_counter() - start < a.warmup:
@@ -78,12 +104,10 @@ def main():
         elapsed = time.perf_counter() - t0
         if elapsed >= a.seconds:
             break
-    print(json.dumps({"system": "torch", "case": a.case,
+    print(json.dumps({"system": system, "case": a.case,
                       "items_per_s": round(items / elapsed, 1), "items": items,
                       "seconds": round(elapsed, 3), "batch": a.batch, "cores": a.cores,
-                      "repeat": a.repeat,
-                      "version": "torch %s, torchvision %s" % (
-                          torch.__version__, torchvision.__version__)}))
+                      "repeat": a.repeat, "version": version}))
 
 
 if __name__ == "__main__":

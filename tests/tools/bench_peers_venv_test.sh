@@ -39,6 +39,9 @@ esac
 EOF
 chmod +x "$tmp/bin/fake-python3"
 export PYTHON3=$tmp/bin/fake-python3 TF_VENV=$tmp/tf-venv TORCH_VENV=$tmp/torch-venv
+export DALI_VENV=$tmp/dali-venv SPDL_VENV=$tmp/spdl-venv GRAIN_VENV=$tmp/grain-venv
+# SPDL is left out of the runs that set venvs up: it may apt-get FFmpeg.
+export PEERS="tf torch dali grain"
 
 run() {  # run ARGS...: sets out (stdout+stderr) and rc
   rc=0
@@ -56,10 +59,17 @@ expect_in "check missing" "$out" "torch-venv $TORCH_VENV: missing"
 run --setup-venvs
 [[ $rc == 0 ]] || fail "setup: exit $rc: $out"
 expect_in "tf pip" "$(cat "$TF_VENV/pip.log" 2>/dev/null)" "install -q tensorflow-cpu"
-expect_in "torch pip" "$(cat "$TORCH_VENV/pip.log" 2>/dev/null)" "install -q torch torchvision"
+expect_in "torch pip" "$(cat "$TORCH_VENV/pip.log" 2>/dev/null)" \
+  "install -q torch==2.15.0 torchvision==0.29.2 webdataset==1.0.2"
+expect_in "dali pip" "$(cat "$DALI_VENV/pip.log" 2>/dev/null)" "install -q nvidia-dali-cuda120==2.4.0"
+expect_in "grain pip" "$(cat "$GRAIN_VENV/pip.log" 2>/dev/null)" "install -q grain==0.2.18 pillow"
 run --check-venvs
 [[ $rc == 0 ]] || fail "check after setup: exit $rc: $out"
 expect_in "check ready" "$out" "tf-venv $TF_VENV: ready"
+expect_in "check ready" "$out" "dali-venv $DALI_VENV: ready"
+PEERS="spdl" run --check-venvs
+expect_in "check spdl" "$out" "spdl-venv $SPDL_VENV: missing; a run makes it from PyPI"
+expect_in "check spdl" "$out" "tf-venv $TF_VENV: skipped (not in PEERS)"
 
 # 3. Half-made venvs, as interrupted runs leave them: detected, then rebuilt.
 rm "$TF_VENV/installed"                 # pip interrupted: the import fails
@@ -85,7 +95,7 @@ run --setup-venvs
 expect_in "foreign setup" "$out" "is not a Python venv (no pyvenv.cfg): left alone"
 
 # 5. No python3-venv: a clear message, and no half-made venv left behind.
-rm -rf "$TF_VENV" "$TORCH_VENV"
+rm -rf "$TF_VENV" "$TORCH_VENV" "$DALI_VENV" "$GRAIN_VENV"
 FAKE_NO_VENV=1 run --check-venvs
 expect_in "no venv check" "$out" "install python3-venv"
 FAKE_NO_VENV=1 run --setup-venvs
@@ -99,7 +109,7 @@ expect_in "no pip setup" "$out" "-m venv $TF_VENV failed (on Debian/Ubuntu: apt-
 
 # 6. TORCH=skip and a remembered failed torch install.
 TORCH=skip run --check-venvs
-expect_in "torch skip" "$out" "skipped (TORCH=skip)"
+expect_in "torch skip" "$out" "torch-venv $TORCH_VENV: skipped (not in PEERS)"
 date > "$TORCH_VENV.failed"
 run --check-venvs
 expect_in "torch failed" "$out" "an earlier install failed"
