@@ -550,7 +550,7 @@ version() {
   [[ -n ${py[$1]:-} ]] && "${py[$1]}" -c "$2" 2>/dev/null || echo "not measured"
 }
 tf_version=$(version tf 'import tensorflow as tf; print(tf.__version__)')
-torch_version=$(version torch 'import torch, torchvision, importlib.metadata as m; print(f"{torch.__version__}, torchvision {torchvision.__version__}, webdataset {m.version(\"webdataset\")}")')
+torch_version=$(version torch "import torch, torchvision, importlib.metadata as m; print(f'{torch.__version__}, torchvision {torchvision.__version__}, webdataset {m.version(\"webdataset\")}')")
 dali_version=$(version dali 'import nvidia.dali as d; print(d.__version__)')
 spdl_version=$(version spdl 'import importlib.metadata as m; print(m.version("spdl"))')
 grain_version=$(version grain 'import importlib.metadata as m; print(m.version("grain"))')

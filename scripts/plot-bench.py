@@ -245,7 +245,7 @@ def plot_peers(path, out):
             svg.text(x0 - 8, y + 11, PEER_LABELS.get(system, system), "end", size=11)
             w = (x1 - x0) * v / top
             svg.add(f'<rect x="{x0}" y="{y + 2}" width="{w:.1f}" height="12" fill="{color}"/>')
-            label = fmt(v)
+            label = fmt(v) if v >= 1e3 else f"{v:.0f}"
             if ours and not system.startswith("sluice") and system not in ("bare", "loop"):
                 label += f"  (sluice {ours / v:.2f}x)"
             svg.text(x0 + w + 4, y + 12, label, size=11)
