@@ -14,8 +14,9 @@
 #   sanitize  compute-sanitizer memcheck over the kernel tests      -> sanitize.log
 #   pipeline  case 1 of scripts/bench-peers.sh (decode, crop, resize, flip,
 #             normalize, batch 128) on 16, 8, 4 and 2 of the machine's cores:
-#             sluice, its work in a plain loop, bare libjpeg-turbo decode and
-#             PyTorch's DataLoader, all on the bundle's images -> pipeline.jsonl
+#             sluice, its work in a plain loop, bare libjpeg-turbo decode,
+#             case 7 (the image folder read file by file) and PyTorch's
+#             DataLoader, all on the bundle's images -> pipeline.jsonl
 #   trainbench  BM_TrainStep (both models, eager and captured; float32
 #             again with SLUICE_CUDNN_GRAPH=0) beside PyTorch's references,
 #             and NCCL's one-rank all-reduce -> trainbench.json,
@@ -392,12 +393,15 @@ phase_pipeline() {
     variant arena 30 "${sl[@]}" --warmup 2 --stats 1 --max-threads "$cores"
     variant arena+1 30 "${sl[@]}" --warmup 2 --stats 1 --max-threads $((cores + 1))
     variant cache 30 "${sl[@]}" --warmup 2 --stats 1 --cache 1
+    # Case 7 of bench-peers: the image folder itself (every file read).
+    variant folder 30 "${cpus[@]}" bin/sluice_cases --case folder --files "$HERE/images" \
+      --cores "$cores" --seconds "$secs" --warmup 2 --stats 1
     if ((cores > 1)); then
       variant map-1 30 "${sl[@]}" --warmup 2 --stats 1 --cpu-budget $((cores - 1)) \
         --max-threads "$cores"
     fi
     if [ "${PIPELINE_TORCH:-0}" = 1 ] && python3 -c "import torch, torchvision" 2>/dev/null; then
-      step 90 "$log" "$SUMMARY" "${cpus[@]}" python3 "$HERE/torch_cases.py" --case decode \
+      step 90 "$log" "$SUMMARY" "${cpus[@]}" python3 "$HERE/torch_cases.py" --case folder \
         --images "$HERE/images" --cores "$cores" --seconds "$secs" --warmup 3 --repeat 20
     fi
   done

@@ -4,7 +4,8 @@ own ImageNet training examples write them, on DALI's CPU pipeline
   {"system":"dali","case":"decode","items_per_s":...,"items":...,"seconds":...}
 
   python dali_cases.py --case decode|fused|folder|wds (--files GLOB | --images DIR)
-      [--cores N] [--seconds 10] [--warmup 3] [--batch 128]
+      [--cores N] [--seconds 10] [--warmup 3] [--batch 128] [--antialias 1|0]
+      [--fast-idct 0|1]
 
 decode: readers.tfrecord(the shards, index_path = each shard's .idx,
   random_shuffle, initial_fill 1024) -> decoders.image(RGB, full decode)
@@ -16,6 +17,12 @@ fused: the same with decoders.image_random_crop (decodes only the crop
 folder: readers.file(--images DIR, random_shuffle) -> as decode.
 wds: readers.webdataset(the tars, ext jpg and cls, random_shuffle) -> as
   decode; no index_paths, so DALI indexes the tars itself when it builds.
+--antialias 0 turns off the antialiasing filter DALI's resize and
+random_resized_crop apply by default when scaling down, and --fast-idct 1
+turns on libjpeg-turbo's fast integer IDCT in its decoders (DALI's default
+is the accurate one): sluice and tf.data resize bilinearly without such a
+filter and decode with the fast IDCT by default, so both flags together
+measure DALI doing the same arithmetic as they do.
 Pipeline(batch_size=--batch, num_threads=--cores, prefetch_queue_depth 2
 (the default), default executor); the readers loop over the data forever.
 The pipeline is built and one batch checked before the clock starts; then
@@ -66,11 +73,13 @@ def build(a):
     with pipe:
         jpegs, labels = read(a)
         if a.case == "fused":
-            images = fn.decoders.image_random_crop(jpegs, device="cpu", output_type=types.RGB)
-            images = fn.resize(images, resize_x=224, resize_y=224)
+            images = fn.decoders.image_random_crop(jpegs, device="cpu", output_type=types.RGB,
+                                                   use_fast_idct=bool(a.fast_idct))
+            images = fn.resize(images, resize_x=224, resize_y=224, antialias=bool(a.antialias))
         else:
-            images = fn.decoders.image(jpegs, device="cpu", output_type=types.RGB)
-            images = fn.random_resized_crop(images, size=[224, 224])
+            images = fn.decoders.image(jpegs, device="cpu", output_type=types.RGB,
+                                       use_fast_idct=bool(a.fast_idct))
+            images = fn.random_resized_crop(images, size=[224, 224], antialias=bool(a.antialias))
         images = fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
                                           mean=MEAN, std=STD, mirror=fn.random.coin_flip())
         pipe.set_outputs(images, labels)
@@ -92,6 +101,8 @@ def main():
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--warmup", type=float, default=3)
     p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--antialias", type=int, default=1, choices=(0, 1))
+    p.add_argument("--fast-idct", type=int, default=0, choices=(0, 1))
     a = p.parse_args()
     if (a.case == "folder") != bool(a.images) or (a.case != "folder") != bool(a.files):
         sys.exit("dali_cases: --case folder takes --images DIR, the others --files GLOB")
@@ -125,7 +136,8 @@ def main():
                       "seconds": round(elapsed, 3), "batch": a.batch, "cores": a.cores,
                       "threads": a.cores, "os_threads": len(os.listdir("/proc/self/task")),
                       "cpus": round(cpus, 2), "build_s": round(built - start, 2),
-                      "first_batch_s": round(first - built, 2),
+                      "first_batch_s": round(first - built, 2), "antialias": a.antialias,
+                      "fast_idct": a.fast_idct,
                       "version": "DALI " + dali.__version__}))
 
 
