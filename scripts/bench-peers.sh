@@ -74,7 +74,7 @@
 # sluice's map function of the case in a plain loop on CORES threads over
 # the records in memory (`sluice_cases --loop 1`), the same work per image
 # with no pipeline: how much of a gap to the bare limit is the work itself.
-# Cases 1, 2, 6, 7 and 8 also time "sluice-python": the same pipeline written with
+# Cases 1-4 and 6-8 also time "sluice-python": the same pipeline written with
 # sluice's Python package (bench/peers/python_cases.py), when the build was
 # configured with SLUICE_PYTHON (make build does; the package is built in
 # BUILD/python and run with that venv's python).
@@ -440,8 +440,10 @@ run_system() {
           ${reads[@]+"${reads[@]}"} | tail -1) || true
       fi ;;
     sluice-python)
+      local files=$image_shards
+      [[ $c == read || $c == parse ]] && files=$small
       line=$(PYTHONPATH=$build/python "${tset[@]}" "$sluice_py" "$root/bench/peers/python_cases.py" \
-        --case "$c" --files "$image_shards" "${common[@]}" ${reads[@]+"${reads[@]}"} |
+        --case "$c" --files "$files" "${common[@]}" ${reads[@]+"${reads[@]}"} |
         tail -1) || true ;;
     loop)
       line=$("${tset[@]}" "$cases_bin" --case "$c" --loop 1 --files "$image_shards" "${common[@]}" |
@@ -516,8 +518,10 @@ for no in $CASES; do
     1|2|6) [[ -n $sluice_py ]] && systems+=(sluice-python)
        has tf && systems+=(tf.data); has dali && systems+=(dali)
        [[ $no == 1 ]] && systems+=(bare); systems+=(loop) ;;
-    3) has tf && systems+=(tf.data); systems+=(bare) ;;
-    4|5) has tf && systems+=(tf.data) ;;
+    3) [[ -n $sluice_py ]] && systems+=(sluice-python)
+       has tf && systems+=(tf.data); systems+=(bare) ;;
+    4) [[ -n $sluice_py ]] && systems+=(sluice-python); has tf && systems+=(tf.data) ;;
+    5) has tf && systems+=(tf.data) ;;
     7) [[ -n $sluice_py ]] && systems+=(sluice-python)
        has tf && systems+=(tf.data); has dali && systems+=(dali); has spdl && systems+=(spdl)
        has grain && systems+=(grain); has torch && systems+=(torch) ;;

@@ -225,12 +225,13 @@ def main():
                 f"the records in memory, no pipeline: `sluice_cases --loop 1`): {fmt(loop)} "
                 f"images/s" + (f", {loop / bare:.2f} of bare" if bare and no == 1 else "") +
                 f"; the pipeline reaches {s / loop:.2f} of it.")
-    for no in (1, 2, 6, 7, 8):
+    for no in (1, 2, 3, 4, 6, 7, 8):
         s, py = med.get((no, "sluice")), med.get((no, "sluice-python"))
         if s and py:
             out.append(
                 f"Case {no} from Python (`bench/peers/python_cases.py`: the same pipeline "
-                f"with sluice's Python package, iterated from Python): {fmt(py)} images/s, "
+                f"with sluice's Python package, iterated from Python): {fmt(py)} "
+                f"{CASES[no][1]}, "
                 f"{py / s:.2f} of the C++ `sluice_cases` (target ≥ 0.95: "
                 f"{'**met**' if py / s >= 0.95 else '**missed**'}).")
     out.append("Case 1's bare limit is `tjDecompress2` of the same JPEGs (whole image, RGB, fast "
