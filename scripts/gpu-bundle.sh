@@ -8,7 +8,7 @@
 #                               they load, glibc and libstdc++ excepted
 #   .gpu-bundle/run.sh          scripts/gpu-run.sh: unpacks the payload there
 #                               and runs the checks, phase by phase
-#   .gpu-bundle/torch_train_step.py, torchvision_jpeg.py, torch_cases.py,
+#   .gpu-bundle/torch_train_step.py, torchvision_jpeg.py, torch_cases.py (with peer_common.py),
 #   fashion-mnist/*.gz,
 #   images/ (ImageNet-like JPEGs for the pipeline phase)
 #   .gpu-bundle/mpi.tar.xz, mpi-tests/  a relocatable Open MPI and the
@@ -91,7 +91,8 @@ if ((${#MPI_BINS[@]})); then  # MPI, continued: see above
     echo "gpu-bundle: no relocatable Open MPI: the mpi phase will be skipped there" >&2
   fi
 fi
-cp bench/gpu/torch_train_step.py bench/gpu/torchvision_jpeg.py bench/peers/torch_cases.py "$DEST/"
+cp bench/gpu/torch_train_step.py bench/gpu/torchvision_jpeg.py bench/peers/torch_cases.py \
+  bench/peers/peer_common.py "$DEST/"
 cp scripts/gpu-run.sh "$DEST/run.sh"
 mkdir -p "$DEST/testdata/ops/codec" && cp tests/data/ops/codec/*.jpg "$DEST/testdata/ops/codec/"
 chmod +x "$DEST/run.sh"

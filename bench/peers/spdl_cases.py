@@ -19,28 +19,19 @@ scale=224:224 bilinear, hflip on half the images, format=rgb24 (only the
 SPDL ~35% of its rate here). collate merges the frames with convert_frames
 into one (N,224,224,3) uint8 array and normalizes it to float32 in numpy.
 """
-import argparse
 import json
-import math
-import os
 import random
 import sys
-import time
 from importlib.metadata import version
 
 import numpy as np
 import spdl.io
 from spdl.pipeline import PipelineBuilder
 
+from peer_common import crop_box, image_args, list_folder, timed
+
 MEAN = np.array([0.485, 0.456, 0.406], np.float32) * 255
 INV_STD = 1 / (np.array([0.229, 0.224, 0.225], np.float32) * 255)
-
-
-def list_folder(root):
-    """(path, label) for every file, label = index of its class folder."""
-    classes = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
-    return [(os.path.join(root, c, f), label) for label, c in enumerate(classes)
-            for f in sorted(os.listdir(os.path.join(root, c)))]
 
 
 def endless(items, seed=0):
@@ -50,31 +41,10 @@ def endless(items, seed=0):
         yield from items
 
 
-def crop_box(width, height, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3)):
-    """torchvision RandomResizedCrop.get_params: (x, y, w, h)."""
-    area = width * height
-    log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
-    for _ in range(10):
-        target = area * random.uniform(*scale)
-        aspect = math.exp(random.uniform(*log_ratio))
-        w = round(math.sqrt(target * aspect))
-        h = round(math.sqrt(target / aspect))
-        if 0 < w <= width and 0 < h <= height:
-            return random.randint(0, width - w), random.randint(0, height - h), w, h
-    in_ratio = width / height
-    if in_ratio < ratio[0]:
-        w, h = width, round(width / ratio[0])
-    elif in_ratio > ratio[1]:
-        w, h = round(height * ratio[1]), height
-    else:
-        w, h = width, height
-    return (width - w) // 2, (height - h) // 2, w, h
-
-
 def decode(item):
     path, label = item
     packets = spdl.io.demux_image(path)
-    x, y, w, h = crop_box(packets.width, packets.height)
+    x, y, w, h = crop_box(packets.width, packets.height, random.uniform, random.randint)
     flip = ",hflip" if random.random() < 0.5 else ""
     frames = spdl.io.decode_packets(
         packets,
@@ -91,16 +61,9 @@ def collate(items):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--case", required=True)
-    p.add_argument("--images", required=True)
-    p.add_argument("--cores", type=int, default=1)
-    p.add_argument("--seconds", type=float, default=10)
-    p.add_argument("--warmup", type=float, default=3)
-    p.add_argument("--batch", type=int, default=128)
-    a = p.parse_args()
-    if a.case != "folder":
-        sys.exit("spdl_cases: only --case folder has an SPDL peer")
+    a = image_args("spdl_cases").parse_args()
+    if not a.images:
+        sys.exit("spdl_cases: --case folder needs --images DIR")
     threads = max(1, a.cores)
     pipeline = (
         PipelineBuilder()
@@ -116,16 +79,7 @@ def main():
         images, labels = next(it)
         print("spdl_cases: first batch", images.shape, images.dtype, labels.shape,
               labels.dtype, file=sys.stderr)
-        start = time.perf_counter()
-        while time.perf_counter() - start < a.warmup:
-            next(it)
-        items, t0 = 0, time.perf_counter()
-        while True:
-            images, _ = next(it)
-            items += images.shape[0]
-            elapsed = time.perf_counter() - t0
-            if elapsed >= a.seconds:
-                break
+        items, elapsed = timed(it, a.seconds, a.warmup)
     print(json.dumps({"system": "spdl", "case": a.case,
                       "items_per_s": round(items / elapsed, 1), "items": items,
                       "seconds": round(elapsed, 3), "batch": a.batch, "cores": a.cores,

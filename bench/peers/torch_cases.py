@@ -21,15 +21,15 @@ shuffle(1000) -> decode("pil") -> to_tuple("jpg", "cls") -> map_tuple(the
 same transforms, int) -> WebLoader(batch 128, num_workers=N): the shards
 are split over the workers.
 """
-import argparse
 import glob
 import json
 import sys
-import time
 
 import torch
 import torchvision
 from torchvision import datasets, transforms
+
+from peer_common import image_args, timed
 
 
 def batches(loader):
@@ -52,18 +52,9 @@ class Repeated(torch.utils.data.Dataset):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--case", required=True)
-    p.add_argument("--images")
-    p.add_argument("--files")
-    p.add_argument("--cores", type=int, default=1)
-    p.add_argument("--seconds", type=float, default=10)
-    p.add_argument("--warmup", type=float, default=3)
-    p.add_argument("--batch", type=int, default=128)
+    p = image_args("torch_cases", cases=("folder", "wds"))
     p.add_argument("--repeat", type=int, default=1, help="passes over the folder per epoch")
     a = p.parse_args()
-    if a.case not in ("folder", "wds"):
-        sys.exit("torch_cases: --case is folder or wds (the cases with a torch peer)")
     if not (a.images if a.case == "folder" else a.files):
         sys.exit("torch_cases: --case folder needs --images DIR, --case wds --files GLOB")
     torch.set_num_threads(1)
@@ -94,16 +85,7 @@ def main():
             ds, batch_size=a.batch, shuffle=True, drop_last=True,
             num_workers=max(1, a.cores), persistent_workers=True, prefetch_factor=4)
     it = batches(loader)
-    start = time.perf_counter()
-    while time.perf_counter() - start < a.warmup:
-        next(it)
-    items, t0 = 0, time.perf_counter()
-    while True:
-        images, _ = next(it)
-        items += images.shape[0]
-        elapsed = time.perf_counter() - t0
-        if elapsed >= a.seconds:
-            break
+    items, elapsed = timed(it, a.seconds, a.warmup)
     print(json.dumps({"system": system, "case": a.case,
                       "items_per_s": round(items / elapsed, 1), "items": items,
                       "seconds": round(elapsed, 3), "batch": a.batch, "cores": a.cores,

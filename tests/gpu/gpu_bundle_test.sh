@@ -15,7 +15,7 @@ fail() { echo "gpu_bundle_test: $*" >&2; exit 1; }
 
 XZ_OPT=-0 PIPELINE_IMAGES=0 "$SRC/scripts/gpu-bundle.sh" "$BUILD" "$TMP/bundle" > "$TMP/bundle.log" 2>&1 ||
   { cat "$TMP/bundle.log"; fail "gpu-bundle.sh failed"; }
-for f in payload.tar.xz run.sh torch_train_step.py torch_cases.py; do
+for f in payload.tar.xz run.sh torch_train_step.py torch_cases.py peer_common.py; do
   [ -f "$TMP/bundle/$f" ] || fail "bundle lacks $f"
 done
 # Refuses to replace a folder that is not a bundle.
