@@ -722,6 +722,20 @@ void EndpointFromEnvironment(arrow::fs::S3Options& s3) {
   s3.endpoint_override = std::string(u);
 }
 
+// The state one client's files share: its file systems (the same one for
+// reads where the SDK's own retries serve), the options and a host limiter.
+std::shared_ptr<Shared> NewShared(const RemoteOptions& o, UriMapping mapping,
+                                  std::shared_ptr<arrow::fs::FileSystem> fs,
+                                  std::shared_ptr<arrow::fs::FileSystem> read_fs) {
+  auto shared = std::make_shared<Shared>();
+  shared->options = o;
+  shared->mapping = std::move(mapping);
+  shared->limiter = std::make_shared<HostLimiter>(o.max_requests_per_host);
+  shared->fs = std::move(fs);
+  shared->read_fs = std::move(read_fs);
+  return shared;
+}
+
 Result<std::shared_ptr<Shared>> MakeS3(const std::string& uri, const std::string& query,
                                        const RemoteOptions& o) {
   SLUICE_RETURN_IF_ERROR(EnsureS3(uri));
@@ -734,20 +748,14 @@ Result<std::shared_ptr<Shared>> MakeS3(const std::string& uri, const std::string
   s3.request_timeout = o.request_timeout_s;
   s3.allow_bucket_creation = false;
   s3.allow_bucket_deletion = false;
-  auto shared = std::make_shared<Shared>();
-  shared->options = o;
-  shared->mapping.scheme = "s3";
-  shared->mapping.query = query;
-  shared->ours_retry_reads = true;
-  shared->limiter = std::make_shared<HostLimiter>(o.max_requests_per_host);
   s3.retry_strategy = std::make_shared<CountingRetryStrategy>(o, o.max_retries);
   auto fs = arrow::fs::S3FileSystem::Make(s3);
   if (!fs.ok()) return FromArrow(fs.status(), "cannot make the S3 client for", uri);
   s3.retry_strategy = std::make_shared<CountingRetryStrategy>(o, 0);
   auto read_fs = arrow::fs::S3FileSystem::Make(s3);
   if (!read_fs.ok()) return FromArrow(read_fs.status(), "cannot make the S3 client for", uri);
-  shared->fs = *fs;
-  shared->read_fs = *read_fs;
+  auto shared = NewShared(o, {.scheme = "s3", .query = query}, *fs, *read_fs);
+  shared->ours_retry_reads = true;
   std::call_once(s3_atexit_once, [] { std::atexit(FinalizeAtExit); });
   return shared;
 }
@@ -761,14 +769,7 @@ Result<std::shared_ptr<Shared>> MakeGcs(const std::string& uri, const std::strin
   gcs.retry_limit_seconds = OperationDeadlineSeconds(o);
   auto fs = arrow::fs::GcsFileSystem::Make(gcs);
   if (!fs.ok()) return FromArrow(fs.status(), "cannot make the GCS client for", uri);
-  auto shared = std::make_shared<Shared>();
-  shared->options = o;
-  shared->mapping.scheme = scheme;
-  shared->mapping.query = query;
-  shared->limiter = std::make_shared<HostLimiter>(o.max_requests_per_host);
-  shared->fs = *fs;
-  shared->read_fs = *fs;
-  return shared;
+  return NewShared(o, {.scheme = scheme, .query = query}, *fs, *fs);
 }
 
 Result<std::shared_ptr<Shared>> MakeAzure(const std::string& uri, const std::string& scheme,
@@ -803,14 +804,7 @@ Result<std::shared_ptr<Shared>> MakeAzure(const std::string& uri, const std::str
   }
   auto fs = arrow::fs::AzureFileSystem::Make(az);
   if (!fs.ok()) return FromArrow(fs.status(), "cannot make the Azure client for", uri);
-  auto shared = std::make_shared<Shared>();
-  shared->options = o;
-  shared->mapping.scheme = scheme;
-  shared->mapping.host = host;
-  shared->limiter = std::make_shared<HostLimiter>(o.max_requests_per_host);
-  shared->fs = *fs;
-  shared->read_fs = *fs;
-  return shared;
+  return NewShared(o, {.scheme = scheme, .host = host}, *fs, *fs);
 }
 
 struct Cache {
