@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "sluice/core/filesystem.h"
+#include "sluice/core/remote.h"
 
 namespace sluice::testing {
 namespace {
@@ -86,6 +87,23 @@ void SetFakeAwsEnvironment() {
   ::setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
   ::unsetenv("AWS_PROFILE");
   ::unsetenv("AWS_SESSION_TOKEN");
+}
+
+S3Server* StartSuiteServer() {
+  if (!S3Server::Unavailable().empty()) return nullptr;
+  SetFakeAwsEnvironment();
+  auto* server = new S3Server();
+  if (server->ok()) {
+    ::setenv("AWS_ENDPOINT_URL_S3", server->endpoint_url().c_str(), 1);
+    (void)SetRemoteOptions(RemoteOptions{});  // clients made from now see the endpoint
+  }
+  return server;
+}
+
+void StopSuiteServer(S3Server*& server) {
+  delete server;
+  server = nullptr;
+  ::unsetenv("AWS_ENDPOINT_URL_S3");
 }
 
 S3Server::S3Server(bool require_auth) {

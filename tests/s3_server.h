@@ -52,6 +52,13 @@ class S3Server {
 // us-east-1, EC2 metadata off. Call before the first s3:// use.
 void SetFakeAwsEnvironment();
 
+// For a suite's SetUpTestSuite: SetFakeAwsEnvironment, a new S3Server, and
+// AWS_ENDPOINT_URL_S3 pointing at it with the remote clients reset so that
+// new ones see it. nullptr where Unavailable(); check ok() otherwise.
+// StopSuiteServer (TearDownTestSuite) deletes it and unsets the endpoint.
+S3Server* StartSuiteServer();
+void StopSuiteServer(S3Server*& server);
+
 }  // namespace sluice::testing
 
 #endif  // SLUICE_TESTS_S3_SERVER_H_

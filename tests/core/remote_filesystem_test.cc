@@ -60,20 +60,10 @@ RemoteOptions FastFailing() {
 class RemoteFileSystemTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!S3Server::Unavailable().empty()) return;
-    testing::SetFakeAwsEnvironment();
-    server_ = new S3Server();
-    if (server_->ok()) {
-      ::setenv("AWS_ENDPOINT_URL_S3", server_->endpoint_url().c_str(), 1);
-      (void)SetRemoteOptions(RemoteOptions{});  // new clients see the endpoint
-      created_ = server_->CreateBucket("bucket");
-    }
+    server_ = testing::StartSuiteServer();
+    if (server_ != nullptr && server_->ok()) created_ = server_->CreateBucket("bucket");
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-    ::unsetenv("AWS_ENDPOINT_URL_S3");
-  }
+  static void TearDownTestSuite() { testing::StopSuiteServer(server_); }
   void SetUp() override {
     if (const std::string why = S3Server::Unavailable(); !why.empty()) GTEST_SKIP() << why;
     ASSERT_TRUE(server_ != nullptr && server_->ok()) << "moto_server did not start";

@@ -2,7 +2,6 @@
 // list_files reading s3:// from moto on loopback (tests/s3_server.h).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -35,13 +34,8 @@ std::vector<std::string> Strings(const Dataset& ds) {
 class RemoteSourcesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!S3Server::Unavailable().empty()) return;
-    testing::SetFakeAwsEnvironment();
-    server_ = new S3Server();
-    if (!server_->ok()) return;
-    ::setenv("AWS_ENDPOINT_URL_S3", server_->endpoint_url().c_str(), 1);
-    (void)SetRemoteOptions(RemoteOptions{});
-    if (!server_->CreateBucket("data")) return;
+    server_ = testing::StartSuiteServer();
+    if (server_ == nullptr || !server_->ok() || !server_->CreateBucket("data")) return;
     // Three TFRecord shards and two text files, written through sluice.
     for (int shard = 0; shard < 3; ++shard) {
       auto w =
@@ -59,11 +53,7 @@ class RemoteSourcesTest : public ::testing::Test {
     if (!WriteFileAtomically("s3://data/text/b.txt", "gamma\n").ok()) return;
     ready_ = true;
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-    ::unsetenv("AWS_ENDPOINT_URL_S3");
-  }
+  static void TearDownTestSuite() { testing::StopSuiteServer(server_); }
   void SetUp() override {
     if (const std::string why = S3Server::Unavailable(); !why.empty()) GTEST_SKIP() << why;
     ASSERT_TRUE(ready_) << "moto_server did not start or the shards could not be written";
