@@ -10,11 +10,7 @@ set -euo pipefail
 src=$1 sluice=$2 cases=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-expect_in() {  # expect_in WHAT TEXT NEEDLE
-  [[ $2 == *"$3"* ]] || fail "$1: expected '$3' in: $2"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.sh"
 
 # A folder of 5 JPEGs in 2 classes.
 mkdir -p "$tmp/img/cats" "$tmp/img/dogs"
@@ -89,8 +85,4 @@ out=$(python3 "$src/scripts/plot-bench.py" --peers "$tmp/perf.md" --out "$tmp/x.
   fail "plot of a non-JSON file: exit 0"
 expect_in "plot error" "$out" "plot-bench:"
 
-if ((failures)); then
-  echo "bench_peers_tools_test: $failures failure(s)" >&2
-  exit 1
-fi
-echo "bench_peers_tools_test: all passed"
+checks_done bench_peers_tools_test

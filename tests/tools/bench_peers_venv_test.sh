@@ -9,11 +9,7 @@ src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 script=$src/scripts/bench-peers.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-expect_in() {  # expect_in WHAT TEXT NEEDLE
-  [[ $2 == *"$3"* ]] || fail "$1: expected '$3' in: $2"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.sh"
 
 # The fake Python: `-c CODE` succeeds unless FAKE_NO_VENV is set (no
 # ensurepip); `-m venv DIR` makes DIR with pyvenv.cfg, a bin/python that
@@ -114,8 +110,4 @@ date > "$TORCH_VENV.failed"
 run --check-venvs
 expect_in "torch failed" "$out" "an earlier install failed"
 
-if ((failures)); then
-  echo "bench_peers_venv_test: $failures failure(s)" >&2
-  exit 1
-fi
-echo "bench_peers_venv_test: all passed"
+checks_done bench_peers_venv_test

@@ -9,11 +9,7 @@
 set -uo pipefail
 (($# == 3)) || { echo "usage: $0 SLUICE IMAGE_FOLDER_PIPELINE WORK" >&2; exit 2; }
 sluice=$1 pipeline=$2 work=$3
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-expect_in() {  # expect_in WHAT TEXT NEEDLE
-  [[ $2 == *"$3"* ]] || fail "$1: expected '$3' in: $2"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.sh"
 rm -rf "$work" && mkdir -p "$work"
 "$pipeline" --make-demo "$work/photos" > /dev/null || { echo "FAIL: --make-demo" >&2; exit 1; }
 
@@ -34,8 +30,4 @@ expect_in resume "$out" "resumed: 3 of 3 shards were complete already"
 out=$("$sluice" convert images "$work/photos" --out s3://no-such-bucket/train --shards 1 2>&1) &&
   fail "a missing bucket converted: $out"
 expect_in "missing bucket" "$out" "no-such-bucket"
-if ((failures > 0)); then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "convert to a store: ok"
+checks_done convert_to_store_test
