@@ -32,7 +32,6 @@ gives threads (num_threads), os_threads (the process's threads at the end),
 cpus (CPU seconds per second over the timed window), build_s and
 first_batch_s.
 """
-import argparse
 import glob
 import json
 import os
@@ -43,6 +42,8 @@ import time
 import numpy as np
 from nvidia import dali
 from nvidia.dali import fn, tfrecord, types
+
+from peer_common import image_args
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
@@ -93,14 +94,7 @@ def cpu_seconds():
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--case", required=True, choices=CASES)
-    p.add_argument("--files")
-    p.add_argument("--images")
-    p.add_argument("--cores", type=int, default=1)
-    p.add_argument("--seconds", type=float, default=10)
-    p.add_argument("--warmup", type=float, default=3)
-    p.add_argument("--batch", type=int, default=128)
+    p = image_args("dali_cases", cases=CASES)
     p.add_argument("--antialias", type=int, default=1, choices=(0, 1))
     p.add_argument("--fast-idct", type=int, default=0, choices=(0, 1))
     a = p.parse_args()

@@ -41,13 +41,14 @@ parallelism to the line, --stats 2 also prints the iterator's stats.
 import argparse
 import glob
 import json
-import os
 import resource
 import sys
 import time
 
 import numpy as np
 import sluice
+
+from peer_common import list_folder
 
 MEAN = [123.675, 116.28, 103.53]
 STD = [58.395, 57.12, 57.375]
@@ -92,18 +93,11 @@ def augment_file():
             key="image", output_key="image"))
 
 
-def image_folder(root):
-    """(file names, labels) of DIR/CLASS/NAME, classes in sorted order."""
-    classes = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
-    files = [(os.path.join(root, c, f), i) for i, c in enumerate(classes)
-             for f in sorted(os.listdir(os.path.join(root, c)))]
-    return [f for f, _ in files], np.array([i for _, i in files], dtype=np.int64)
-
-
 def pipeline(a, files):
     reads = a.parallel_reads or (sluice.AUTOTUNE if a.case in IMAGE_CASES else 1)
     if a.case == "folder":
-        names, labels = image_folder(a.files)
+        files = list_folder(a.files)
+        names, labels = [f for f, _ in files], np.array([i for _, i in files], np.int64)
         records = sluice.Dataset.from_tensor_slices({"filename": names, "label": labels})
         records = records.shuffle(len(names))
     elif a.case == "wds":
